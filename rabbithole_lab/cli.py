@@ -1,0 +1,185 @@
+"""`rabbithole` command line: ingest | search | doctor (more commands register themselves below)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+logger = logging.getLogger("rabbithole_lab.cli")
+
+_NOISY_LOGGERS = ("bm25s", "chromadb", "httpx", "httpcore", "sentence_transformers", "urllib3", "transformers")
+
+
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+    for name in _NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _settings(args):
+    from rabbithole_lab.settings import load_settings
+
+    return load_settings(getattr(args, "env_file", ".env"))
+
+
+def _kb_paths(args, settings) -> tuple[Path, Path]:
+    kb_dir = Path(args.kb) if getattr(args, "kb", None) else Path(settings.kb.kb_dir)
+    db = Path(args.db) if getattr(args, "db", None) else settings.db_path(kb_dir)
+    return kb_dir, db
+
+
+def cmd_ingest(args) -> int:
+    from rabbithole_lab.kb.factory import open_index
+    from rabbithole_lab.kb.ingest import format_report, ingest
+
+    settings = _settings(args)
+    kb_dir = Path(args.kb_dir)
+    _, db = _kb_paths(argparse.Namespace(kb=str(kb_dir), db=args.db), settings)
+    index = open_index(settings, kb_dir, db)
+    report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress)
+    print(format_report(report))
+    print(f"Index: {index.location}")
+    return 0 if report.ok else 1
+
+
+def cmd_search(args) -> int:
+    from rabbithole_lab.kb.factory import open_knowledge_base
+
+    settings = _settings(args)
+    kb_dir, db = _kb_paths(args, settings)
+    kb = open_knowledge_base(settings, kb_dir, db)
+    results = kb.search(args.query, k=args.k, mode=args.mode, collection=args.collection, doc=args.doc)
+    if args.json:
+        print(json.dumps([r.public_dict() for r in results], ensure_ascii=False, indent=1))
+        return 0
+    if not results:
+        print("No results.")
+    for rank, result in enumerate(results, start=1):
+        pages = f"p. {result.page_start}" + (f"-{result.page_end}" if result.page_end != result.page_start else "")
+        preview = " ".join(result.text.split())[:160]
+        print(f"{rank:2}. {result.doc} {result.section or '-'} ({pages}, {result.collection}) "
+              f"score {result.score:.3f}\n    {preview}")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from rabbithole_lab.kb.embedder import SentenceTransformerEmbedder
+    from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
+
+    settings = _settings(args)
+    kb_dir, db = _kb_paths(args, settings)
+    problems = 0
+    status = probe_ollama(settings)
+    if status.reachable:
+        print(f"[ok]   Ollama answers at {status.base_url} ({len(status.models)} model(s))")
+        for model in (settings.ollama.model, settings.ollama.fallback_model):
+            mark = "ok" if status.has(model) else "warn"
+            print(f"[{mark}] {'  ' if mark == 'ok' else ''}model {model}: {'pulled' if status.has(model) else 'not pulled'}")
+    else:
+        print(f"[warn] Ollama does not answer at {status.base_url}: {status.error}")
+    try:
+        embedder = SentenceTransformerEmbedder(settings.embedding)
+        vector = embedder.embed_query("doctor")
+        print(f"[ok]   embedding model {settings.embedding.model} loads ({vector.shape[0]} dimensions)")
+    except Exception as exc:  # report every failure, keep checking
+        problems += 1
+        print(f"[fail] embedding model {settings.embedding.model}: {exc}")
+    if settings.chroma.host:
+        try:
+            import chromadb
+            from chromadb.config import Settings as ChromaClientSettings
+
+            client = chromadb.HttpClient(
+                host=settings.chroma.host,
+                port=settings.chroma.port,
+                settings=ChromaClientSettings(anonymized_telemetry=False),
+            )
+            client.heartbeat()
+            print(f"[ok]   Chroma server answers at {settings.chroma.host}:{settings.chroma.port}")
+        except Exception as exc:
+            problems += 1
+            print(f"[fail] Chroma server {settings.chroma.host}:{settings.chroma.port}: {exc}")
+    try:
+        db.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=db, prefix=".doctor-"):
+            pass
+        print(f"[ok]   index folder {db} is writable")
+    except OSError as exc:
+        problems += 1
+        print(f"[fail] index folder {db} is not writable: {exc}")
+    choice = choose_provider(settings, status)
+    model = f" ({choice.model})" if choice.model else ""
+    print(f"[info] LLM_PROVIDER={settings.llm.provider} -> reasoner: {choice.provider}{model}: {choice.reason}")
+    print(f"[info] knowledge base folder: {kb_dir}")
+    return 1 if problems else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rabbithole", description="Rabbithole Lab: research that follows references.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--env-file", default=".env", help="settings file (default .env)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ingest = sub.add_parser("ingest", help="ingest a knowledge-base folder")
+    ingest.add_argument("kb_dir", help="folder with <Collection>__db_inserted/ subfolders, or one folder of files")
+    ingest.add_argument("--db", help="index folder (default KB_DIR/database)")
+    ingest.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    ingest.set_defaults(func=cmd_ingest)
+
+    search = sub.add_parser("search", help="search the knowledge base")
+    search.add_argument("query")
+    search.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
+    search.add_argument("--db", help="index folder (default KB_DIR/database)")
+    search.add_argument("--collection", help="search only this collection")
+    search.add_argument("--doc", help="search only this document (file name)")
+    search.add_argument("--k", type=int, default=10, help="number of results")
+    search.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default=None)
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(func=cmd_search)
+
+    doctor = sub.add_parser("doctor", help="check Ollama, the embedder, the index folder and the reasoner choice")
+    doctor.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
+    doctor.add_argument("--db", help="index folder (default KB_DIR/database)")
+    doctor.set_defaults(func=cmd_doctor)
+
+    for register in _EXTENSIONS:
+        register(sub)
+    return parser
+
+
+_EXTENSIONS: list = []
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.verbose)
+    from rabbithole_lab.kb.embedder import EmbeddingModelError
+    from rabbithole_lab.kb.index import IndexError_
+    from rabbithole_lab.kb.ingest import KBFolderError
+    from rabbithole_lab.kb.registry import RegistryError
+    from rabbithole_lab.settings import SettingsError
+
+    try:
+        return args.func(args)
+    except (SettingsError, RegistryError, IndexError_, KBFolderError, EmbeddingModelError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

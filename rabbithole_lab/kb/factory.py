@@ -1,0 +1,43 @@
+"""Wiring: build the knowledge-base service from settings (no work at import time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rabbithole_lab.kb.embedder import Embedder, SentenceTransformerEmbedder
+from rabbithole_lab.kb.index import ChromaIndex
+from rabbithole_lab.kb.ingest import load_auto_registry
+from rabbithole_lab.kb.registry import DocumentRegistry, load_registry_file
+from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.settings import Settings
+
+_EMBEDDERS: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
+
+
+def shared_embedder(settings: Settings) -> SentenceTransformerEmbedder:
+    """One loaded model per (name, device) per process: loading MiniLM takes seconds."""
+    key = (settings.embedding.model, settings.embedding.device)
+    if key not in _EMBEDDERS:
+        _EMBEDDERS[key] = SentenceTransformerEmbedder(settings.embedding)
+    return _EMBEDDERS[key]
+
+
+def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
+               embedder: Embedder | None = None) -> ChromaIndex:
+    return ChromaIndex(
+        db_path=Path(db_path) if db_path else settings.db_path(kb_dir),
+        embedder=embedder or shared_embedder(settings),
+        host=settings.chroma.host,
+        port=settings.chroma.port,
+    )
+
+
+def load_registry(settings: Settings, kb_dir: Path | None, index: ChromaIndex) -> DocumentRegistry:
+    hand = load_registry_file(settings.registry_path(kb_dir))
+    return DocumentRegistry.merged(hand, load_auto_registry(index.db_path))
+
+
+def open_knowledge_base(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
+                        embedder: Embedder | None = None) -> KnowledgeBase:
+    index = open_index(settings, kb_dir, db_path, embedder)
+    return KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)

@@ -1,0 +1,277 @@
+"""The index adapter: ChromaDB (embedded or server) plus one BM25 index per collection.
+
+Chroma never embeds on its own (no embedding function is attached, so it never
+downloads one); we pass vectors from our Embedder. The embedder's name is stored
+in each collection's metadata and checked on every open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from rabbithole_lab.kb.embedder import Embedder
+from rabbithole_lab.kb.lexical import Bm25Index
+from rabbithole_lab.records import Chunk
+
+logger = logging.getLogger(__name__)
+
+_CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
+_UPSERT_BATCH = 256
+
+
+class IndexError_(RuntimeError):
+    """Base for index problems with a user-readable message."""
+
+
+class UnknownCollectionError(IndexError_):
+    pass
+
+
+class EmbeddingMismatchError(IndexError_):
+    pass
+
+
+def chroma_collection_name(collection: str) -> str:
+    if _CHROMA_NAME.match(collection) and ".." not in collection:
+        return collection
+    safe = re.sub(r"[^a-zA-Z0-9._-]", "_", collection).strip("._-") or "collection"
+    digest = hashlib.sha1(collection.encode()).hexdigest()[:8]
+    return f"{safe[:40]}_{digest}"
+
+
+def _chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
+    return {
+        "doc": chunk.doc,
+        "collection": chunk.collection,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "section": chunk.section,
+        "heading": chunk.heading[:500],
+        "char_start": chunk.char_start,
+        "file_hash": file_hash,
+    }
+
+
+def _chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
+    return Chunk(
+        id=chunk_id,
+        text=text,
+        doc=metadata["doc"],
+        collection=metadata["collection"],
+        page_start=int(metadata["page_start"]),
+        page_end=int(metadata["page_end"]),
+        section=metadata.get("section", ""),
+        heading=metadata.get("heading", ""),
+        char_start=int(metadata.get("char_start", 0)),
+    )
+
+
+class ChromaIndex:
+    """Chunks, vectors and BM25 for every collection in one database folder."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        embedder: Embedder,
+        host: str | None = None,
+        port: int = 8000,
+    ):
+        import chromadb
+        from chromadb.config import Settings as ChromaClientSettings
+
+        self.db_path = Path(db_path)
+        self.embedder = embedder
+        client_settings = ChromaClientSettings(anonymized_telemetry=False, allow_reset=False)
+        if host:
+            self.client = chromadb.HttpClient(host=host, port=port, settings=client_settings)
+            self.location = f"http://{host}:{port}"
+        else:
+            self.db_path.mkdir(parents=True, exist_ok=True)
+            self.client = chromadb.PersistentClient(path=str(self.db_path), settings=client_settings)
+            self.location = str(self.db_path)
+        self._bm25: dict[str, Bm25Index] = {}
+        self._lock = threading.Lock()
+
+    # ----- collections -------------------------------------------------
+    def collections(self) -> list[str]:
+        names = []
+        for item in self.client.list_collections():
+            name = item if isinstance(item, str) else item.name
+            collection = self.client.get_collection(name)
+            names.append((collection.metadata or {}).get("kb_collection", name))
+        return sorted(names)
+
+    def _collection(self, collection: str, create: bool = False):
+        name = chroma_collection_name(collection)
+        if create:
+            handle = self.client.get_or_create_collection(
+                name,
+                embedding_function=None,
+                metadata={
+                    "kb_collection": collection,
+                    "embedding_model": self.embedder.name,
+                    "hnsw:space": "cosine",
+                },
+            )
+        else:
+            try:
+                handle = self.client.get_collection(name, embedding_function=None)
+            except Exception:
+                known = ", ".join(self.collections()) or "none"
+                raise UnknownCollectionError(
+                    f"Unknown collection '{collection}' in {self.location} (known: {known}). "
+                    "Run `rabbithole ingest` first or check the name."
+                ) from None
+        stored_model = (handle.metadata or {}).get("embedding_model")
+        if stored_model and stored_model != self.embedder.name:
+            raise EmbeddingMismatchError(
+                f"Collection '{collection}' was embedded with '{stored_model}' but EMBEDDING_MODEL is "
+                f"'{self.embedder.name}'. Use the same model, or re-ingest into a fresh --db folder."
+            )
+        return handle
+
+    # ----- writing ------------------------------------------------------
+    def doc_state(self, collection: str, doc: str) -> tuple[set[str], set[str]]:
+        """(chunk ids, file hashes) stored for one document."""
+        handle = self._collection(collection, create=True)
+        got = handle.get(where={"doc": doc}, include=["metadatas"])
+        hashes = {m.get("file_hash", "") for m in got["metadatas"] or []}
+        return set(got["ids"]), hashes
+
+    def replace_document(
+        self,
+        collection: str,
+        doc: str,
+        chunks: list[Chunk],
+        file_hash: str,
+        progress=None,
+    ) -> tuple[int, int]:
+        """Upsert a document's chunks by content hash and drop its stale ones. Returns (added, removed)."""
+        handle = self._collection(collection, create=True)
+        old_ids, _ = self.doc_state(collection, doc)
+        new_ids = [chunk.id for chunk in chunks]
+        stale = sorted(old_ids - set(new_ids))
+        fresh = [chunk for chunk in chunks if chunk.id not in old_ids]
+        for start in range(0, len(fresh), _UPSERT_BATCH):
+            batch = fresh[start : start + _UPSERT_BATCH]
+            vectors = self.embedder.embed_documents([chunk.text for chunk in batch])
+            handle.upsert(
+                ids=[chunk.id for chunk in batch],
+                documents=[chunk.text for chunk in batch],
+                embeddings=vectors.tolist(),
+                metadatas=[_chunk_metadata(chunk, file_hash) for chunk in batch],
+            )
+            if progress is not None:
+                progress.update(len(batch))
+        kept = [chunk for chunk in chunks if chunk.id in old_ids]
+        if kept:  # unchanged text but a new file hash: refresh the stored hash only
+            handle.update(
+                ids=[chunk.id for chunk in kept],
+                metadatas=[_chunk_metadata(chunk, file_hash) for chunk in kept],
+            )
+            if progress is not None:
+                progress.update(len(kept))
+        if stale:
+            handle.delete(ids=stale)
+        return len(fresh), len(stale)
+
+    def delete_document(self, collection: str, doc: str) -> int:
+        handle = self._collection(collection, create=True)
+        ids, _ = self.doc_state(collection, doc)
+        if ids:
+            handle.delete(ids=sorted(ids))
+        return len(ids)
+
+    def documents(self, collection: str) -> list[str]:
+        handle = self._collection(collection)
+        got = handle.get(include=["metadatas"])
+        return sorted({m["doc"] for m in got["metadatas"] or []})
+
+    # ----- BM25 -----------------------------------------------------------
+    def _bm25_folder(self, collection: str) -> Path:
+        return self.db_path / "bm25" / chroma_collection_name(collection)
+
+    def rebuild_bm25(self, collection: str) -> Bm25Index:
+        """Rebuild a collection's BM25 from what Chroma holds, so both stay in sync."""
+        handle = self._collection(collection)
+        got = handle.get(include=["documents", "metadatas"])
+        bm25 = Bm25Index.build(
+            list(got["ids"]),
+            list(got["documents"] or []),
+            [m["doc"] for m in got["metadatas"] or []],
+            headings=[m.get("heading", "") for m in got["metadatas"] or []],
+        )
+        folder = self._bm25_folder(collection)
+        if folder.exists():
+            shutil.rmtree(folder)
+        bm25.save(folder)
+        with self._lock:
+            self._bm25[collection] = bm25
+        return bm25
+
+    def bm25(self, collection: str) -> Bm25Index:
+        with self._lock:
+            cached = self._bm25.get(collection)
+        if cached is not None:
+            return cached
+        loaded = Bm25Index.load(self._bm25_folder(collection))
+        if loaded is None:
+            return self.rebuild_bm25(collection)
+        handle = self._collection(collection)
+        if handle.count() != len(loaded.ids):
+            return self.rebuild_bm25(collection)
+        with self._lock:
+            self._bm25[collection] = loaded
+        return loaded
+
+    # ----- reading -----------------------------------------------------------
+    def get_chunks(self, collection: str, ids: list[str] | None = None, where: dict | None = None) -> list[Chunk]:
+        handle = self._collection(collection)
+        if ids is not None and not ids:
+            return []
+        got = handle.get(ids=ids, where=where, include=["documents", "metadatas"])
+        by_id = {
+            cid: _chunk_from(cid, text, meta)
+            for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+        }
+        order = ids if ids is not None else sorted(by_id, key=lambda c: (by_id[c].doc, by_id[c].char_start))
+        return [by_id[cid] for cid in order if cid in by_id]
+
+    def similarities(self, collection: str, ids: list[str], query_vector: np.ndarray) -> dict[str, float]:
+        if not ids:
+            return {}
+        handle = self._collection(collection)
+        got = handle.get(ids=ids, include=["embeddings"])
+        vectors = np.asarray(got["embeddings"], dtype=np.float32)
+        sims = vectors @ query_vector
+        return {cid: float(sim) for cid, sim in zip(got["ids"], sims, strict=True)}
+
+    def dense(
+        self, collection: str, query_vector: np.ndarray, k: int, where: dict | None = None
+    ) -> list[tuple[Chunk, float]]:
+        handle = self._collection(collection)
+        count = handle.count()
+        if count == 0:
+            return []
+        got = handle.query(
+            query_embeddings=[query_vector.tolist()],
+            n_results=min(k, count),
+            where=where,
+            include=["documents", "metadatas", "distances"],
+        )
+        return [
+            (_chunk_from(cid, text, meta), 1.0 - float(distance))
+            for cid, text, meta, distance in zip(
+                got["ids"][0], got["documents"][0], got["metadatas"][0], got["distances"][0], strict=True
+            )
+        ]
+
+    def count(self, collection: str) -> int:
+        return self._collection(collection).count()

@@ -1,0 +1,165 @@
+"""Ingestion: a KB folder -> collections of section-aware chunks in the index.
+
+`<kb>/<Collection>__db_inserted/*.{pdf,md,txt}` become collection `<Collection>`;
+a folder without such subfolders is one collection named after the folder.
+A .md/.txt next to a PDF of the same name is taken as that PDF's source and
+skipped, so a document is never indexed twice. Bad files are skipped with a
+one-line reason; the rest goes in.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from rabbithole_lab.kb.chunking import chunk_document
+from rabbithole_lab.kb.index import ChromaIndex
+from rabbithole_lab.kb.parse import SUPPORTED_SUFFIXES, DocumentError, ParsedDocument, file_sha256, parse_file
+from rabbithole_lab.kb.registry import RegistryEntry
+from rabbithole_lab.records import IngestIssue, IngestReport
+from rabbithole_lab.settings import KBSettings
+
+logger = logging.getLogger(__name__)
+
+COLLECTION_SUFFIX = "__db_inserted"
+AUTO_REGISTRY_FILE = "auto_registry.json"
+_IGNORED_NAMES = {"document_registry.json", "README.md", "readme.md", "manifest.json"}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    collection: str
+    path: Path
+
+
+class KBFolderError(ValueError):
+    pass
+
+
+def discover(kb_dir: Path) -> tuple[list[SourceFile], list[IngestIssue]]:
+    """The files to ingest and the ones skipped before parsing (with reasons)."""
+    kb_dir = Path(kb_dir)
+    if not kb_dir.is_dir():
+        raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
+    folders = sorted(p for p in kb_dir.iterdir() if p.is_dir() and p.name.endswith(COLLECTION_SUFFIX))
+    if folders:
+        pairs = [(folder.name[: -len(COLLECTION_SUFFIX)], folder) for folder in folders]
+    else:
+        pairs = [(kb_dir.resolve().name, kb_dir)]
+    files: list[SourceFile] = []
+    skipped: list[IngestIssue] = []
+    for collection, folder in pairs:
+        entries = sorted(
+            p for p in folder.iterdir() if (p.is_file() or p.is_symlink()) and not p.name.startswith(".")
+        )
+        pdf_stems = {p.stem for p in entries if p.suffix.lower() == ".pdf"}
+        for path in entries:
+            if path.name in _IGNORED_NAMES and folder == kb_dir:
+                continue
+            suffix = path.suffix.lower()
+            if suffix in {".md", ".txt"} and path.stem in pdf_stems:
+                logger.info("%s: source text of %s.pdf, the PDF is ingested instead", path.name, path.stem)
+                continue
+            if suffix not in SUPPORTED_SUFFIXES:
+                skipped.append(IngestIssue(path=str(path), reason=f"unsupported file type '{suffix or '(none)'}'"))
+                continue
+            files.append(SourceFile(collection, path))
+    return files, skipped
+
+
+def _auto_entry(collection: str, document: ParsedDocument) -> RegistryEntry:
+    return RegistryEntry(document.doc, collection, document.synonyms, "auto")
+
+
+def save_auto_registry(db_path: Path, entries: list[RegistryEntry]) -> None:
+    path = Path(db_path) / AUTO_REGISTRY_FILE
+    existing = load_auto_registry(db_path)
+    merged = {(e.filename, e.collection): e for e in existing}
+    merged.update({(e.filename, e.collection): e for e in entries})
+    data = [
+        {"filename": e.filename, "collection": e.collection, "synonyms": e.synonyms}
+        for e in sorted(merged.values(), key=lambda e: (e.collection, e.filename))
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def load_auto_registry(db_path: Path) -> list[RegistryEntry]:
+    path = Path(db_path) / AUTO_REGISTRY_FILE
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        logger.warning("Ignoring unreadable %s; it is rebuilt on the next ingest", path)
+        return []
+    return [RegistryEntry(d["filename"], d["collection"], d.get("synonyms", []), "auto") for d in data]
+
+
+def ingest(
+    kb_dir: Path,
+    index: ChromaIndex,
+    settings: KBSettings,
+    show_progress: bool = True,
+) -> IngestReport:
+    """Ingest every file under `kb_dir` into `index`; idempotent by content hash."""
+    files, skipped = discover(kb_dir)
+    report = IngestReport(files_seen=len(files) + len(skipped), skipped=list(skipped))
+    auto_entries: list[RegistryEntry] = []
+    touched: set[str] = set()
+    collections = sorted({f.collection for f in files})
+    file_bar = tqdm(files, desc="Files", unit="file", disable=not show_progress)
+    chunk_bar = tqdm(desc="Chunks", unit="chunk", disable=not show_progress)
+    for source in file_bar:
+        file_bar.set_postfix_str(source.path.name)
+        stored_ids, stored_hashes = index.doc_state(source.collection, source.path.name)
+        try:
+            if stored_ids and stored_hashes == {file_sha256(source.path)}:
+                report.files_unchanged += 1
+                continue
+            document = parse_file(source.path)
+        except DocumentError as exc:
+            report.skipped.append(IngestIssue(path=str(source.path), reason=str(exc)))
+            logger.warning("Skipped %s: %s", source.path, exc)
+            continue
+        except OSError as exc:
+            report.skipped.append(IngestIssue(path=str(source.path), reason=f"unreadable: {exc.strerror or exc}"))
+            continue
+        auto_entries.append(_auto_entry(source.collection, document))
+        size, overlap = settings.chunking_for(source.collection)
+        chunks = chunk_document(document, source.collection, size, overlap)
+        chunk_bar.total = (chunk_bar.total or 0) + len(chunks)
+        chunk_bar.refresh()
+        added, removed = index.replace_document(
+            source.collection, document.doc, chunks, document.file_hash, progress=chunk_bar
+        )
+        report.files_ingested += 1
+        report.chunks_added += added
+        report.chunks_removed += removed
+        if added or removed:
+            touched.add(source.collection)
+    chunk_bar.close()
+    file_bar.close()
+    for collection in sorted(touched):
+        index.rebuild_bm25(collection)
+    # BM25 and the auto registry live in the local db folder, also with a Chroma server
+    save_auto_registry(index.db_path, auto_entries)
+    report.collections = collections
+    for issue in report.skipped:
+        logger.info("skipped %s: %s", issue.path, issue.reason)
+    return report
+
+
+def format_report(report: IngestReport) -> str:
+    lines = [
+        f"Ingested {report.files_ingested} file(s), {report.files_unchanged} unchanged, "
+        f"{len(report.skipped)} skipped; chunks +{report.chunks_added} -{report.chunks_removed}; "
+        f"collections: {', '.join(report.collections) or 'none'}"
+    ]
+    for issue in report.skipped:
+        lines.append(f"  skipped {issue.path}: {issue.reason}")
+    return "\n".join(lines)

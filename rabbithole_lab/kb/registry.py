@@ -1,0 +1,154 @@
+"""The document registry: which names a document is cited by.
+
+Shape (the seeds'): {"collections": {"StrlSch": {"documents": [{"filename", "synonyms"}]}}}.
+A registry built at ingestion (file stem, PDF title, first heading, "(Abbrev)")
+is merged with the hand registry; hand entries win when both name a synonym.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+FUZZY_THRESHOLD = 0.7
+_ARTICLE = re.compile(r"^(des|der|dem|den|die|das|dieses|dieser|the|of)\s+", re.IGNORECASE)
+_INFLECTION = re.compile(r"(es|en|em|er|s|n|e)$")
+
+
+class RegistryError(ValueError):
+    """The registry file is malformed; the message says where."""
+
+
+@dataclass
+class RegistryEntry:
+    filename: str
+    collection: str
+    synonyms: list[str] = field(default_factory=list)
+    source: str = "hand"  # hand | auto
+
+
+def _stem_word(word: str) -> str:
+    word = word.lower()
+    return _INFLECTION.sub("", word) if len(word) > 4 else word
+
+
+def inflection_key(text: str) -> str:
+    """'des Strahlenschutzgesetzes' and 'Strahlenschutzgesetz' share one key."""
+    text = _ARTICLE.sub("", text.strip())
+    return " ".join(_stem_word(word) for word in re.findall(r"[\wÄÖÜäöüß\-]+", text))
+
+
+def _parse(data: object, origin: str) -> list[RegistryEntry]:
+    if not isinstance(data, dict) or not isinstance(data.get("collections"), dict):
+        raise RegistryError(f"{origin}: expected an object with a 'collections' object")
+    entries = []
+    for collection, body in data["collections"].items():
+        documents = body.get("documents") if isinstance(body, dict) else None
+        if not isinstance(documents, list):
+            raise RegistryError(f"{origin}: collections.{collection}.documents must be a list")
+        for index, document in enumerate(documents):
+            if not isinstance(document, dict) or not isinstance(document.get("filename"), str):
+                raise RegistryError(
+                    f"{origin}: collections.{collection}.documents[{index}] needs a 'filename' string"
+                )
+            synonyms = document.get("synonyms", [])
+            if not isinstance(synonyms, list) or not all(isinstance(s, str) for s in synonyms):
+                raise RegistryError(
+                    f"{origin}: collections.{collection}.documents[{index}].synonyms must be a list of strings"
+                )
+            entries.append(RegistryEntry(document["filename"], collection, list(synonyms), "hand"))
+    return entries
+
+
+def load_registry_file(path: Path) -> list[RegistryEntry]:
+    """Read a hand registry; a missing file is an empty registry, malformed JSON an error."""
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RegistryError(
+            f"Malformed document registry {path}: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    return _parse(data, str(path))
+
+
+class DocumentRegistry:
+    def __init__(self, entries: list[RegistryEntry]):
+        self.entries = entries
+        self._exact: dict[str, tuple[str, str]] = {}
+        self._inflected: dict[str, tuple[str, str]] = {}
+        # auto entries first so hand entries overwrite them
+        for entry in sorted(entries, key=lambda e: e.source != "auto"):
+            target = (entry.filename, entry.collection)
+            for name in [*entry.synonyms, Path(entry.filename).stem]:
+                if name.strip():
+                    self._exact[name.strip().lower()] = target
+                    self._inflected[inflection_key(name)] = target
+
+    @classmethod
+    def merged(cls, hand: list[RegistryEntry], auto: list[RegistryEntry]) -> DocumentRegistry:
+        by_doc: dict[tuple[str, str], RegistryEntry] = {}
+        for entry in auto:
+            by_doc[(entry.filename, entry.collection)] = RegistryEntry(
+                entry.filename, entry.collection, list(entry.synonyms), "auto"
+            )
+        for entry in hand:
+            key = (entry.filename, entry.collection)
+            if key in by_doc:
+                extra = [s for s in by_doc[key].synonyms if s.lower() not in {x.lower() for x in entry.synonyms}]
+                by_doc[key] = RegistryEntry(entry.filename, entry.collection, entry.synonyms + extra, "hand")
+            else:
+                by_doc[key] = entry
+        return cls(list(by_doc.values()))
+
+    def to_json(self) -> dict:
+        collections: dict[str, dict] = {}
+        for entry in self.entries:
+            collections.setdefault(entry.collection, {"documents": []})["documents"].append(
+                {"filename": entry.filename, "synonyms": entry.synonyms}
+            )
+        return {"collections": collections}
+
+    def filenames(self) -> list[str]:
+        return sorted({entry.filename for entry in self.entries})
+
+    def collection_of(self, filename: str) -> str | None:
+        return next((e.collection for e in self.entries if e.filename == filename), None)
+
+    def resolve_document_name(self, text: str | None) -> tuple[str | None, str | None]:
+        """exact synonym > inflected form > fuzzy >= 0.7 > substring of a file name."""
+        if not text or not text.strip():
+            return None, None
+        query = text.strip().strip(".,;:()")
+        lowered = query.lower()
+        if lowered in self._exact:
+            return self._exact[lowered]
+        without_article = _ARTICLE.sub("", query).lower()
+        if without_article in self._exact:
+            return self._exact[without_article]
+        key = inflection_key(query)
+        if key in self._inflected:
+            return self._inflected[key]
+        best, best_ratio = None, 0.0
+        for name, target in self._exact.items():
+            ratio = difflib.SequenceMatcher(None, without_article, name).ratio()
+            if ratio > best_ratio:
+                best, best_ratio = target, ratio
+        if best is not None and best_ratio >= FUZZY_THRESHOLD:
+            return best
+        if len(without_article) >= 3:
+            for entry in self.entries:
+                stem = Path(entry.filename).stem.lower()
+                if without_article == stem or (len(stem) >= 3 and stem in without_article.split()):
+                    return entry.filename, entry.collection
+            for entry in self.entries:
+                if without_article in Path(entry.filename).stem.lower():
+                    return entry.filename, entry.collection
+        return None, None

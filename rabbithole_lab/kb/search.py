@@ -1,0 +1,161 @@
+"""Search use cases over the index: dense, BM25, hybrid (RRF), scoped, section lookup.
+
+Results are `VectorResult` records. `score` is the fused score scaled to [0, 1]
+(1 = ranked first by both retrievers); `similarity` on each hit is the cosine
+similarity of chunk and query, comparable across modes and collections.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Literal
+
+from rabbithole_lab.kb.index import ChromaIndex
+from rabbithole_lab.kb.lexical import section_tokens
+from rabbithole_lab.kb.registry import DocumentRegistry
+from rabbithole_lab.kb.sections import normalise_section
+from rabbithole_lab.records import Chunk, VectorResult
+from rabbithole_lab.settings import SearchSettings
+
+logger = logging.getLogger(__name__)
+
+SearchMode = Literal["hybrid", "dense", "bm25"]
+
+
+def _result(chunk: Chunk, score: float, retrieval: str) -> VectorResult:
+    return VectorResult(
+        chunk_id=chunk.id,
+        text=chunk.text,
+        doc=chunk.doc,
+        collection=chunk.collection,
+        page_start=chunk.page_start,
+        page_end=chunk.page_end,
+        section=chunk.section,
+        heading=chunk.heading,
+        score=max(0.0, min(1.0, score)),
+        retrieval=retrieval,  # type: ignore[arg-type]
+    )
+
+
+def reciprocal_rank_fusion(
+    rankings: Iterable[list[str]], k: int = 60, weights: list[float] | None = None
+) -> dict[str, float]:
+    fused: dict[str, float] = {}
+    for index, ranking in enumerate(rankings):
+        weight = weights[index] if weights else 1.0
+        for rank, key in enumerate(ranking):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank + 1)
+    return fused
+
+
+def canonical_section(label: str) -> str:
+    """'§78' / '§§ 78' / 'Artikel 3' -> '§ 78' / 'Art. 3'; other labels unchanged."""
+    text = label.strip()
+    for unit in ("§§", "§", "Artikel", "Art.", "Anlage"):
+        if text.startswith(unit):
+            return normalise_section(unit, text[len(unit) :])
+    return text
+
+
+class KnowledgeBase:
+    """Everything upper layers need from the knowledge base."""
+
+    def __init__(self, index: ChromaIndex, registry: DocumentRegistry, settings: SearchSettings):
+        self.index = index
+        self.registry = registry
+        self.settings = settings
+
+    def collections(self) -> list[str]:
+        return self.index.collections()
+
+    def _targets(self, collection: str | None, doc: str | None) -> list[str]:
+        if collection:
+            return [collection]
+        if doc:
+            owner = self.registry.collection_of(doc)
+            if owner:
+                return [owner]
+        return self.collections()
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        mode: SearchMode | None = None,
+        collection: str | None = None,
+        doc: str | None = None,
+    ) -> list[VectorResult]:
+        """Top-k chunks for `query`, optionally scoped to one collection or one document."""
+        mode = mode or self.settings.mode
+        if not query.strip():
+            return []
+        targets = self._targets(collection, doc)
+        candidates = max(k, self.settings.candidates)
+        query_vector = self.index.embedder.embed_query(query) if mode != "bm25" else None
+        where = {"doc": doc} if doc else None
+        chunks: dict[str, Chunk] = {}
+        dense_ranked: list[tuple[str, float]] = []
+        bm25_ranked: list[tuple[str, float]] = []
+        owner_of: dict[str, str] = {}
+        for target in targets:
+            if mode in ("dense", "hybrid"):
+                for chunk, similarity in self.index.dense(target, query_vector, candidates, where):
+                    chunks[chunk.id] = chunk
+                    dense_ranked.append((chunk.id, similarity))
+            if mode in ("bm25", "hybrid"):
+                for chunk_id, score in self.index.bm25(target).search(query, candidates, doc=doc):
+                    bm25_ranked.append((chunk_id, score))
+                    owner_of[chunk_id] = target
+        dense_ranked.sort(key=lambda item: -item[1])
+        bm25_ranked.sort(key=lambda item: -item[1])
+        missing: dict[str, list[str]] = {}
+        for chunk_id, _ in bm25_ranked[:candidates]:
+            if chunk_id not in chunks:
+                missing.setdefault(owner_of[chunk_id], []).append(chunk_id)
+        for target, ids in missing.items():
+            for chunk in self.index.get_chunks(target, ids=ids):
+                chunks[chunk.id] = chunk
+        if mode == "dense":
+            return [_result(chunks[cid], sim, "dense") for cid, sim in dense_ranked[:k]]
+        if mode == "bm25":
+            top = bm25_ranked[:k]
+            best = top[0][1] if top else 1.0
+            return [_result(chunks[cid], score / best, "bm25") for cid, score in top if cid in chunks]
+        # An exact "§ 78" in the query is lexical evidence the embedder cannot see: weight BM25 up.
+        lexical_weight = 2.0 if section_tokens(query) else 1.0
+        fused = reciprocal_rank_fusion(
+            [[cid for cid, _ in dense_ranked[:candidates]], [cid for cid, _ in bm25_ranked[:candidates]]],
+            self.settings.rrf_k,
+            weights=[1.0, lexical_weight],
+        )
+        best_possible = (1.0 + lexical_weight) / (self.settings.rrf_k + 1)
+        ranked = sorted(fused.items(), key=lambda item: -item[1])[:k]
+        return [_result(chunks[cid], score / best_possible, "hybrid") for cid, score in ranked if cid in chunks]
+
+    def search_by_database_name(
+        self, database_name: str, query: str, k: int = 10, mode: SearchMode | None = None
+    ) -> list[VectorResult]:
+        """Search one collection chosen by name (the UI's collection picker)."""
+        return self.search(query, k=k, mode=mode, collection=database_name)
+
+    def section_lookup(self, doc: str, section: str, collection: str | None = None) -> list[VectorResult]:
+        """All chunks of one section of one document, in reading order (exact, no ranking)."""
+        label = canonical_section(section)
+        for target in self._targets(collection, doc):
+            chunks = self.index.get_chunks(target, where={"$and": [{"doc": doc}, {"section": label}]})
+            if chunks:
+                chunks.sort(key=lambda chunk: chunk.char_start)
+                return [_result(chunk, 1.0, "section") for chunk in chunks]
+        return []
+
+    def similarity(self, results: list[VectorResult], query: str) -> dict[str, float]:
+        """Cosine similarity of each result's chunk to `query`."""
+        vector = self.index.embedder.embed_query(query)
+        out: dict[str, float] = {}
+        by_collection: dict[str, list[str]] = {}
+        for result in results:
+            by_collection.setdefault(result.collection, []).append(result.chunk_id)
+        for collection, ids in by_collection.items():
+            out.update(self.index.similarities(collection, ids, vector))
+        return out

@@ -1,0 +1,103 @@
+"""Section headings: which lines open a section and how its label is normalised.
+
+A label is what a reference resolves to: "§ 78", "§ 9a", "Art. 3", "Anlage 4",
+"4.2" (numbered headings), "3.3.16.(1)" (rulebook paragraphs).
+"""
+
+from __future__ import annotations
+
+import re
+
+# "§ 78 Grenzwerte ...", "§§ 8 und 9 (weggefallen)", "Art. 3 ...", "Artikel 3", "Anlage 4 (zu § 8)"
+_LEGAL_HEADING = re.compile(
+    r"^\s*(?P<unit>§§?|Art\.|Artikel|ARTIKEL|Anlage|ANLAGE|Annex|ANNEX|Appendix|Schedule)(?![a-zäöüß])\s*"
+    r"(?P<num>\d+(?:\s?[a-z](?![a-zäöüß]))?|[IVXLC]+\b)?"
+)
+# "4.2 Calibration intervals", "3 Scope", "3.3.16.(1)", "A.1 Title"
+_NUMBERED_HEADING = re.compile(r"^\s*(?P<num>(?:\d+|[A-Z])(?:\.\d+)*\.?(?:\(\w+\))*)\s+(?P<title>\S.*)$")
+_RULEBOOK_LABEL = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)+\.?(?:\(\w+\))*$|^\d+\.?(?:\(\w+\))+$")
+# Structural headings that group sections but are not citation targets themselves.
+_STRUCTURAL_HEADING = re.compile(
+    r"^\s*(Teil|Kapitel|Abschnitt|Unterabschnitt|Buch|Titel|Part|Chapter)\s+(\d+|[IVXLC]+)\b",
+    re.IGNORECASE,
+)
+_BODY_STARTERS = re.compile(
+    r"^(Abs\.|Absatz|Satz|Nr\.|Nummer|Buchstabe|bis|und|oder|sowie|in|des|der|gilt|ist|sind)\b"
+)
+_PID_HEADING = re.compile(r"^\[PID [^\]]+\]\s*(?P<label>.*)$")
+
+
+def normalise_section(unit: str, number: str) -> str:
+    """('§§', '78 ') -> '§ 78'; ('Artikel', '3') -> 'Art. 3'; ('anlage', '4') -> 'Anlage 4'."""
+    number = re.sub(r"\s+", "", number or "")
+    key = unit.strip().lower().rstrip(".")
+    if key in {"§", "§§"}:
+        return f"§ {number}".strip()
+    if key in {"art", "artikel"}:
+        return f"Art. {number}".strip()
+    if key == "anlage":
+        return f"Anlage {number}".strip()
+    return f"{unit.strip().title()} {number}".strip()
+
+
+_BIBLIOGRAPHY = re.compile(
+    r"^\s*(References|Bibliography|Literature|Literatur|Literaturverzeichnis|Quellen|Quellenverzeichnis)\s*$",
+    re.IGNORECASE,
+)
+BIBLIOGRAPHY_LABEL = "References"
+
+
+def bibliography_heading(line: str) -> bool:
+    return bool(_BIBLIOGRAPHY.match(line))
+
+
+def legal_heading_label(line: str, styled: bool = False) -> str | None:
+    """The label if `line` looks like a legal section heading, else None.
+
+    `styled` (bold/large) lines are trusted: "§§ 14 bis 16 (weggefallen)" is a heading there.
+    """
+    match = _LEGAL_HEADING.match(line)
+    if not match:
+        return None
+    number = match.group("num") or ""
+    rest = line[match.end():].strip()
+    if not styled and _BODY_STARTERS.match(rest):
+        return None  # "§ 55 Absatz 1 ..." wrapped to a line start is body text
+    if match.group("unit").lower() in {"§", "§§", "art.", "artikel"} and not number:
+        return None
+    return normalise_section(match.group("unit"), number)
+
+
+def numbered_heading_label(line: str) -> str | None:
+    match = _NUMBERED_HEADING.match(line)
+    if not match:
+        return None
+    num = match.group("num").rstrip(".")
+    title = match.group("title")
+    if not title[:1].isupper() or len(line) > 120:
+        return None
+    if re.fullmatch(r"\d+", num) and int(num) > 50:
+        return None  # a year or an amount, not a chapter number
+    return num
+
+
+def markdown_heading_label(heading_text: str) -> str:
+    """Label for a Markdown heading (without the leading #'s)."""
+    text = heading_text.strip()
+    pid = _PID_HEADING.match(text)
+    if pid:
+        label = pid.group("label").strip()
+        return label or text
+    legal = legal_heading_label(text)
+    if legal:
+        return legal
+    numbered = numbered_heading_label(text)
+    if numbered:
+        return numbered
+    if _RULEBOOK_LABEL.match(text):
+        return text.rstrip(".")
+    return ""
+
+
+def is_structural_heading(line: str) -> bool:
+    return bool(_STRUCTURAL_HEADING.match(line))

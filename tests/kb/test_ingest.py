@@ -1,0 +1,192 @@
+import json
+import shutil
+
+import pymupdf
+import pytest
+
+from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.kb.chunking import chunk_document, split_sections
+from rabbithole_lab.kb.factory import open_index
+from rabbithole_lab.kb.ingest import discover, ingest
+from rabbithole_lab.kb.parse import DocumentError, parse_file
+from tests.conftest import CORPUS, DEMO_KB
+
+
+def _pdf(path, paragraphs, title="Testdokument"):
+    document = pymupdf.open()
+    page = document.new_page()
+    y = 72
+    for text in paragraphs:
+        page.insert_text((72, y), text, fontsize=10)
+        y += 14
+    document.set_metadata({"title": title})
+    document.save(path)
+    document.close()
+
+
+def test_demo_kb_collections_and_counts(demo_kb):
+    assert demo_kb.collections() == ["Recht", "Technik"]
+    assert demo_kb.index.documents("Recht") == ["QStrG.pdf", "QStrV.pdf"]
+    assert demo_kb.index.count("Recht") >= 15
+    assert demo_kb.index.count("Technik") >= 10
+
+
+def test_every_chunk_carries_its_metadata(demo_kb):
+    chunks = demo_kb.index.get_chunks("Recht")
+    by_section = {(c.doc, c.section) for c in chunks}
+    assert ("QStrG.pdf", "§ 12") in by_section and ("QStrG.pdf", "Anlage 2") in by_section
+    assert ("QStrV.pdf", "§ 5") in by_section
+    for chunk in chunks:
+        assert chunk.collection == "Recht" and chunk.doc.endswith(".pdf")
+        assert 1 <= chunk.page_start <= chunk.page_end
+        if chunk.section.startswith("§"):
+            assert chunk.text.replace("§§", "§").startswith(chunk.section)
+
+
+def test_reingesting_is_idempotent_and_a_changed_file_replaces_its_chunks(tmp_path, settings):
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
+    index = open_index(settings, kb, tmp_path / "db")
+    first = ingest(kb, index, settings.kb, show_progress=False)
+    ids_before = {c.id for c in index.get_chunks("Recht")}
+    assert first.files_ingested == 2 and first.chunks_added == len(ids_before)
+
+    second = ingest(kb, index, settings.kb, show_progress=False)
+    assert second.files_unchanged == 2 and second.files_ingested == 0 and second.chunks_added == 0
+    assert {c.id for c in index.get_chunks("Recht")} == ids_before
+
+    _pdf(kb / "Recht__db_inserted" / "QStrV.pdf", ["§ 1 Neuer Anwendungsbereich", "Diese Fassung ist neu."])
+    third = ingest(kb, index, settings.kb, show_progress=False)
+    assert third.files_ingested == 1 and third.files_unchanged == 1
+    assert third.chunks_removed >= 4
+    qstrv = index.get_chunks("Recht", where={"doc": "QStrV.pdf"})
+    assert [c.text for c in qstrv] == ["§ 1 Neuer Anwendungsbereich\nDiese Fassung ist neu."]
+    assert index.bm25("Recht").search("Fassung neu", k=3)[0][0] == qstrv[0].id
+
+
+@pytest.fixture
+def broken_kb(tmp_path):
+    folder = tmp_path / "kb" / "Mixed__db_inserted"
+    folder.mkdir(parents=True)
+    _pdf(folder / "good.pdf", ["§ 1 Gute Datei", "Dieser Text ist lesbar und wird indexiert."])
+    (folder / "corrupt.pdf").write_bytes(b"%PDF-1.7\n1 0 obj << /Type /Catalog >>\n" + bytes(range(256)) * 8)
+    (folder / "empty.pdf").write_bytes(b"")
+    (folder / "blank.txt").write_text("")
+    (folder / "notes.docx").write_bytes(b"PK\x03\x04 not supported")
+    (folder / "fake.pdf").write_text("Dies ist keine PDF-Datei, nur Text mit falscher Endung.")
+    encrypted = pymupdf.open()
+    encrypted.new_page().insert_text((72, 72), "Geheimer Inhalt mit genug Text.")
+    encrypted.save(folder / "encrypted.pdf", encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="secret",
+                   owner_pw="owner")
+    scanned = pymupdf.open()
+    page = scanned.new_page()
+    pixmap = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 64, 64), 0)
+    pixmap.clear_with(200)
+    page.insert_image(page.rect, pixmap=pixmap)
+    scanned.save(folder / "scanned.pdf")
+    (folder / "gone.pdf").symlink_to(folder / "does-not-exist.pdf")
+    return tmp_path / "kb"
+
+
+def test_bad_files_are_skipped_with_one_line_reasons(broken_kb, tmp_path, settings):
+    index = open_index(settings, broken_kb, tmp_path / "db")
+    report = ingest(broken_kb, index, settings.kb, show_progress=False)
+    reasons = {issue.path.rsplit("/", 1)[-1]: issue.reason for issue in report.skipped}
+    assert report.files_ingested == 1 and index.documents("Mixed") == ["good.pdf"]
+    assert "corrupt" in reasons["corrupt.pdf"]
+    assert "empty" in reasons["empty.pdf"] and "empty" in reasons["blank.txt"]
+    assert "unsupported" in reasons["notes.docx"]
+    assert "not a PDF" in reasons["fake.pdf"]
+    assert "encrypted" in reasons["encrypted.pdf"]
+    assert "no text layer" in reasons["scanned.pdf"]
+    assert "unreadable" in reasons["gone.pdf"]
+    assert all("\n" not in reason for reason in reasons.values())
+
+
+def test_cli_exits_non_zero_only_when_nothing_was_ingested(broken_kb, tmp_path, capsys):
+    assert cli_main(["ingest", str(broken_kb), "--db", str(tmp_path / "db1"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Ingested 1 file(s)" in out and "skipped" in out and "encrypted" in out
+    (broken_kb / "Mixed__db_inserted" / "good.pdf").unlink()
+    assert cli_main(["ingest", str(broken_kb), "--db", str(tmp_path / "db2"), "--no-progress"]) == 1
+
+
+def test_a_plain_folder_is_one_collection_and_markdown_headings_split(tmp_path, settings):
+    folder = tmp_path / "Notizen"
+    folder.mkdir()
+    (folder / "guide.md").write_text("# Guide\n\nIntro text here.\n\n## 4.2 Intervals\n\nCalibrate every 12 months.\n"
+                                     "\n## 4.3 Records\n\nKeep records for ten years.\n")
+    (folder / "plain.txt").write_text("Section one text that is long enough to be kept.\n")
+    files, skipped = discover(folder)
+    assert {f.collection for f in files} == {"Notizen"} and not skipped
+    index = open_index(settings, folder, tmp_path / "db")
+    ingest(folder, index, settings.kb, show_progress=False)
+    sections = {c.section for c in index.get_chunks("Notizen", where={"doc": "guide.md"})}
+    assert {"4.2", "4.3"} <= sections
+
+
+def test_markdown_next_to_its_pdf_is_not_indexed_twice(tmp_path):
+    folder = tmp_path / "kb" / "C__db_inserted"
+    folder.mkdir(parents=True)
+    _pdf(folder / "law.pdf", ["§ 1 Titel", "Text genug für eine Seite."])
+    (folder / "law.md").write_text("# Law\n\nsame text")
+    files, _ = discover(tmp_path / "kb")
+    assert [f.path.name for f in files] == ["law.pdf"]
+
+
+def test_long_sections_split_with_overlap_and_repeat_the_heading(tmp_path):
+    lines = ["§ 7 Langer Abschnitt"] + [f"({i}) Satz Nummer {i} mit etwas Inhalt für die Länge." for i in range(1, 60)]
+    path = tmp_path / "long.txt"
+    path.write_text("\n".join(lines))
+    chunks = chunk_document(parse_file(path), "C", max_chunk_chars=400, overlap_chars=100)
+    assert len(chunks) > 3
+    assert all(c.section == "§ 7" and c.text.startswith("§ 7 Langer Abschnitt") for c in chunks)
+    assert all(len(c.text) <= 400 for c in chunks)
+    first_body = chunks[0].text.splitlines()[1:]
+    second_body = chunks[1].text.splitlines()[1:]
+    assert first_body[-1] in second_body  # overlap
+
+
+def test_unsupported_and_empty_files_raise_document_error(tmp_path):
+    (tmp_path / "x.csv").write_text("a,b")
+    with pytest.raises(DocumentError, match="unsupported"):
+        parse_file(tmp_path / "x.csv")
+
+
+# ---- the real corpus --------------------------------------------------------------
+
+
+def _gold_sections():
+    gold = {}
+    for line in (CORPUS / "sections.jsonl").read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        gold.setdefault(item["doc"], {})[item["section"]] = item
+    return gold
+
+
+@pytest.mark.corpus
+def test_every_statute_section_is_found_with_its_pages(corpus_db):
+    gold = _gold_sections()
+    for pdf in sorted(CORPUS.glob("*/*.pdf")):
+        labels = [block.label for block in split_sections(parse_file(pdf)) if block.label]
+        assert set(gold[pdf.name]) <= set(labels), pdf.name
+
+
+@pytest.mark.corpus
+def test_strlschg_section_78_is_one_section_within_its_pages(corpus_kb):
+    gold = _gold_sections()["StrlSchG.pdf"]["§ 78"]
+    chunks = corpus_kb.section_lookup("StrlSchG.pdf", "§ 78")
+    assert chunks and all(c.section == "§ 78" for c in chunks)
+    assert chunks[0].text.startswith("§ 78 Grenzwerte für beruflich exponierte Personen")
+    assert gold["pages"][0] <= min(c.page_start for c in chunks)
+    assert max(c.page_end for c in chunks) <= gold["pages"][1]
+    joined = " ".join(c.text for c in chunks)
+    assert "20 Millisievert" in joined and "§ 79" not in joined.split("\n")[0]
+
+
+@pytest.mark.corpus
+def test_corpus_ingestion_counts(corpus_kb):
+    assert corpus_kb.collections() == ["AtomR", "EntsorgR", "StrlSch", "UmweltR"]
+    assert corpus_kb.index.documents("StrlSch") == ["AtKostV.pdf", "StrlSchG.pdf", "StrlSchV.pdf"]
+    total = sum(corpus_kb.index.count(c) for c in corpus_kb.collections())
+    assert 1200 <= total <= 3000

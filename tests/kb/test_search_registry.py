@@ -1,0 +1,214 @@
+import json
+import socket
+import subprocess
+import time
+
+import pytest
+
+from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.kb.embedder import EmbeddingModelError, SentenceTransformerEmbedder
+from rabbithole_lab.kb.factory import open_index, open_knowledge_base
+from rabbithole_lab.kb.index import EmbeddingMismatchError, UnknownCollectionError
+from rabbithole_lab.kb.ingest import ingest
+from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry, RegistryError, load_registry_file
+from rabbithole_lab.records import VectorResult
+from rabbithole_lab.settings import load_settings
+from tests.conftest import CORPUS, DEMO_KB, REPO
+
+
+def _keys(results):
+    return [(r.doc, r.section) for r in results]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "bm25"])
+def test_modes_return_typed_ranked_results(demo_kb, mode):
+    results = demo_kb.search("Grenzwerte für beruflich exponierte Personen", k=5, mode=mode)
+    assert results and all(isinstance(r, VectorResult) for r in results)
+    assert all(0.0 <= r.score <= 1.0 for r in results)
+    assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
+    assert ("QStrG.pdf", "§ 12") in _keys(results)
+
+
+def test_scoped_search_stays_in_its_document_or_collection(demo_kb):
+    in_doc = demo_kb.search("Grenzwerte", k=5, doc="QStrV.pdf")
+    assert in_doc and {r.doc for r in in_doc} == {"QStrV.pdf"}
+    in_collection = demo_kb.search_by_database_name("Technik", "calibration interval", k=5)
+    assert in_collection and {r.collection for r in in_collection} == {"Technik"}
+    assert ("Detector_Calibration_Guide.pdf", "4.2") in _keys(in_collection)[:2]
+
+
+def test_section_lookup_is_exact(demo_kb):
+    hits = demo_kb.section_lookup("QStrG.pdf", "§12")
+    assert hits and {(h.doc, h.section) for h in hits} == {("QStrG.pdf", "§ 12")}
+    assert "20 Millisievert" in hits[0].text
+    assert demo_kb.section_lookup("QStrG.pdf", "§ 99") == []
+    assert _keys(demo_kb.section_lookup("Detector_Calibration_Guide.pdf", "4.2")) == [
+        ("Detector_Calibration_Guide.pdf", "4.2")
+    ]
+
+
+def test_unknown_collection_is_a_clear_error(demo_kb):
+    with pytest.raises(UnknownCollectionError, match="Unknown collection 'Nope'.*Recht, Technik"):
+        demo_kb.search("x", collection="Nope")
+
+
+def test_embedding_model_mismatch_is_a_clear_error(demo_db, settings):
+    class OtherEmbedder:
+        name = "some-other-model"
+
+    index = open_index(settings, DEMO_KB, demo_db, embedder=OtherEmbedder())
+    with pytest.raises(EmbeddingMismatchError, match="all-MiniLM-L6-v2.*some-other-model"):
+        index.count("Recht")
+
+
+def test_a_model_that_is_not_on_disk_is_never_downloaded(monkeypatch):
+    monkeypatch.setenv("EMBEDDING_MODEL", "nobody/not-a-local-model")
+    embedder = SentenceTransformerEmbedder(load_settings(env_file=None).embedding)
+    with pytest.raises(EmbeddingModelError, match="never downloaded"):
+        embedder.embed_query("x")
+
+
+def test_cli_search_json_shape(demo_db, capsys):
+    code = cli_main(["search", "Kalibrierintervall calibration intervals", "--kb", str(DEMO_KB), "--db",
+                     str(demo_db), "--k", "3", "--json"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 3
+    assert set(rows[0]) == {"doc", "collection", "section", "page_start", "page_end", "score", "text"}
+
+
+def test_cli_doctor_reports_every_check(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OLLAMA_BASE_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
+    code = cli_main(["doctor", "--kb", str(DEMO_KB), "--db", str(tmp_path / "db")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Ollama does not answer" in out and "embedding model" in out and "writable" in out
+    assert "reasoner: extractive" in out
+
+
+# ---- registry --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus_registry():
+    if not CORPUS.is_dir():
+        pytest.skip("needs ../shared/corpus/de-strahlenschutz next to the repository (absent here)")
+    return DocumentRegistry.merged(load_registry_file(CORPUS / "document_registry.json"), [])
+
+
+@pytest.mark.parametrize(
+    "text, filename",
+    [
+        ("StrlSchG", "StrlSchG.pdf"),
+        ("strlschv", "StrlSchV.pdf"),
+        ("Strahlenschutzgesetz", "StrlSchG.pdf"),
+        ("des Strahlenschutzgesetzes", "StrlSchG.pdf"),
+        ("der Strahlenschutzverordnung", "StrlSchV.pdf"),
+        ("des Atomgesetzes", "AtG.pdf"),
+        ("Strahlenschutzverordung", "StrlSchV.pdf"),  # typo -> fuzzy
+        ("Kreislaufwirtschaftsgesetzes", "KrWG.pdf"),
+        ("Kostenverordnung zum Atomgesetz", "AtKostV.pdf"),
+        ("AtG", "AtG.pdf"),
+    ],
+)
+def test_registry_resolves_abbreviations_long_names_genitives_and_typos(corpus_registry, text, filename):
+    resolved, collection = corpus_registry.resolve_document_name(text)
+    assert resolved == filename and collection
+
+
+def test_registry_unknown_names_resolve_to_none(corpus_registry):
+    assert corpus_registry.resolve_document_name("Bürgerliches Gesetzbuch") == (None, None)
+    assert corpus_registry.resolve_document_name("") == (None, None)
+
+
+def test_registry_substring_stage_and_hand_entries_win():
+    auto = [RegistryEntry("KTA_1401_2017.pdf", "Norm", ["KTA_1401_2017", "Qualitätssicherung"], "auto"),
+            RegistryEntry("A.pdf", "X", ["Shared Name"], "auto")]
+    hand = [RegistryEntry("B.pdf", "X", ["Shared Name"], "hand")]
+    registry = DocumentRegistry.merged(hand, auto)
+    assert registry.resolve_document_name("Shared Name") == ("B.pdf", "X")
+    assert registry.resolve_document_name("KTA_1401") == ("KTA_1401_2017.pdf", "Norm")
+
+
+def test_auto_registry_knows_pdf_titles_and_abbreviations(demo_db, settings, tmp_path):
+    (tmp_path / "empty").mkdir()
+    # no hand registry: only what ingestion learned from titles
+    registry = DocumentRegistry.merged([], open_knowledge_base(settings, DEMO_KB, demo_db).registry.entries)
+    assert registry.resolve_document_name("QDC Guide")[0] == "Detector_Calibration_Guide.pdf"
+    assert registry.resolve_document_name("des Quantenstrahlenschutzgesetzes")[0] == "QStrG.pdf"
+
+
+def test_malformed_registry_is_a_clear_error(tmp_path):
+    path = tmp_path / "document_registry.json"
+    path.write_text('{"collections": {"A": {"documents": [ {"filename": "x.pdf",, } ]}}}')
+    with pytest.raises(RegistryError, match="Malformed document registry.*line 1"):
+        load_registry_file(path)
+    path.write_text('{"collections": {"A": {"documents": [{"synonyms": []}]}}}')
+    with pytest.raises(RegistryError, match="filename"):
+        load_registry_file(path)
+
+
+def test_cli_reports_malformed_registry_without_traceback(tmp_path, demo_db, capsys):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "document_registry.json").write_text("{not json")
+    assert cli_main(["search", "x", "--kb", str(kb), "--db", str(demo_db)]) == 2
+    assert "Malformed document registry" in capsys.readouterr().err
+
+
+# ---- the real corpus ----------------------------------------------------------------
+
+
+@pytest.mark.corpus
+def test_hybrid_search_finds_section_78_by_number(corpus_kb):
+    assert ("StrlSchG.pdf", "§ 78") in _keys(corpus_kb.search("§ 78", k=5))
+    assert ("StrlSchG.pdf", "§ 78") in _keys(corpus_kb.search("§ 78", k=5, mode="bm25"))
+
+
+@pytest.mark.corpus
+def test_dose_limit_question_finds_strlschg_78_in_top_5(corpus_kb):
+    results = corpus_kb.search("Dosisgrenzwerte für beruflich exponierte Personen", k=5)
+    assert ("StrlSchG.pdf", "§ 78") in _keys(results)
+
+
+# ---- a real Chroma server on loopback ---------------------------------------------------
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.server
+def test_chroma_server_answers_the_same_search(tmp_path, monkeypatch, demo_kb):
+    chroma = REPO / ".venv" / "bin" / "chroma"
+    executable = str(chroma) if chroma.exists() else "chroma"
+    port = _free_port()
+    server = subprocess.Popen(
+        [executable, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        monkeypatch.setenv("CHROMA_HOST", "127.0.0.1")
+        monkeypatch.setenv("CHROMA_PORT", str(port))
+        settings = load_settings(env_file=None)
+        deadline = time.time() + 60
+        while True:
+            try:
+                index = open_index(settings, DEMO_KB, tmp_path / "local")
+                index.client.heartbeat()
+                break
+            except Exception:
+                if time.time() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.5)
+        report = ingest(DEMO_KB, index, settings.kb, show_progress=False)
+        assert report.files_ingested == 4
+        assert index.location == f"http://127.0.0.1:{port}"
+        remote = open_knowledge_base(settings, DEMO_KB, tmp_path / "local")
+        query = "Grenzwerte für beruflich exponierte Personen"
+        assert _keys(remote.search(query, k=5)) == _keys(demo_kb.search(query, k=5))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -1,0 +1,112 @@
+import json
+
+import pytest
+
+from rabbithole_lab import records
+from rabbithole_lab.settings import SettingsError, env_variables, load_settings
+
+
+def test_defaults_follow_the_seeds():
+    settings = load_settings(env_file=None)
+    assert settings.ollama.model == "qwen3:14b"
+    assert settings.ollama.fallback_model == "qwen3:8b"
+    assert settings.ollama.num_ctx == 131072
+    assert settings.references.follow_depth == 2
+    assert settings.references.relevance_threshold == 0.6
+    assert settings.references.token_budget == 50000
+    assert settings.references.convergence_same_doc_threshold == 3
+    assert settings.references.extraction_method == "hybrid"
+    assert settings.search.chunks_per_query == 4
+    assert settings.todo.max_items == 15 and settings.todo.initial_items == 5
+    assert settings.hitl.max_iterations == 5
+    assert settings.quality.threshold == 375
+    assert settings.llm.provider == "auto"
+
+
+def test_environment_and_dotenv_override(tmp_path, monkeypatch):
+    env_file = tmp_path / ".env"
+    env_file.write_text("REFERENCE_FOLLOW_DEPTH=3\nCHUNK_SIZE_BY_COLLECTION={\"StrlSch\": 3000}\n")
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    settings = load_settings(env_file=env_file)
+    assert settings.references.follow_depth == 3
+    assert settings.llm.provider == "extractive"
+    assert settings.kb.chunking_for("StrlSch")[0] == 3000
+    assert settings.kb.chunking_for("Other")[0] == settings.kb.max_chunk_chars
+
+
+@pytest.mark.parametrize(
+    "variable, value",
+    [("REFERENCE_RELEVANCE_THRESHOLD", "1.7"), ("LLM_PROVIDER", "gpt"), ("OLLAMA_NUM_CTX", "lots"), ("CHROMA_PORT", "0")],
+)
+def test_invalid_values_name_the_variable(monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SettingsError, match=variable):
+        load_settings(env_file=None)
+
+
+def test_every_variable_is_described():
+    variables = env_variables()
+    assert {"OLLAMA_BASE_URL", "CHROMADB_PATH", "CHROMA_HOST", "EMBEDDING_MODEL", "QUALITY_THRESHOLD"} <= set(variables)
+    assert all(description for _, description in variables.values())
+
+
+def test_env_example_lists_every_variable():
+    from tests.conftest import REPO
+
+    example = (REPO / ".env.example").read_text()
+    missing = [name for name in env_variables() if f"{name}=" not in example]
+    assert not missing
+
+
+def _samples():
+    reference = records.DetectedReference(
+        type="legal_section", target="§ 78 StrlSchG", original_text="§ 78 des Strahlenschutzgesetzes",
+        start=4, end=35, book="StrlSchG", sections=["78"],
+        nested_chunks=[records.NestedChunk(chunk="text", document="StrlSchG.pdf", page=52)],
+    )
+    chunk = records.ChunkWithInfo(chunk_text="t", document="StrlSchV.pdf", page=25, references=[reference],
+                                  preserved_quotes=[records.PreservedQuote(quote="1 Millisievert")])
+    source = records.LinkedSource(doc_id="StrlSchG.pdf", page_number=52, link="files/x.pdf#page=52")
+    return [
+        records.Chunk(id="a", text="x", doc="d.pdf", collection="C", page_start=1, page_end=2, section="§ 1"),
+        records.VectorResult(chunk_id="a", text="x", doc="d.pdf", collection="C", page_start=1, page_end=1),
+        reference,
+        chunk,
+        records.QueryAnalysis(original_query="q", key_concepts=["a"]),
+        records.ToDoList(items=[records.ToDoItem(id=0, task="t")]),
+        records.SearchQueryResult(query="q", chunks=[chunk]),
+        records.ResearchContext(search_queries=[records.SearchQueryResult(query="q")]),
+        records.QualityAssessment(factual_accuracy=80, semantic_validity=70, structural_integrity=60,
+                                  citation_correctness=90, query_relevance=75, issues_found=["x"]),
+        source,
+        records.Finding(claim="c", sources=[source]),
+        records.FinalReport(query="q", answer="a", sources=[source], quality_score=375),
+        records.ReferenceEdge(from_chunk="a", to_chunks=["b"], type="legal_section", target="§ 78", depth=1,
+                              decision="followed"),
+        records.ExtractedReferenceList(references=[records.ExtractedReference(
+            reference_text="§ 5", reference_type="legal_section")]),
+        records.ReferenceDecision(follow=True, reason="r"),
+    ]
+
+
+@pytest.mark.parametrize("record", _samples(), ids=lambda r: type(r).__name__)
+def test_records_round_trip_through_json(record):
+    restored = type(record).model_validate_json(record.model_dump_json())
+    assert restored == record
+    assert json.loads(record.model_dump_json())  # plain JSON, no custom objects
+
+
+def test_quality_total_and_todo_operations():
+    quality = records.QualityAssessment(factual_accuracy=80, semantic_validity=80, structural_integrity=80,
+                                        citation_correctness=80, query_relevance=60)
+    assert quality.overall_score == 380 and quality.passes(375) and not quality.passes(400)
+    todo = records.ToDoList(max_items=2)
+    todo.add_task("a")
+    todo.add_task("b")
+    with pytest.raises(ValueError, match="full"):
+        todo.add_task("c")
+    todo.items[0].completed = True
+    assert todo.get_next_task().task == "b"
+    context = records.ResearchContext()
+    context.mark_ref_visited("legal_section:§ 78")
+    assert context.has_visited_ref("legal_section:§ 78")
