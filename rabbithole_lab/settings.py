@@ -90,6 +90,12 @@ class ChromaSettings(_Group):
     )
     host: str | None = _env("CHROMA_HOST", None, "Chroma server host; unset = embedded on disk")
     port: int = _env("CHROMA_PORT", 8000, "Chroma server port", gt=0, lt=65536)
+    in_memory_max_chunks: int = _env(
+        "DENSE_IN_MEMORY_MAX_CHUNKS",
+        200_000,
+        "Collections up to this size are searched exactly in memory; larger ones via Chroma's HNSW",
+        ge=0,
+    )
 
 
 class EmbeddingSettings(_Group):

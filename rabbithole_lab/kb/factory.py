@@ -29,6 +29,7 @@ def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | N
         embedder=embedder or shared_embedder(settings),
         host=settings.chroma.host,
         port=settings.chroma.port,
+        in_memory_max_chunks=settings.chroma.in_memory_max_chunks,
     )
 
 

@@ -73,6 +73,17 @@ def _chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
     )
 
 
+class _Snapshot:
+    """A collection's chunks and normalised vectors in memory, for exact dense search."""
+
+    def __init__(self, ids: list[str], chunks: list[Chunk], vectors: np.ndarray):
+        self.ids = ids
+        self.chunks = chunks
+        self.by_id = {chunk.id: chunk for chunk in chunks}
+        self.vectors = vectors
+        self.docs = np.array([chunk.doc for chunk in chunks], dtype=object)
+
+
 class ChromaIndex:
     """Chunks, vectors and BM25 for every collection in one database folder."""
 
@@ -82,6 +93,7 @@ class ChromaIndex:
         embedder: Embedder,
         host: str | None = None,
         port: int = 8000,
+        in_memory_max_chunks: int = 200_000,
     ):
         import chromadb
         from chromadb.config import Settings as ChromaClientSettings
@@ -97,6 +109,11 @@ class ChromaIndex:
             self.client = chromadb.PersistentClient(path=str(self.db_path), settings=client_settings)
             self.location = str(self.db_path)
         self._bm25: dict[str, Bm25Index] = {}
+        self._handles: dict[str, object] = {}
+        self._snapshots: dict[str, _Snapshot | None] = {}
+        # Up to this many chunks a collection is searched exactly in memory (faster than an
+        # HNSW round trip); larger collections go through Chroma's own query.
+        self.in_memory_max_chunks = in_memory_max_chunks
         self._lock = threading.Lock()
 
     # ----- collections -------------------------------------------------
@@ -109,6 +126,9 @@ class ChromaIndex:
         return sorted(names)
 
     def _collection(self, collection: str, create: bool = False):
+        cached = self._handles.get(collection)
+        if cached is not None:
+            return cached
         name = chroma_collection_name(collection)
         if create:
             handle = self.client.get_or_create_collection(
@@ -135,6 +155,7 @@ class ChromaIndex:
                 f"Collection '{collection}' was embedded with '{stored_model}' but EMBEDDING_MODEL is "
                 f"'{self.embedder.name}'. Use the same model, or re-ingest into a fresh --db folder."
             )
+        self._handles[collection] = handle
         return handle
 
     # ----- writing ------------------------------------------------------
@@ -180,6 +201,7 @@ class ChromaIndex:
                 progress.update(len(kept))
         if stale:
             handle.delete(ids=stale)
+        self._snapshots.pop(collection, None)
         return len(fresh), len(stale)
 
     def delete_document(self, collection: str, doc: str) -> int:
@@ -187,6 +209,7 @@ class ChromaIndex:
         ids, _ = self.doc_state(collection, doc)
         if ids:
             handle.delete(ids=sorted(ids))
+        self._snapshots.pop(collection, None)
         return len(ids)
 
     def documents(self, collection: str) -> list[str]:
@@ -232,10 +255,31 @@ class ChromaIndex:
         return loaded
 
     # ----- reading -----------------------------------------------------------
+    def _snapshot(self, collection: str) -> _Snapshot | None:
+        if collection in self._snapshots:
+            return self._snapshots[collection]
+        handle = self._collection(collection)
+        snapshot = None
+        if handle.count() <= self.in_memory_max_chunks:
+            got = handle.get(include=["documents", "metadatas", "embeddings"])
+            chunks = [
+                _chunk_from(cid, text, meta)
+                for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
+            ]
+            vectors = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(chunks), -1)
+            snapshot = _Snapshot(list(got["ids"]), chunks, vectors)
+        with self._lock:
+            self._snapshots[collection] = snapshot
+        return snapshot
+
     def get_chunks(self, collection: str, ids: list[str] | None = None, where: dict | None = None) -> list[Chunk]:
         handle = self._collection(collection)
         if ids is not None and not ids:
             return []
+        if ids is not None and where is None:
+            snapshot = self._snapshot(collection)
+            if snapshot is not None:
+                return [snapshot.by_id[cid] for cid in ids if cid in snapshot.by_id]
         got = handle.get(ids=ids, where=where, include=["documents", "metadatas"])
         by_id = {
             cid: _chunk_from(cid, text, meta)
@@ -256,6 +300,17 @@ class ChromaIndex:
     def dense(
         self, collection: str, query_vector: np.ndarray, k: int, where: dict | None = None
     ) -> list[tuple[Chunk, float]]:
+        snapshot = self._snapshot(collection)
+        if snapshot is not None and (where is None or set(where) == {"doc"}):
+            if not snapshot.ids:
+                return []
+            sims = snapshot.vectors @ query_vector
+            if where is not None:
+                sims = np.where(snapshot.docs == where["doc"], sims, -np.inf)
+            k = min(k, len(sims))
+            top = np.argpartition(-sims, k - 1)[:k]
+            top = top[np.argsort(-sims[top])]
+            return [(snapshot.chunks[i], float(sims[i])) for i in top if np.isfinite(sims[i])]
         handle = self._collection(collection)
         count = handle.count()
         if count == 0:

@@ -212,3 +212,12 @@ def test_chroma_server_answers_the_same_search(tmp_path, monkeypatch, demo_kb):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_chroma_hnsw_path_agrees_with_in_memory_search(demo_db, demo_kb, settings):
+    hnsw = open_knowledge_base(settings, DEMO_KB, demo_db)
+    hnsw.index.in_memory_max_chunks = 0
+    query = "Fachkunde Kurs Stunden"
+    for mode in ("dense", "hybrid"):
+        assert _keys(hnsw.search(query, k=4, mode=mode)) == _keys(demo_kb.search(query, k=4, mode=mode))
+    assert {r.doc for r in hnsw.search(query, k=3, doc="QStrV.pdf")} == {"QStrV.pdf"}

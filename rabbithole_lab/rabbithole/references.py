@@ -1,0 +1,450 @@
+"""Reference detection: a German/English citation grammar, the LLM layer and the hybrid of both.
+
+The regex layer parses citation *chains* rather than single patterns:
+
+    § 78 Absatz 1 Satz 2 des Strahlenschutzgesetzes      -> StrlSchG, ["78"]
+    §§ 8, 9 und 12 StrlSchV                               -> StrlSchV, ["8", "9", "12"]
+    §§ 184 bis 187 SGG                                    -> SGG, ["184", "185", "186", "187"]
+    § 4 Nr. 9 und 10, § 5 UWG                             -> UWG, ["4", "5"]
+    Anlage 4 Teil B                                       -> (containing document), ["Anlage 4"]
+    Rule 3.3.16(1) / section 82 of FSMR / see section 4.2 -> "section" references
+
+plus EU acts, named standards (KTA, DIN/EN/ISO), "ICRP Publication 103", numbered and
+author-year citations and URLs. A chain without a book points into the document the
+text comes from (`doc`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rabbithole_lab.records import DetectedReference, ExtractedReferenceList
+
+logger = logging.getLogger(__name__)
+
+MAX_RANGE_EXPANSION = 30
+
+# ---- building blocks ---------------------------------------------------------------------
+_UNIT = re.compile(
+    r"(?P<unit>§§?|Art(?:ikel|\.|(?=\s+\d))|Artt\.|Anlagen?|Anhang|Anh\.)\s*(?=\d|[IVX]+\b)"
+)
+_NUM = re.compile(r"(?P<num>\d{1,4}(?:\s?[a-z](?![a-zäöüß]))?|[IVX]{1,6}\b)(?!\d|[.,]\d|/)")
+_SUBUNIT = (
+    r"(?:Abs(?:atz|\.)?|Absätze|S(?:atz|ätze|\.|(?=\s\d))|Nr(?:n)?\.?|Nummer(?:n)?|Buchst(?:abe|aben|\.)?|lit\.|"
+    r"Halbs(?:atz|\.)|Hs\.|Alt(?:ernative|\.)|Var(?:iante|\.)|UAbs\.|Unterabs(?:atz|\.)|Teil|Tabelle|"
+    r"Spiegelstrich|Ziff(?:er|\.)|Tz\.|Rn\.)"
+)
+_SUBVAL = r"(?:\d{1,4}[a-z]?|[a-z]{1,2}\)?|[IVX]{1,5}|[A-Z](?![a-zA-Z]))"
+_SUBPART = re.compile(
+    rf"\s*(?:(?:,|und|oder|sowie)\s+)?{_SUBUNIT}\s*{_SUBVAL}"
+    # list items: "Abs. 1 und 3", "Nr. 7,10"; after ", " only short values continue the list,
+    # so "Nr. 7,10, 711 ZPO" keeps 711 as a section of its own
+    rf"(?:(?:,(?=\S)|\s*,\s*(?=(?:\d{{1,2}}|[a-z]\)?)(?![\d\w]))|\s+(?:und|oder|bis|sowie|u\.)\s+){_SUBVAL}"
+    rf"(?!\s*§)(?=[\s,;.)\]]|$))*"
+)
+_FF = re.compile(r"\s*(?:ff\.?|f\.)(?![a-zäöü])")
+_CONNECTOR = re.compile(r"\s*(?:,|;)?\s*(?P<word>und|oder|sowie|bis|,)?\s*")
+_SECTION_CONNECTOR = re.compile(r"(?:\s*,\s*|\s+(?:und|oder|sowie)\s+|\s*,\s*(?:und|oder|sowie)\s+)")
+_RANGE_CONNECTOR = re.compile(r"\s*(?:bis|-|–)\s*")
+
+_ROMAN = r"(?:XIV|XIII|XII|XI|X|IX|VIII|VII|VI|V|IV|III|II|I)"
+_ORDINALS = (
+    r"(?:Ersten|Erstes|Zweiten|Zweites|Dritten|Drittes|Vierten|Viertes|Fünften|Fünftes|Sechsten|Sechstes|"
+    r"Siebten|Siebtes|Achten|Achtes|Neunten|Neuntes|Zehnten|Zehntes|Elften|Elftes|Zwölften|Zwölftes|"
+    r"Vierzehnten|Vierzehntes)"
+)
+_BOOK_ABBREVIATION = re.compile(
+    rf"(?P<book>SGB\s?(?:{_ROMAN}|\d{{1,2}})(?![A-Za-z])|"
+    r"(?:[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*[A-ZÄÖÜ][A-Za-zÄÖÜäöüß0-9]*|[A-ZÄÖÜ]{2,})(?:\s(?:19|20)\d\d(?!\d))?"
+    r"(?:\s(?:a\.\s?F\.|n\.\s?F\.))?)(?![\wÄÖÜäöüß])"
+)
+_LONG_NAME_SUFFIX = (
+    r"(?:gesetz(?:es|s)?|gesetzbuch(?:es|s)?|ordnung|verordnung|richtlinie|vertrag(?:es|s)?|"
+    r"abkommen(?:s)?|übereinkommen(?:s)?|statut(?:s)?|satzung)"
+)
+_GENITIVE_BOOK = re.compile(
+    rf"\s*(?P<article>des|der|dem|den|im|zum|zur)\s+"
+    rf"(?P<book>{_ORDINALS}\s+Buch(?:es|s)?\s+(?:des\s+)?Sozialgesetzbuch(?:es|s)?|"
+    rf"(?:[A-ZÄÖÜ][\wäöüß-]*\s+){{0,3}}[A-ZÄÖÜ][\wäöüß-]*{_LONG_NAME_SUFFIX}"
+    rf"(?:\s+\((?P<abbr>[A-Z][\w-]{{1,15}})\))?)(?![\wäöüß])"
+)
+_PLAIN_LONG_BOOK = re.compile(
+    rf"\s*(?P<book>{_ORDINALS}\s+Buch(?:es|s)?\s+(?:des\s+)?Sozialgesetzbuch(?:es|s)?|"
+    rf"Sozialgesetzbuch(?:es|s)?\s+\(SGB\)\s+{_ROMAN}|"
+    rf"[A-ZÄÖÜ][\wäöüß]*(?:-[A-ZÄÖÜ][\wäöüß]*)?{_LONG_NAME_SUFFIX}(?:\s(?:19|20)\d\d(?!\d))?)(?![\wäöüß])"
+)
+_CHAIN_CONTINUES = re.compile(
+    rf"\d{{1,4}}(?:\s?[a-z](?![a-zäöüß]))?(?=\s*(?:[,;.)]|und\b|oder\b|bis\b|sowie\b|ff|f\.|$|{_SUBUNIT}\b|"
+    r"des\b|der\b|dieses\b|dieser\b|[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*[A-Z]))"
+)
+_SELF_BOOK = re.compile(r"\s*(?P<book>dieses\s+Gesetzes|dieser\s+Verordnung|dieser\s+Richtlinie|dieses\s+Abkommens)\b")
+_EU_ACT = re.compile(
+    r"(?P<text>(?:(?:Durchführungs|Delegierte[rn]?\s)?(?:Richtlinie|Verordnung|Beschluss|Entscheidung)|"
+    r"(?:Implementing\s|Delegated\s)?(?:Directive|Regulation|Decision))"
+    r"\s+(?:\((?:EU|EG|EWG|Euratom)\)\s+)?(?:Nr\.\s*|No\.?\s*)?"
+    r"(?P<number>\d{1,4}/\d{1,4}(?:/(?:EU|EG|EWG|EGKS|Euratom|EC|EEC))?))"
+)
+_STANDARD = re.compile(
+    r"(?P<text>(?:KTA|DIN(?:\s+EN)?(?:\s+ISO)?(?:\s+IEC)?|EN(?:\s+ISO)?|ISO(?:/IEC)?|IEC|VDI|VDE|DGUV(?:\s+Vorschrift)?)"
+    r"\s+(?P<number>\d{1,5}(?:[-‑.]\d+)*(?::\d{4})?))(?![\d])"
+)
+_ICRP = re.compile(r"(?P<text>(?:ICRP|IAEA|IAEO)\s+(?:Publication|Publikation|Veröffentlichung|Pub\.|"
+                   r"Safety\s+Standards?\s+Series\s+No\.|GSR\s+Part)\s*(?P<number>\d+[A-Za-z]?))")
+_URL = re.compile(r"(?P<text>https?://[^\s<>\"'\]\)]+[^\s<>\"'\]\).,;:!?])")
+_NUMBERED_CITATION = re.compile(r"\[(?P<body>\d{1,3}(?:\s*[,–-]\s*\d{1,3})*)\]")
+_SHORTFORM_CITATION = re.compile(r"\[(?P<body>[A-Z][A-Za-zÄÖÜäöüß\-]+(?:\s?(?:et\s?al\.?|&\s?[A-Z][a-z]+))?\s?(?:19|20)?\d{2}[a-z]?)\]")
+# English section references: "see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR", "Chapter 3".
+_EN_UNIT = (r"(?P<unit>[Ss]ections?|[Ss]ec\.|Rules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
+            r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?)")
+_EN_NUM = r"(?:\d+(?:\.\d+)*\.?(?:\(\w{1,4}\))*|\(\w{1,4}\)(?:\(\w{1,4}\))*|[A-Z](?:\.\d+)*)"
+_EN_REF = re.compile(
+    rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
+    rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
+    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+[A-Z][A-Za-z]*){{0,6}}))?"
+)
+_EN_NUM_SPLIT = re.compile(rf"{_EN_NUM}")
+_EN_RANGE = re.compile(rf"(?P<a>{_EN_NUM})\s*(?:to|-|–)\s*(?P<b>{_EN_NUM})")
+_NOT_BOOKS = {
+    "BGH", "BVerfG", "BVerwG", "BAG", "BSG", "BFH", "OLG", "LG", "VG", "OVG", "VGH", "LSG", "SG", "AG",
+    "EuGH", "NJW", "DB", "BB", "ZIP", "WRP", "GRUR", "BStBl", "BGBl", "BT", "BR", "Drucks", "Rn", "Urt",
+    "Abs", "Nr", "Satz", "EU", "EG", "EWG", "DM", "EUR", "II", "III", "IV", "VI", "VII", "VIII", "IX", "XI",
+}
+
+
+@dataclass
+class _Chain:
+    unit: str
+    start: int
+    end: int
+    sections: list[str] = field(default_factory=list)
+    book: str | None = None
+    self_book: bool = False
+
+
+def _normal_unit(unit: str) -> str:
+    key = unit.lower().rstrip(".")
+    if key.startswith("§"):
+        return "§"
+    if key in {"art", "artikel", "artt"}:
+        return "Art."
+    if key in {"anhang", "anh"}:
+        return "Anhang"
+    return "Anlage"
+
+
+def _clean_number(number: str) -> str:
+    return re.sub(r"\s+", "", number)
+
+
+def _expand_range(first: str, last: str) -> list[str]:
+    if first.isdigit() and last.isdigit() and 0 < int(last) - int(first) <= MAX_RANGE_EXPANSION:
+        return [str(n) for n in range(int(first), int(last) + 1)]
+    return [first, last]
+
+
+_TITLED_ACT = re.compile(
+    r"\s*(?:des|der)\s+(?:Gesetzes|Verordnung)\s+(?:über|zur|zum|zu|für|vom)\s+[^()§;]{3,160}?"
+    r"\s+\((?P<abbr>[A-Z][\wÄÖÜäöü-]{1,15})\)"
+)
+_ARTICLE_ABBREVIATION = re.compile(r"\s*(?:des|der|dem|den)\s+(?=[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*[A-Z])")
+
+
+def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
+    """(book, is_self_reference, end) for a book written right after a chain, else (None, False, position)."""
+    self_ref = _SELF_BOOK.match(text, position)
+    if self_ref:
+        return self_ref.group("book"), True, self_ref.end()
+    titled = _TITLED_ACT.match(text, position)
+    if titled:
+        return titled.group("abbr"), False, titled.end()
+    article = _ARTICLE_ABBREVIATION.match(text, position)
+    if article:
+        abbreviation = _BOOK_ABBREVIATION.match(text, article.end())
+        if abbreviation and abbreviation.group("book").split()[0] not in _NOT_BOOKS:
+            return re.sub(r"\s+", " ", abbreviation.group("book")), False, abbreviation.end()
+    genitive = _GENITIVE_BOOK.match(text, position)
+    if genitive:
+        book = genitive.group("book")
+        if genitive.group("abbr"):
+            book = genitive.group("abbr")
+        elif book.rstrip(")").endswith(")"):
+            book = book
+        return re.sub(r"\s+", " ", book), False, genitive.end()
+    long_book = _PLAIN_LONG_BOOK.match(text, position)
+    if long_book:
+        return re.sub(r"\s+", " ", long_book.group("book")), False, long_book.end()
+    eu_act = re.match(r"\s*(?:der|des)?\s*", text[position:])
+    if eu_act:
+        act = _EU_ACT.match(text, position + eu_act.end())
+        if act:
+            return re.sub(r"\s+", " ", act.group("text")), False, act.end()
+    gap = re.match(r"[ \t\u00a0]*\n?[ \t\u00a0]*", text[position:])
+    abbreviation = _BOOK_ABBREVIATION.match(text, position + (gap.end() if gap else 0))
+    if abbreviation and (gap is None or gap.end() > 0):
+        book = abbreviation.group("book")
+        if book.split()[0] not in _NOT_BOOKS:
+            return re.sub(r"\s+", " ", book), False, abbreviation.end()
+    return None, False, position
+
+
+def _parse_chain(text: str, match: re.Match) -> _Chain | None:
+    """Parse one citation chain starting at a § / Art. / Anlage token."""
+    chain = _Chain(unit=_normal_unit(match.group("unit")), start=match.start(), end=match.end())
+    position = match.end()
+    expecting_unit = False
+    while True:
+        if expecting_unit:
+            unit_match = _UNIT.match(text, position)
+            if unit_match:
+                position = unit_match.end()
+        number = _NUM.match(text, position)
+        if not number:
+            break
+        chain.sections.append(_clean_number(number.group("num")))
+        position = number.end()
+        chain.end = position
+        while True:
+            sub = _SUBPART.match(text, position)
+            if not sub or sub.end() == position:
+                break
+            position = chain.end = sub.end()
+        ff = _FF.match(text, position)
+        if ff:
+            position = chain.end = ff.end()
+        # "bis 187" -> range
+        range_match = _RANGE_CONNECTOR.match(text, position)
+        if range_match and range_match.end() > position:
+            after = _NUM.match(text, range_match.end())
+            if after and re.search(r"bis|-|–", text[position : range_match.end()]):
+                first = chain.sections.pop()
+                last = _clean_number(after.group("num"))
+                chain.sections.extend(_expand_range(first, last))
+                position = chain.end = after.end()
+                while True:
+                    sub = _SUBPART.match(text, position)
+                    if not sub or sub.end() == position:
+                        break
+                    position = chain.end = sub.end()
+        connector = _SECTION_CONNECTOR.match(text, position)
+        if not connector:
+            break
+        following = connector.end()
+        unit_next = _UNIT.match(text, following)
+        if unit_next and _normal_unit(unit_next.group("unit")) == chain.unit:
+            position = following
+            expecting_unit = True
+            continue
+        if _NUM.match(text, following) and _CHAIN_CONTINUES.match(text, following):
+            position = following
+            expecting_unit = False
+            continue
+        break
+    if not chain.sections:
+        return None
+    book, self_book, book_end = _book_at(text, chain.end)
+    if book:
+        chain.book, chain.self_book, chain.end = book, self_book, book_end
+    else:
+        # leading book: "HGB § 59", "ZPO §§ 91 ff."
+        before = text[max(0, chain.start - 20) : chain.start]
+        leading = re.search(r"(?P<book>\b[A-ZÄÖÜ][A-Za-zÄÖÜäöü]*[A-Z][A-Za-z]*)\s+$", before)
+        if leading and leading.group("book") not in _NOT_BOOKS:
+            chain.book = leading.group("book")
+            chain.start = chain.start - (len(before) - leading.start())
+    return chain
+
+
+def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
+    references: list[DetectedReference] = []
+    position = 0
+    while True:
+        match = _UNIT.search(text, position)
+        if not match:
+            break
+        chain = _parse_chain(text, match)
+        if chain is None:
+            position = match.end()
+            continue
+        position = max(chain.end, match.end())
+        book = None if chain.self_book else chain.book
+        if chain.unit in {"Anlage", "Anhang"}:
+            sections = [f"{chain.unit} {number}" for number in chain.sections]
+        elif chain.unit == "Art.":
+            sections = list(chain.sections)
+        else:
+            sections = list(chain.sections)
+        context = book or doc
+        label = f"{chain.unit} {', '.join(chain.sections)}" if chain.unit in {"§", "Art."} else ", ".join(sections)
+        if chain.unit == "§" and len(chain.sections) > 1:
+            label = "§§ " + ", ".join(chain.sections)
+        target = f"{label} {context}".strip() if context else label
+        references.append(
+            DetectedReference(
+                type="legal_section",
+                target=target,
+                original_text=text[chain.start : chain.end],
+                start=chain.start,
+                end=chain.end,
+                book=book,
+                sections=sections,
+                unit=chain.unit,
+                document_context=context,
+                extraction_method="regex",
+            )
+        )
+    return references
+
+
+def _english_section_references(text: str, doc: str | None) -> list[DetectedReference]:
+    references = []
+    for match in _EN_REF.finditer(text):
+        unit = match.group("unit").rstrip(".").lower()
+        nums = match.group("nums")
+        sections: list[str] = []
+        for piece in re.split(r"\s*(?:,|and|or)\s*", nums):
+            range_match = _EN_RANGE.fullmatch(piece.strip())
+            if range_match:
+                sections.extend([range_match.group("a").rstrip("."), range_match.group("b").rstrip(".")])
+            elif piece.strip():
+                sections.append(piece.strip().rstrip("."))
+        if unit.startswith(("chapter", "part")) and not any(ch.isdigit() for ch in nums):
+            continue
+        book = match.group("book") or match.group("prefix")
+        if book and book.split()[0] in {"The", "This", "These", "Such", "A", "An"}:
+            book = None
+        start = match.start("unit") if not match.group("prefix") else match.start("prefix")
+        context = book or doc
+        label = f"{unit} {', '.join(sections)}"
+        references.append(
+            DetectedReference(
+                type="section",
+                target=f"{label} {context}".strip() if context else label,
+                original_text=text[start : match.end()],
+                start=start,
+                end=match.end(),
+                book=book,
+                sections=sections,
+                unit=unit,
+                document_context=context,
+                extraction_method="regex",
+            )
+        )
+    return references
+
+
+def _simple(pattern: re.Pattern, kind: str, text: str, target: Callable[[re.Match], str]) -> list[DetectedReference]:
+    out = []
+    for match in pattern.finditer(text):
+        out.append(
+            DetectedReference(
+                type=kind,  # type: ignore[arg-type]
+                target=target(match),
+                original_text=match.group(0),
+                start=match.start(),
+                end=match.end(),
+                book=target(match) if kind == "document_mention" else None,
+                extraction_method="regex",
+            )
+        )
+    return out
+
+
+def _overlaps(a: DetectedReference, b: DetectedReference) -> bool:
+    return a.start < b.end and b.start < a.end
+
+
+def detect_references_regex(text: str, doc: str | None = None) -> list[DetectedReference]:
+    """Every reference the grammar finds in `text`, in text order, without overlaps.
+
+    `doc` is the document the text comes from: book-less references point into it.
+    """
+    if not text:
+        return []
+    found: list[DetectedReference] = []
+    found += _simple(_URL, "external", text, lambda m: m.group("text"))
+    found += _simple(_EU_ACT, "document_mention", text, lambda m: " ".join(m.group("text").split()))
+    found += _simple(_STANDARD, "document_mention", text, lambda m: " ".join(m.group("text").split()))
+    found += _simple(_ICRP, "document_mention", text, lambda m: " ".join(m.group("text").split()))
+    found += _simple(_NUMBERED_CITATION, "academic_numbered", text, lambda m: f"[{m.group('body').replace(' ', '')}]")
+    found += _simple(_SHORTFORM_CITATION, "academic_shortform", text, lambda m: f"[{m.group('body')}]")
+    legal = _legal_references(text, doc)
+    english = _english_section_references(text, doc)
+    # Longer, more specific matches win: legal chains swallow an EU act named as their book.
+    ordered = sorted(legal + english + found, key=lambda r: (-(r.end - r.start), r.start))
+    kept: list[DetectedReference] = []
+    for reference in ordered:
+        if reference.type == "external" or not any(_overlaps(reference, other) for other in kept):
+            kept.append(reference)
+    return sorted(kept, key=lambda r: r.start)
+
+
+def _llm_to_detected(result: ExtractedReferenceList, text: str, doc: str | None) -> list[DetectedReference]:
+    references = []
+    for item in result.references:
+        snippet = item.reference_text.strip()
+        if not snippet:
+            continue
+        start = text.find(snippet)
+        parsed = detect_references_regex(snippet, doc)
+        sections = parsed[0].sections if parsed else []
+        book = (parsed[0].book if parsed else None) or item.target_document
+        context = book or (doc if item.reference_type == "legal_section" else None)
+        references.append(
+            DetectedReference(
+                type=item.reference_type,
+                target=snippet if not context or context in snippet else f"{snippet} {context}",
+                original_text=snippet,
+                start=max(start, 0),
+                end=max(start, 0) + len(snippet) if start >= 0 else 0,
+                book=book,
+                sections=sections,
+                unit=parsed[0].unit if parsed else "",
+                document_context=context,
+                extraction_method="llm",
+            )
+        )
+    return references
+
+
+def merge_hybrid(regex_refs: list[DetectedReference], llm_refs: list[DetectedReference]) -> list[DetectedReference]:
+    """Seed 000 §4c: regex first; an LLM result is dropped when its type:target key was seen
+    or its target text overlaps an existing reference."""
+    seen = {ref.key for ref in regex_refs}
+    combined = list(regex_refs)
+    for ref in llm_refs:
+        if ref.key in seen:
+            continue
+        if any(
+            (ref.end > ref.start and _overlaps(ref, other))
+            or ref.original_text.lower() in other.original_text.lower()
+            or other.original_text.lower() in ref.original_text.lower()
+            for other in combined
+        ):
+            continue
+        seen.add(ref.key)
+        combined.append(ref)
+    return combined
+
+
+def detect_references(
+    text: str,
+    doc: str | None = None,
+    method: str = "regex",
+    llm_extract: Callable[[str], ExtractedReferenceList] | None = None,
+) -> list[DetectedReference]:
+    """Detect references with `method` regex | llm | hybrid. `llm_extract` runs the LLM prompt."""
+    if method == "regex" or llm_extract is None:
+        if method != "regex":
+            logger.debug("No LLM for reference extraction; using the regex layer")
+        return detect_references_regex(text, doc)
+    try:
+        llm_refs = _llm_to_detected(llm_extract(text), text, doc)
+    except Exception as exc:  # an LLM failure must not lose the regex layer's findings
+        logger.warning("LLM reference extraction failed (%s); using the regex layer", exc)
+        return detect_references_regex(text, doc)
+    if method == "llm":
+        return llm_refs
+    return merge_hybrid(detect_references_regex(text, doc), llm_refs)
