@@ -125,6 +125,71 @@ def cmd_doctor(args) -> int:
     return 1 if problems else 0
 
 
+def cmd_refs(args) -> int:
+    from rabbithole_lab.rabbithole.references import detect_references
+
+    settings = _settings(args)
+    llm_extract, method = None, "regex"
+    if settings.llm.provider != "extractive":
+        from rabbithole_lab.reasoning.factory import reference_extractor
+
+        llm_extract = reference_extractor(settings)
+        method = settings.references.extraction_method if llm_extract else "regex"
+    count = 0
+    with open(args.input, encoding="utf-8") as source, open(args.out, "w", encoding="utf-8") as sink:
+        for number, line in enumerate(source, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                text = item["text"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                print(f"error: {args.input}:{number}: expected a JSON object with 'id' and 'text'", file=sys.stderr)
+                return 2
+            doc = item.get("doc")
+            rows = []
+            last_book = None
+            for ref in detect_references(text, doc, method=method, llm_extract=llm_extract):
+                book = ref.book
+                if ref.type == "legal_section":
+                    if book:
+                        last_book = book
+                    elif doc:
+                        book = Path(doc).stem
+                    else:
+                        book = last_book  # a bare "§ 18" continues the last cited law
+                rows.append({"start": ref.start, "end": ref.end, "type": ref.type, "book": book,
+                             "sections": ref.sections, "text": ref.original_text})
+            sink.write(json.dumps({"id": item.get("id", number), "refs": rows}, ensure_ascii=False) + "\n")
+            count += 1
+    print(f"Wrote references for {count} text(s) to {args.out} ({method} layer)")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from rabbithole_lab.eval.xref import load_questions, run_eval
+    from rabbithole_lab.kb.factory import open_knowledge_base
+    from rabbithole_lab.kb.ingest import format_report, ingest
+    from rabbithole_lab.rabbithole.engine import build_follower
+
+    settings = _settings(args)
+    kb_dir, db = _kb_paths(args, settings)
+    questions = load_questions(Path(args.questions))
+    kb = open_knowledge_base(settings, kb_dir, db)
+    report = ingest(kb_dir, kb.index, settings.kb, show_progress=not args.no_progress)
+    if report.files_ingested:
+        logger.info(format_report(report))
+        kb = open_knowledge_base(settings, kb_dir, db)
+    follower = build_follower(kb, settings) if args.mode == "rabbithole" else None
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as sink:
+        for row in run_eval(kb, questions, args.mode, args.k, follower, show_progress=not args.no_progress):
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"Wrote {len(questions)} prediction(s) to {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rabbithole", description="Rabbithole Lab: research that follows references.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -152,6 +217,21 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
     doctor.add_argument("--db", help="index folder (default KB_DIR/database)")
     doctor.set_defaults(func=cmd_doctor)
+
+    refs = sub.add_parser("refs", help="detect references in JSONL texts")
+    refs.add_argument("--in", dest="input", required=True, help='JSONL lines {"id", "text", "doc"?}')
+    refs.add_argument("--out", required=True, help='JSONL lines {"id", "refs": [...]}')
+    refs.set_defaults(func=cmd_refs)
+
+    evaluate = sub.add_parser("eval", help="run cross-reference questions flat or with the rabbithole")
+    evaluate.add_argument("--kb", required=True, help="knowledge-base folder (ingested if needed)")
+    evaluate.add_argument("--db", help="index folder (default KB_DIR/database)")
+    evaluate.add_argument("--questions", required=True, help="question JSONL")
+    evaluate.add_argument("--mode", choices=["flat", "rabbithole"], default="rabbithole")
+    evaluate.add_argument("--k", type=int, default=10)
+    evaluate.add_argument("--out", required=True, help="prediction JSONL")
+    evaluate.add_argument("--no-progress", action="store_true")
+    evaluate.set_defaults(func=cmd_eval)
 
     for register in _EXTENSIONS:
         register(sub)

@@ -175,6 +175,12 @@ class SearchSettings(_Group):
     queries_per_task: int = _env("TASK_QUERIES", 3, "Search queries per research task", ge=1)
     mode: Literal["hybrid", "dense", "bm25"] = _env("SEARCH_MODE", "hybrid", "Default search mode")
     rrf_k: int = _env("RRF_K", 60, "Reciprocal-rank-fusion constant", ge=1)
+    multi_query: bool = _env(
+        "SEARCH_MULTI_QUERY", False, "First stage also searches each clause of a multi-part question"
+    )
+    bm25_weight: float = _env(
+        "SEARCH_BM25_WEIGHT", 2.0, "Weight of the BM25 ranking against the dense ranking in fusion", ge=0
+    )
     candidates: int = _env(
         "SEARCH_CANDIDATES", 50, "Candidates each retriever contributes to fusion", ge=1
     )

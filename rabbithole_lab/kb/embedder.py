@@ -46,6 +46,7 @@ class SentenceTransformerEmbedder:
         self._settings = settings
         self._model = None
         self._lock = threading.Lock()
+        self._query_cache: dict[str, np.ndarray] = {}
 
     def _load(self):
         with self._lock:
@@ -89,5 +90,12 @@ class SentenceTransformerEmbedder:
         ).astype(np.float32)
 
     def embed_query(self, text: str) -> np.ndarray:
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            return cached
         model = self._load()
-        return model.encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
+        vector = model.encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
+        if len(self._query_cache) >= 256:
+            self._query_cache.pop(next(iter(self._query_cache)))
+        self._query_cache[text] = vector
+        return vector

@@ -18,6 +18,7 @@ import numpy as np
 
 from rabbithole_lab.kb.embedder import Embedder
 from rabbithole_lab.kb.lexical import Bm25Index
+from rabbithole_lab.kb.sections import section_key
 from rabbithole_lab.records import Chunk
 
 logger = logging.getLogger(__name__)
@@ -53,6 +54,7 @@ def _chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
         "page_start": chunk.page_start,
         "page_end": chunk.page_end,
         "section": chunk.section,
+        "section_key": section_key(chunk.section),
         "heading": chunk.heading[:500],
         "char_start": chunk.char_start,
         "file_hash": file_hash,
@@ -82,6 +84,7 @@ class _Snapshot:
         self.by_id = {chunk.id: chunk for chunk in chunks}
         self.vectors = vectors
         self.docs = np.array([chunk.doc for chunk in chunks], dtype=object)
+        self.rows = {cid: index for index, cid in enumerate(ids)}
 
 
 class ChromaIndex:
@@ -291,6 +294,12 @@ class ChromaIndex:
     def similarities(self, collection: str, ids: list[str], query_vector: np.ndarray) -> dict[str, float]:
         if not ids:
             return {}
+        snapshot = self._snapshot(collection)
+        if snapshot is not None:
+            rows = snapshot.rows
+            found = [cid for cid in ids if cid in rows]
+            sims = snapshot.vectors[[rows[cid] for cid in found]] @ query_vector if found else []
+            return {cid: float(sim) for cid, sim in zip(found, sims, strict=True)}
         handle = self._collection(collection)
         got = handle.get(ids=ids, include=["embeddings"])
         vectors = np.asarray(got["embeddings"], dtype=np.float32)

@@ -122,6 +122,15 @@ class DocumentRegistry:
     def collection_of(self, filename: str) -> str | None:
         return next((e.collection for e in self.entries if e.filename == filename), None)
 
+    def exact_or_inflected(self, text: str) -> tuple[str, str] | None:
+        """Only the exact and inflection stages (no fuzzy guessing): for spotting names in free text."""
+        lowered = text.strip().lower()
+        if lowered in self._exact:
+            return self._exact[lowered]
+        if len(lowered) < 5:
+            return None  # short words ("und", "AtG"-like noise) only match exactly
+        return self._inflected.get(inflection_key(text))
+
     def resolve_document_name(self, text: str | None) -> tuple[str | None, str | None]:
         """exact synonym > inflected form > fuzzy >= 0.7 > substring of a file name."""
         if not text or not text.strip():

@@ -13,8 +13,9 @@ from typing import Literal
 
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.lexical import section_tokens
+from rabbithole_lab.kb.query import clauses, german_terms, named_documents, query_language
 from rabbithole_lab.kb.registry import DocumentRegistry
-from rabbithole_lab.kb.sections import normalise_section
+from rabbithole_lab.kb.sections import normalise_section, parent_keys, section_key
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
 
@@ -104,7 +105,11 @@ class KnowledgeBase:
                     chunks[chunk.id] = chunk
                     dense_ranked.append((chunk.id, similarity))
             if mode in ("bm25", "hybrid"):
-                for chunk_id, score in self.index.bm25(target).search(query, candidates, doc=doc):
+                bm25 = self.index.bm25(target)
+                lexical_query = query
+                if bm25.language == "german" and query_language(query) == "en":
+                    lexical_query = f"{query} {german_terms(query)}"
+                for chunk_id, score in bm25.search(lexical_query, candidates, doc=doc):
                     bm25_ranked.append((chunk_id, score))
                     owner_of[chunk_id] = target
         dense_ranked.sort(key=lambda item: -item[1])
@@ -123,7 +128,7 @@ class KnowledgeBase:
             best = top[0][1] if top else 1.0
             return [_result(chunks[cid], score / best, "bm25") for cid, score in top if cid in chunks]
         # An exact "§ 78" in the query is lexical evidence the embedder cannot see: weight BM25 up.
-        lexical_weight = 2.0 if section_tokens(query) else 1.0
+        lexical_weight = self.settings.bm25_weight * (2.0 if section_tokens(query) else 1.0)
         fused = reciprocal_rank_fusion(
             [[cid for cid, _ in dense_ranked[:candidates]], [cid for cid, _ in bm25_ranked[:candidates]]],
             self.settings.rrf_k,
@@ -133,6 +138,40 @@ class KnowledgeBase:
         ranked = sorted(fused.items(), key=lambda item: -item[1])[:k]
         return [_result(chunks[cid], score / best_possible, "hybrid") for cid, score in ranked if cid in chunks]
 
+    def retrieve(
+        self, question: str, k: int = 10, collection: str | None = None, distinct_sections: bool = True
+    ) -> list[VectorResult]:
+        """First-stage retrieval for a whole question: the question (optionally each of its clauses)
+        and a scoped search in every document the question names, fused by reciprocal rank.
+        With `distinct_sections` only the best chunk of each (doc, section) is kept."""
+        candidates = max(k, self.settings.candidates)
+        runs = [self.search(question, k=candidates, collection=collection)]
+        if self.settings.multi_query:
+            for clause in clauses(question):
+                runs.append(self.search(clause, k=candidates, collection=collection))
+        for doc in named_documents(question, self.registry):
+            owner = self.registry.collection_of(doc)
+            if collection and owner != collection:
+                continue
+            runs.append(self.search(question, k=candidates, doc=doc, collection=owner))
+        by_id = {hit.chunk_id: hit for run in runs for hit in run}
+        fused = reciprocal_rank_fusion([[hit.chunk_id for hit in run] for run in runs], self.settings.rrf_k,
+                                       weights=[3.0] + [1.0] * (len(runs) - 1))
+        best_possible = (2.0 + len(runs)) / (self.settings.rrf_k + 1)
+        ranked = sorted(fused.items(), key=lambda item: -item[1])
+        results: list[VectorResult] = []
+        sections: set[tuple[str, str]] = set()
+        for cid, score in ranked:
+            hit = by_id[cid]
+            key = (hit.doc, hit.section or cid)
+            if distinct_sections and key in sections:
+                continue
+            sections.add(key)
+            results.append(hit.model_copy(update={"score": min(1.0, score / best_possible)}))
+            if len(results) == k:
+                break
+        return results
+
     def search_by_database_name(
         self, database_name: str, query: str, k: int = 10, mode: SearchMode | None = None
     ) -> list[VectorResult]:
@@ -140,13 +179,24 @@ class KnowledgeBase:
         return self.search(query, k=k, mode=mode, collection=database_name)
 
     def section_lookup(self, doc: str, section: str, collection: str | None = None) -> list[VectorResult]:
-        """All chunks of one section of one document, in reading order (exact, no ranking)."""
+        """All chunks of one section of one document, in reading order (exact, no ranking).
+
+        Matches the label ("§ 78", "Anlage 4") or its key ("70(1)" for "Part 6.Chapter 1.70.(1)");
+        a sub-paragraph falls back to its parent ("3.10.7(g)" -> "3.10.7").
+        """
         label = canonical_section(section)
-        for target in self._targets(collection, doc):
+        targets = self._targets(collection, doc)
+        for target in targets:
             chunks = self.index.get_chunks(target, where={"$and": [{"doc": doc}, {"section": label}]})
             if chunks:
                 chunks.sort(key=lambda chunk: chunk.char_start)
                 return [_result(chunk, 1.0, "section") for chunk in chunks]
+        for key in parent_keys(section_key(label)):
+            for target in targets:
+                chunks = self.index.get_chunks(target, where={"$and": [{"doc": doc}, {"section_key": key}]})
+                if chunks:
+                    chunks.sort(key=lambda chunk: chunk.char_start)
+                    return [_result(chunk, 1.0, "section") for chunk in chunks]
         return []
 
     def similarity(self, results: list[VectorResult], query: str) -> dict[str, float]:

@@ -101,3 +101,25 @@ def markdown_heading_label(heading_text: str) -> str:
 
 def is_structural_heading(line: str) -> bool:
     return bool(_STRUCTURAL_HEADING.match(line))
+
+
+def section_key(label: str) -> str:
+    """A comparable key: 'Part 6.Chapter 1.70.(1)' -> '70(1)', '3.3.16.(1)' -> '3.3.16(1)', '§ 78' -> '§ 78'."""
+    text = label.strip()
+    if text.startswith(("§", "Art.", "Anlage")):
+        return text
+    text = re.sub(r"^(?:(?:Part|Chapter|Schedule|Section)\s+\w+\.\s*)+", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"\.\s*(?=\()", "", text)
+    text = re.sub(r"\s+", "", text).rstrip(".")
+    return text.lower()
+
+
+def parent_keys(key: str) -> list[str]:
+    """'3.10.7(g)' -> ['3.10.7(g)', '3.10.7']; '70(1)(a)' -> ['70(1)(a)', '70(1)', '70']."""
+    keys = [key]
+    while True:
+        stripped = re.sub(r"\([^()]*\)$", "", keys[-1])
+        if stripped == keys[-1] or not stripped:
+            break
+        keys.append(stripped)
+    return keys

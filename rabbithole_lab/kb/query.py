@@ -1,0 +1,85 @@
+"""Query understanding without an LLM: language guess, EN->DE term expansion, named documents, clauses.
+
+English questions about German documents find little with German BM25; the packaged
+glossary (`glossary_en_de.tsv`, domain terms of radiation protection, nuclear, waste and
+environmental law) adds the German terms to the lexical query.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+from rabbithole_lab.kb.lexical import guess_stemmer_language
+from rabbithole_lab.kb.registry import DocumentRegistry, inflection_key
+
+_WORDS = re.compile(r"[\wÄÖÜäöüß-]+")
+_CLAUSE_SPLIT = re.compile(
+    r"[;?]|,\s*(?=(?:und\s+)?(?:welche|welcher|welches|wie|wer|was|wann|wo|ob|gibt|muss|müssen|darf|"
+    r"which|what|how|who|when|where|whether|is|are|does|do|must|can)\b)"
+    r"|\s+und\s+(?=(?:welche|welcher|welches|wie|wer|was|wann|wo|ob|gibt)\b)"
+    r"|\s+and\s+(?=(?:which|what|how|who|when|where|whether|is|are|does|do|must)\b)",
+    re.IGNORECASE,
+)
+MAX_NAME_WORDS = 8
+
+
+@lru_cache(maxsize=1)
+def glossary() -> dict[str, list[str]]:
+    text = resources.files("rabbithole_lab.kb").joinpath("glossary_en_de.tsv").read_text(encoding="utf-8")
+    entries: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#") or "\t" not in line:
+            continue
+        english, german = line.split("\t", 1)
+        entries[english.strip().lower()] = [term.strip() for term in german.split(";") if term.strip()]
+    return entries
+
+
+def query_language(text: str) -> str:
+    return "en" if guess_stemmer_language([text]) == "english" else "de"
+
+
+def german_terms(query: str) -> str:
+    """The German glossary terms for an English query (longest phrases first), space-joined."""
+    terms = glossary()
+    longest = max((len(key.split()) for key in terms), default=1)
+    words = [w.lower() for w in _WORDS.findall(query)]
+    found: list[str] = []
+    position = 0
+    while position < len(words):
+        for size in range(min(longest, len(words) - position), 0, -1):
+            phrase = " ".join(words[position : position + size])
+            if phrase in terms:
+                found.extend(terms[phrase])
+                position += size
+                break
+        else:
+            position += 1
+    return " ".join(found)
+
+
+def named_documents(query: str, registry: DocumentRegistry) -> list[str]:
+    """Documents the query names ("nach der Kostenverordnung", "StrlSchG"), by registry synonyms."""
+    words = _WORDS.findall(query)
+    found: list[str] = []
+    for size in range(min(MAX_NAME_WORDS, len(words)), 0, -1):
+        for start in range(len(words) - size + 1):
+            phrase = " ".join(words[start : start + size])
+            if len(phrase) < 3:
+                continue
+            target = registry.exact_or_inflected(phrase)
+            if target and target[0] not in found:
+                found.append(target[0])
+    return found
+
+
+def clauses(query: str, min_chars: int = 15) -> list[str]:
+    """The parts of a multi-part question ("Welche ..., wie oft ..., und welcher ...")."""
+    parts = [part.strip(" ,.") for part in _CLAUSE_SPLIT.split(query) if part]
+    parts = [part for part in parts if len(part) >= min_chars]
+    return parts if len(parts) > 1 else []
+
+
+__all__ = ["clauses", "german_terms", "glossary", "inflection_key", "named_documents", "query_language"]

@@ -1,0 +1,310 @@
+"""Recursive reference following for one research task (the rabbithole).
+
+From each seed chunk: detect references, drop visited ones, resolve them (exact section
+lookup first), let the gate decide, and descend into the followed targets depth-first,
+so a followed chunk lands right after the chunk that cites it. Guards, each recorded as
+a stop reason: depth limit, visited set, token budget, convergence (one document reached
+N times by following), early refusal (the first N followed references all irrelevant).
+Every followed or skipped reference becomes a `ReferenceEdge`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.rabbithole.gate import GateInput, ReferenceDecider, gate_references
+from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, Scored, filter_by_relevance, relevance_score
+from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution, window_around
+from rabbithole_lab.rabbithole.tiers import classify_tier
+from rabbithole_lab.records import DetectedReference, ReferenceEdge, Tier, VectorResult
+from rabbithole_lab.settings import ReferenceSettings
+
+logger = logging.getLogger(__name__)
+
+CHARS_PER_TOKEN = 4  # documented estimate (qwen/llama tokenizers average ~4 characters per token)
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass
+class FollowLimits:
+    follow_depth: int = 2
+    token_budget: int = 50_000
+    convergence_same_doc_threshold: int = 3
+    relevance_threshold: float = 0.6
+    early_refusal_count: int = 3
+    min_results: int = 2
+    gate_window_chars: int = 400
+    max_follow_per_chunk: int = 3
+    chunks_per_reference: int = 2
+    concurrency: int = 4
+    filter_relevance: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: ReferenceSettings, concurrency: int = 4) -> FollowLimits:
+        return cls(
+            follow_depth=settings.follow_depth,
+            token_budget=settings.token_budget,
+            convergence_same_doc_threshold=settings.convergence_same_doc_threshold,
+            relevance_threshold=settings.relevance_threshold,
+            early_refusal_count=settings.early_refusal_count,
+            min_results=settings.min_results,
+            gate_window_chars=settings.gate_window_chars,
+            concurrency=concurrency,
+        )
+
+
+@dataclass
+class TrailItem:
+    result: VectorResult
+    depth: int
+    score: float
+    own_score: float
+    tier: Tier
+    cited_by: str = ""
+    via: str = ""  # the reference text that led here
+    references: list[DetectedReference] = field(default_factory=list)
+
+
+@dataclass
+class Trail:
+    items: list[TrailItem] = field(default_factory=list)
+    dropped: list[TrailItem] = field(default_factory=list)
+    edges: list[ReferenceEdge] = field(default_factory=list)
+    visited: list[str] = field(default_factory=list)
+    tokens_used: int = 0
+    stop_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def followed_edges(self) -> list[ReferenceEdge]:
+        return [edge for edge in self.edges if edge.decision == "followed"]
+
+
+class _TaskState:
+    def __init__(self, visited: set[str]):
+        self.visited = set(visited)
+        self.seen_chunks: set[str] = set()
+        self.tokens = 0
+        self.followed_docs: Counter[str] = Counter()
+        self.first_followed_scores: list[float] = []
+        self.stopped = ""
+        self.reasons: list[str] = []
+
+    def note(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+
+class RabbitholeFollower:
+    """Follows references from seed chunks for one task."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        decider: ReferenceDecider,
+        limits: FollowLimits,
+        detect: Callable[[str, str | None], list[DetectedReference]],
+        resolver: ReferenceResolver | None = None,
+    ):
+        self.kb = kb
+        self.decider = decider
+        self.limits = limits
+        self.detect = detect
+        self.resolver = resolver or ReferenceResolver(kb)
+
+    def run(
+        self,
+        seeds: list[VectorResult],
+        anchor: str,
+        language: str = "de",
+        visited: set[str] | None = None,
+        seed_scores: dict[str, float] | None = None,
+    ) -> Trail:
+        """Follow references best-first, level by level; return items in tree order."""
+        state = _TaskState(visited or set())
+        trail = Trail()
+        cosine = self.kb.similarity(seeds, anchor) if seeds else {}
+        stem_language = "english" if language == "en" else "german"
+        roots: list[TrailItem] = []
+        for seed in seeds:
+            if seed.chunk_id in state.seen_chunks:
+                continue
+            state.seen_chunks.add(seed.chunk_id)
+            own = relevance_score(cosine.get(seed.chunk_id, 0.0), anchor, seed.text, language=stem_language)
+            if seed_scores and seed.chunk_id in seed_scores:
+                own = max(own, seed_scores[seed.chunk_id])
+            roots.append(TrailItem(seed, 0, own, own, classify_tier(0, own)))
+        children: dict[int, list[TrailItem]] = {}
+        frontier = roots
+        depth = 0
+        while frontier:
+            if depth >= self.limits.follow_depth:
+                if any(self.detect(item.result.text, item.result.doc) for item in frontier):
+                    trail.stop_reasons.append("depth limit")
+                break
+            frontier = self._level(frontier, anchor, language, state, trail, children)
+            depth += 1
+        ordered: list[TrailItem] = []
+
+        def walk(item: TrailItem) -> None:
+            ordered.append(item)
+            for child in children.get(id(item), []):
+                walk(child)
+
+        for root in roots:
+            walk(root)
+        trail.items = ordered
+        if self.limits.filter_relevance:
+            kept, dropped = filter_by_relevance(
+                [Scored(item, item.score) for item in trail.items],
+                self.limits.relevance_threshold,
+                self.limits.min_results,
+            )
+            trail.items = [entry.item for entry in kept]  # type: ignore[misc]
+            trail.dropped = [entry.item for entry in dropped]  # type: ignore[misc]
+        for item in trail.items:
+            item.tier = classify_tier(item.depth, item.score)
+        trail.visited = sorted(state.visited)
+        trail.tokens_used = state.tokens
+        trail.stop_reasons.extend(reason for reason in state.reasons if reason not in trail.stop_reasons)
+        return trail
+
+    # ---- one level of the tree -------------------------------------------------------------------
+    def _edge(self, item: TrailItem, reference: DetectedReference, decision: str, reason: str,
+              resolution: Resolution | None = None, targets: list[VectorResult] | None = None,
+              score: float = 0.0) -> ReferenceEdge:
+        targets = targets or []
+        return ReferenceEdge(
+            from_chunk=item.result.chunk_id,
+            to_chunks=[t.chunk_id for t in targets],
+            type=reference.type,
+            target=reference.target,
+            depth=item.depth + 1,
+            decision=decision,  # type: ignore[arg-type]
+            reason=reason,
+            resolution=resolution.path if resolution else "",
+            score=round(score, 4),
+            from_doc=item.result.doc,
+            from_section=item.result.section,
+            to_docs=[t.doc for t in targets],
+            to_sections=[t.section for t in targets],
+        )
+
+    def _level(self, frontier: list[TrailItem], anchor: str, language: str, state: _TaskState, trail: Trail,
+               children: dict[int, list[TrailItem]]) -> list[TrailItem]:
+        german = language == "de"
+        candidates: list[tuple[TrailItem, DetectedReference, Resolution, list[VectorResult]]] = []
+        level_keys: set[str] = set()
+        for item in frontier:
+            references = self.detect(item.result.text, item.result.doc)
+            item.references = references
+            for reference in references:
+                if reference.type == "external":
+                    trail.edges.append(self._edge(
+                        item, reference, "skipped",
+                        "URL vermerkt, nicht abgerufen" if german else "URL recorded, never fetched",
+                        Resolution("external")))
+                    continue
+                if reference.key in state.visited:
+                    trail.edges.append(self._edge(item, reference, "skipped",
+                                                  "bereits besucht" if german else "already visited"))
+                    continue
+                resolution = self.resolver.resolve(reference, anchor)
+                reference.found = resolution.found
+                reference.resolution = resolution.path
+                if not resolution.found:
+                    state.visited.add(reference.key)  # nothing to find: never ask again
+                    trail.edges.append(self._edge(
+                        item, reference, "skipped",
+                        "nicht in der Wissensbasis" if german else "not in the knowledge base", resolution))
+                    continue
+                targets = [r for r in resolution.results
+                           if r.chunk_id not in state.seen_chunks and r.chunk_id != item.result.chunk_id]
+                if not targets:
+                    trail.edges.append(self._edge(
+                        item, reference, "skipped",
+                        "bereits im Kontext" if german else "already in the context", resolution))
+                    continue
+                candidates.append((item, reference, resolution, targets))
+                level_keys.add(reference.key)
+        if not candidates:
+            return []
+        gate_inputs = [
+            GateInput(
+                reference=reference,
+                window=window_around(item.result.text, reference.start, reference.end, self.limits.gate_window_chars),
+                document=item.result.doc,
+                target_title=targets[0].heading if resolution.path == "section_index" else "",
+            )
+            for item, reference, resolution, targets in candidates
+        ]
+        verdicts = gate_references(gate_inputs, anchor, self.decider, language, self.limits.concurrency)
+        # best-first: the most promising references of the whole level are followed first
+        ranked = sorted(zip(candidates, verdicts, strict=True), key=lambda pair: -pair[1].score)
+        followed_from: Counter[int] = Counter()
+        next_frontier: list[TrailItem] = []
+        for (item, reference, resolution, targets), verdict in ranked:
+            skip_reason = ""
+            if not verdict.decision.follow:
+                skip_reason = verdict.decision.reason
+            elif reference.key in state.visited:
+                skip_reason = "bereits verfolgt" if german else "already followed"
+            elif state.stopped:
+                skip_reason = state.stopped
+            elif followed_from[id(item)] >= self.limits.max_follow_per_chunk:
+                skip_reason = "Limit je Abschnitt erreicht" if german else "per-chunk limit reached"
+            elif resolution.doc and state.followed_docs[resolution.doc] >= self.limits.convergence_same_doc_threshold:
+                skip_reason = f"convergence: {resolution.doc}"
+                state.note(skip_reason)
+            elif state.tokens >= self.limits.token_budget:
+                state.stopped = "token budget exhausted"
+                state.note(state.stopped)
+                skip_reason = state.stopped
+            targets = [t for t in targets if t.chunk_id not in state.seen_chunks]
+            if not skip_reason and not targets:
+                skip_reason = "bereits im Kontext" if german else "already in the context"
+            if skip_reason:
+                trail.edges.append(self._edge(item, reference, "skipped", skip_reason, resolution, score=verdict.score))
+                continue
+            state.visited.add(reference.key)
+            chosen = self._choose(targets, anchor)
+            cosine = self.kb.similarity(chosen, anchor)
+            new_children = []
+            for target in chosen:
+                state.seen_chunks.add(target.chunk_id)
+                state.tokens += estimate_tokens(target.text)
+                own = relevance_score(cosine.get(target.chunk_id, 0.0), anchor, target.text,
+                                      language="english" if language == "en" else "german")
+                score = max(own, round(item.score * CITATION_DECAY, 4))
+                new_children.append(TrailItem(target, item.depth + 1, score, own, classify_tier(item.depth + 1, score),
+                                              cited_by=item.result.chunk_id, via=reference.original_text))
+            followed_from[id(item)] += 1
+            trail.edges.append(self._edge(item, reference, "followed", verdict.decision.reason, resolution, chosen,
+                                          verdict.score))
+            if resolution.doc:
+                state.followed_docs[resolution.doc] += 1
+            if len(state.first_followed_scores) < self.limits.early_refusal_count:
+                state.first_followed_scores.append(max(child.own_score for child in new_children))
+                if (len(state.first_followed_scores) == self.limits.early_refusal_count
+                        and all(s < self.limits.relevance_threshold for s in state.first_followed_scores)):
+                    state.stopped = "early refusal"
+                    state.note(state.stopped)
+            children.setdefault(id(item), []).extend(new_children)
+            next_frontier.extend(new_children)
+        return next_frontier
+
+    def _choose(self, targets: list[VectorResult], anchor: str) -> list[VectorResult]:
+        """The chunks of a resolved section most similar to the anchor, in reading order."""
+        if len(targets) <= self.limits.chunks_per_reference:
+            return targets
+        cosine = self.kb.similarity(targets, anchor)
+        best = sorted(targets, key=lambda t: -cosine.get(t.chunk_id, 0.0))[: self.limits.chunks_per_reference]
+        order = {t.chunk_id: index for index, t in enumerate(targets)}
+        return sorted(best, key=lambda t: order[t.chunk_id])

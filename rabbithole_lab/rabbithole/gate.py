@@ -1,0 +1,123 @@
+"""The agentic reference gate: which detected references are worth following.
+
+A `ReferenceDecider` judges one reference from the query anchor and a window of text
+around it (±400 characters by default), optionally with the title of the cited target.
+`ExtractiveDecider` needs no LLM; the LLM reasoner implements the same protocol with
+REFERENCE_DECISION_PROMPT. Decisions for one chunk run concurrently; a decider that
+fails makes the gate follow (seed behaviour) and log a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from rabbithole_lab.kb.query import german_terms, query_language
+from rabbithole_lab.rabbithole.relevance import keyword_overlap, vector_score
+from rabbithole_lab.records import DetectedReference, ReferenceDecision
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GateInput:
+    reference: DetectedReference
+    window: str
+    document: str
+    target_title: str = ""
+
+
+class ReferenceDecider(Protocol):
+    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision: ...
+
+
+@dataclass
+class GateVerdict:
+    decision: ReferenceDecision
+    score: float  # the decider's confidence in [0, 1]; 1.0 when an LLM said follow
+
+
+class ExtractiveDecider:
+    """Follow when window and target title resemble the anchor (embedding + keyword overlap).
+
+    score = 0.5 * vector_score(max(cos(window, anchor), cos(title, anchor)))
+          + 0.5 * max(keyword overlap of window, of title)
+    All references of one chunk are embedded in one batch.
+    """
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], threshold: float):
+        self._embed = embed
+        self.threshold = threshold
+
+    def scores(self, items: list[GateInput], anchor: str) -> list[float]:
+        if not items:
+            return []
+        texts = [anchor]
+        for item in items:
+            texts.append(item.window)
+            texts.append(item.target_title or item.window)
+        vectors = self._embed(texts)
+        anchor_vector = vectors[0]
+        # English questions about German documents compare through the glossary's German terms
+        lexical_anchor = anchor
+        if query_language(anchor) == "en":
+            lexical_anchor = german_terms(anchor) or anchor
+        out = []
+        for index, item in enumerate(items):
+            window_sim = float(vectors[1 + 2 * index] @ anchor_vector)
+            title_sim = float(vectors[2 + 2 * index] @ anchor_vector)
+            overlap = max(
+                keyword_overlap(lexical_anchor, item.window, "german"),
+                keyword_overlap(lexical_anchor, item.target_title, "german") if item.target_title else 0.0,
+            )
+            out.append(round(0.5 * vector_score(max(window_sim, title_sim)) + 0.5 * overlap, 4))
+        return out
+
+    def _reason(self, score: float, language: str) -> ReferenceDecision:
+        follow = score >= self.threshold
+        if language == "de":
+            reason = (f"Ähnlichkeit des Kontexts mit der Frage {score:.2f} "
+                      f"{'≥' if follow else '<'} Schwelle {self.threshold:.2f}")
+        else:
+            reason = (f"context similarity to the question {score:.2f} "
+                      f"{'>=' if follow else '<'} threshold {self.threshold:.2f}")
+        return ReferenceDecision(follow=follow, reason=reason)
+
+    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
+        return self._reason(self.scores([item], anchor)[0], language)
+
+    def decide_batch(self, items: list[GateInput], anchor: str, language: str) -> list[GateVerdict]:
+        return [GateVerdict(self._reason(score, language), score) for score in self.scores(items, anchor)]
+
+
+def gate_references(
+    items: list[GateInput],
+    anchor: str,
+    decider: ReferenceDecider,
+    language: str = "de",
+    concurrency: int = 4,
+) -> list[GateVerdict]:
+    """Decide every reference of one chunk, concurrently; a failing decider means 'follow'."""
+    batch = getattr(decider, "decide_batch", None)
+    if batch is not None:
+        return batch(items, anchor, language)
+
+    def decide(item: GateInput) -> GateVerdict:
+        try:
+            decision = decider.decide_reference(item, anchor, language)
+            return GateVerdict(decision, 1.0 if decision.follow else 0.0)
+        except Exception as exc:
+            logger.warning("Reference gate failed for %r (%s); following it", item.reference.original_text, exc)
+            reason = (f"Gate-Fehler ({type(exc).__name__}), Referenz wird verfolgt" if language == "de"
+                      else f"gate error ({type(exc).__name__}); following the reference")
+            return GateVerdict(ReferenceDecision(follow=True, reason=reason), 0.5)
+
+    if len(items) <= 1 or concurrency <= 1:
+        return [decide(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(concurrency, len(items))) as pool:
+        return list(pool.map(decide, items))

@@ -1,0 +1,49 @@
+"""Relevance of a chunk to the query anchor: vector similarity plus keyword overlap.
+
+score = max(vector_score, keyword_overlap, inherited), where
+  vector_score    cosine similarity rescaled so that MiniLM's typical "related" band maps to [0, 1]
+  keyword_overlap share of the anchor's content words (stemmed) found in the chunk (seed formula)
+  inherited       a chunk reached through an explicit reference keeps `decay` x its citer's score
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rabbithole_lab.kb.lexical import tokenize
+
+COSINE_FLOOR = 0.10  # MiniLM cosine of unrelated text
+COSINE_CEILING = 0.60  # cosine of a passage that answers the question
+CITATION_DECAY = 0.9
+
+
+def vector_score(cosine: float) -> float:
+    return max(0.0, min(1.0, (cosine - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)))
+
+
+def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
+    query_words = {t for t in tokenize(anchor, language) if len(t) > 2 and not t.isdigit()}
+    if not query_words:
+        return 0.0
+    chunk_words = set(tokenize(text, language))
+    return min(1.0, len(query_words & chunk_words) / len(query_words))
+
+
+def relevance_score(cosine: float, anchor: str, text: str, inherited: float = 0.0, language: str = "german") -> float:
+    return round(max(vector_score(cosine), keyword_overlap(anchor, text, language), inherited), 4)
+
+
+@dataclass
+class Scored:
+    item: object
+    score: float
+
+
+def filter_by_relevance(scored: list[Scored], threshold: float, min_results: int = 0) -> tuple[list[Scored], list[Scored]]:
+    """(kept, dropped): keep scores >= threshold; backfill from the best rejected up to `min_results`."""
+    kept = [entry for entry in scored if entry.score >= threshold]
+    rejected = sorted((entry for entry in scored if entry.score < threshold), key=lambda e: -e.score)
+    while len(kept) < min_results and rejected:
+        kept.append(rejected.pop(0))
+    kept_ids = {id(entry) for entry in kept}
+    return [entry for entry in scored if id(entry) in kept_ids], rejected

@@ -1,0 +1,136 @@
+"""Reference resolution: exact section lookup -> scoped hybrid search -> broad hybrid search.
+
+Each resolution records the path that produced it ("section_index", "scoped", "broad",
+"external", "none") and a score, so the reference graph can show how a hop was made.
+URLs are recorded, never fetched.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
+from rabbithole_lab.records import DetectedReference, VectorResult
+
+logger = logging.getLogger(__name__)
+
+ResolutionPath = Literal["section_index", "scoped", "broad", "external", "none"]
+MAX_SECTIONS_PER_REFERENCE = 6
+
+
+@dataclass
+class Resolution:
+    path: ResolutionPath
+    results: list[VectorResult] = field(default_factory=list)
+    doc: str | None = None
+    collection: str | None = None
+    score: float = 0.0
+
+    @property
+    def found(self) -> bool:
+        return bool(self.results)
+
+
+def _section_labels(reference: DetectedReference) -> list[str]:
+    labels = []
+    for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]:
+        if reference.type == "legal_section" and reference.unit == "§":
+            labels.append(f"§ {section}")
+        elif reference.type == "legal_section" and reference.unit == "Art.":
+            labels.append(f"Art. {section}")
+        else:
+            labels.append(section)
+    return labels
+
+
+class ReferenceResolver:
+    """Turns a DetectedReference into the chunks it points to."""
+
+    def __init__(self, kb: KnowledgeBase, scoped_k: int = 3, broad_k: int = 3):
+        self.kb = kb
+        self.scoped_k = scoped_k
+        self.broad_k = broad_k
+
+    def target_document(self, reference: DetectedReference) -> tuple[str | None, str | None]:
+        """The document a reference points into: its book through the registry, else the containing doc."""
+        registry = self.kb.registry
+        if reference.book:
+            return registry.resolve_document_name(reference.book)
+        if reference.document_context:
+            doc, collection = registry.resolve_document_name(reference.document_context)
+            if doc:
+                return doc, collection
+            if reference.document_context in registry.filenames():
+                return reference.document_context, registry.collection_of(reference.document_context)
+        return None, None
+
+    def resolve(self, reference: DetectedReference, query_hint: str = "") -> Resolution:
+        if reference.type == "external":
+            return Resolution("external")
+        if reference.type in ("legal_section", "section"):
+            return self._resolve_section(reference, query_hint)
+        if reference.type in ("document", "document_mention"):
+            return self._resolve_document(reference, query_hint)
+        return self._resolve_citation(reference, query_hint)
+
+    def _resolve_section(self, reference: DetectedReference, query_hint: str) -> Resolution:
+        doc, collection = self.target_document(reference)
+        if doc:
+            hits: list[VectorResult] = []
+            for label in _section_labels(reference):
+                hits.extend(self.kb.section_lookup(doc, label, collection))
+            if hits:
+                return Resolution("section_index", hits, doc, collection, 1.0)
+            query = f"{reference.original_text} {query_hint}".strip()
+            scoped = self.kb.search(query, k=self.scoped_k, doc=doc, collection=collection)
+            if scoped:
+                return Resolution("scoped", scoped, doc, collection, scoped[0].score)
+        if reference.book and not doc:
+            logger.debug("Book %r of %r is not in the registry", reference.book, reference.original_text)
+            return Resolution("none")  # a law we do not hold: searching broadly would only add noise
+        broad = self.kb.search(f"{reference.original_text} {query_hint}".strip(), k=self.broad_k)
+        return Resolution("broad", broad, score=broad[0].score if broad else 0.0) if broad else Resolution("none")
+
+    def _resolve_document(self, reference: DetectedReference, query_hint: str) -> Resolution:
+        doc, collection = self.kb.registry.resolve_document_name(reference.book or reference.target)
+        if doc:
+            scoped = self.kb.search(query_hint or reference.target, k=self.scoped_k, doc=doc, collection=collection)
+            if scoped:
+                return Resolution("scoped", scoped, doc, collection, scoped[0].score)
+        # A named standard we do not hold: only chunks that name it exactly are worth bringing.
+        lexical = self.kb.search(reference.target, k=self.broad_k, mode="bm25")
+        mention = reference.target.lower()
+        lexical = [hit for hit in lexical if mention in " ".join(hit.text.split()).lower()]
+        return Resolution("broad", lexical, score=lexical[0].score) if lexical else Resolution("none")
+
+    def _resolve_citation(self, reference: DetectedReference, query_hint: str) -> Resolution:
+        """[12] / [Mueller2022]: find the bibliography entry, then search for the work it names."""
+        entry = ""
+        doc = reference.document_context
+        if doc and doc in self.kb.registry.filenames():
+            for hit in self.kb.section_lookup(doc, BIBLIOGRAPHY_LABEL):
+                for line in hit.text.splitlines():
+                    if line.strip().startswith(reference.target):
+                        entry = line.strip()[len(reference.target):].strip()
+                        break
+        query = entry or f"{reference.target} {query_hint}".strip()
+        results = [hit for hit in self.kb.search(query, k=self.broad_k + 2) if hit.doc != doc][: self.broad_k]
+        if not results:
+            return Resolution("none")
+        return Resolution("broad", results, score=results[0].score)
+
+
+def window_around(text: str, start: int, end: int, chars: int) -> str:
+    """The ±`chars` characters around a span, cut at word boundaries."""
+    left = max(0, start - chars)
+    right = min(len(text), end + chars)
+    window = text[left:right]
+    if left > 0:
+        window = re.sub(r"^\S*\s", "", window, count=1)
+    if right < len(text):
+        window = re.sub(r"\s\S*$", "", window, count=1)
+    return window
