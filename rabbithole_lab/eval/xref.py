@@ -66,6 +66,7 @@ def run_question(
     k: int,
     follower: RabbitholeFollower | None,
     llm_calls: Callable[[], int] = lambda: 0,
+    seed_count: int | None = None,
 ) -> dict:
     started = time.perf_counter()
     calls_before = llm_calls()
@@ -74,7 +75,7 @@ def run_question(
         context = [_entry(hit, 0, "primary") for hit in first_stage(kb, question["question"], max(k, CONTEXT_DEPTH))]
     else:
         assert follower is not None
-        seeds = first_stage(kb, question["question"], k)
+        seeds = first_stage(kb, question["question"], seed_count or k)
         trail = follower.run(seeds, question["question"], language)
         context = [_entry(item.result, item.depth, item.tier) for item in trail.items][: max(k, CONTEXT_DEPTH)]
     return {

@@ -42,10 +42,13 @@ class FollowLimits:
     early_refusal_count: int = 3
     min_results: int = 2
     gate_window_chars: int = 400
-    max_follow_per_chunk: int = 3
-    chunks_per_reference: int = 2
+    max_follow_per_chunk: int = 2
+    chunks_per_reference: int = 1
     concurrency: int = 4
     filter_relevance: bool = True
+    follow_from_top_seeds: int = 10  # only the best N seeds start a rabbithole
+    # Seeds whose references lead to relevant text move up: order by seed score + weight x best child.
+    rerank_weight: float = 0.0
 
     @classmethod
     def from_settings(cls, settings: ReferenceSettings, concurrency: int = 4) -> FollowLimits:
@@ -70,6 +73,7 @@ class TrailItem:
     tier: Tier
     cited_by: str = ""
     via: str = ""  # the reference text that led here
+    root: int = -1  # index of the seed this item descends from
     references: list[DetectedReference] = field(default_factory=list)
 
 
@@ -92,10 +96,19 @@ class _TaskState:
         self.visited = set(visited)
         self.seen_chunks: set[str] = set()
         self.tokens = 0
-        self.followed_docs: Counter[str] = Counter()
+        self.followed_docs: Counter[tuple[int, str]] = Counter()  # (seed, doc) -> references followed
         self.first_followed_scores: list[float] = []
         self.stopped = ""
         self.reasons: list[str] = []
+        self.root_position: dict[str, int] = {}
+        self.promoted: set[str] = set()  # seeds moved under the chunk that cites them
+
+    def available(self, chunk_id: str, citer_root: int) -> bool:
+        """Not yet in the context, or a later-ranked seed that may move up under its citer."""
+        if chunk_id not in self.seen_chunks:
+            return True
+        position = self.root_position.get(chunk_id)
+        return position is not None and position > citer_root and chunk_id not in self.promoted
 
     def note(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -138,11 +151,13 @@ class RabbitholeFollower:
                 continue
             state.seen_chunks.add(seed.chunk_id)
             own = relevance_score(cosine.get(seed.chunk_id, 0.0), anchor, seed.text, language=stem_language)
+            own = max(own, seed.score)  # the retrieval score is relevance evidence too
             if seed_scores and seed.chunk_id in seed_scores:
                 own = max(own, seed_scores[seed.chunk_id])
-            roots.append(TrailItem(seed, 0, own, own, classify_tier(0, own)))
+            roots.append(TrailItem(seed, 0, own, own, classify_tier(0, own), root=len(roots)))
         children: dict[int, list[TrailItem]] = {}
-        frontier = roots
+        state.root_position = {root.result.chunk_id: index for index, root in enumerate(roots)}
+        frontier = roots[: self.limits.follow_from_top_seeds]
         depth = 0
         while frontier:
             if depth >= self.limits.follow_depth:
@@ -158,17 +173,25 @@ class RabbitholeFollower:
             for child in children.get(id(item), []):
                 walk(child)
 
+        if self.limits.rerank_weight > 0:
+            position = {id(root): index for index, root in enumerate(roots)}
+
+            def evidence(root: TrailItem) -> float:
+                best_child = max((child.own_score for child in children.get(id(root), [])), default=0.0)
+                return root.result.score + self.limits.rerank_weight * best_child
+
+            roots = sorted(roots, key=lambda root: (-evidence(root), position[id(root)]))
         for root in roots:
-            walk(root)
+            if root.result.chunk_id not in state.promoted:
+                walk(root)
         trail.items = ordered
         if self.limits.filter_relevance:
-            kept, dropped = filter_by_relevance(
-                [Scored(item, item.score) for item in trail.items],
-                self.limits.relevance_threshold,
-                self.limits.min_results,
-            )
-            trail.items = [entry.item for entry in kept]  # type: ignore[misc]
+            # Seeds are ranked by retrieval already; the filter guards against drift from following.
+            followed = [Scored(item, item.score) for item in trail.items if item.depth > 0]
+            kept, dropped = filter_by_relevance(followed, self.limits.relevance_threshold, self.limits.min_results)
+            dropped_ids = {id(entry.item) for entry in dropped}
             trail.dropped = [entry.item for entry in dropped]  # type: ignore[misc]
+            trail.items = [item for item in trail.items if id(item) not in dropped_ids]
         for item in trail.items:
             item.tier = classify_tier(item.depth, item.score)
         trail.visited = sorted(state.visited)
@@ -226,7 +249,7 @@ class RabbitholeFollower:
                         "nicht in der Wissensbasis" if german else "not in the knowledge base", resolution))
                     continue
                 targets = [r for r in resolution.results
-                           if r.chunk_id not in state.seen_chunks and r.chunk_id != item.result.chunk_id]
+                           if state.available(r.chunk_id, item.root) and r.chunk_id != item.result.chunk_id]
                 if not targets:
                     trail.edges.append(self._edge(
                         item, reference, "skipped",
@@ -246,8 +269,19 @@ class RabbitholeFollower:
             for item, reference, resolution, targets in candidates
         ]
         verdicts = gate_references(gate_inputs, anchor, self.decider, language, self.limits.concurrency)
-        # best-first: the most promising references of the whole level are followed first
-        ranked = sorted(zip(candidates, verdicts, strict=True), key=lambda pair: -pair[1].score)
+        # best-first: the most promising references of the whole level are followed first; a reference
+        # cited by several chunks hangs under the earliest-ranked citer that the gate let through
+        order = {id(item): index for index, item in enumerate(frontier)}
+        pairs = list(zip(candidates, verdicts, strict=True))
+        earliest: dict[str, tuple] = {}
+        for pair in sorted(pairs, key=lambda p: (not p[1].decision.follow, order[id(p[0][0])])):
+            earliest.setdefault(pair[0][1].key, pair)
+        best_score: dict[str, float] = {}
+        for (_, reference, _, _), verdict in pairs:
+            best_score[reference.key] = max(best_score.get(reference.key, 0.0), verdict.score)
+        ranked = sorted(pairs, key=lambda p: (-best_score[p[0][1].key], p[0][1].key, order[id(p[0][0])]))
+        ranked = [earliest[p[0][1].key] if p is not earliest[p[0][1].key] and p[1].decision.follow
+                  and earliest[p[0][1].key][1].decision.follow else p for p in ranked]
         followed_from: Counter[int] = Counter()
         next_frontier: list[TrailItem] = []
         for (item, reference, resolution, targets), verdict in ranked:
@@ -260,14 +294,15 @@ class RabbitholeFollower:
                 skip_reason = state.stopped
             elif followed_from[id(item)] >= self.limits.max_follow_per_chunk:
                 skip_reason = "Limit je Abschnitt erreicht" if german else "per-chunk limit reached"
-            elif resolution.doc and state.followed_docs[resolution.doc] >= self.limits.convergence_same_doc_threshold:
+            elif resolution.doc and state.followed_docs[(item.root, resolution.doc)] \
+                    >= self.limits.convergence_same_doc_threshold:
                 skip_reason = f"convergence: {resolution.doc}"
                 state.note(skip_reason)
             elif state.tokens >= self.limits.token_budget:
                 state.stopped = "token budget exhausted"
                 state.note(state.stopped)
                 skip_reason = state.stopped
-            targets = [t for t in targets if t.chunk_id not in state.seen_chunks]
+            targets = [t for t in targets if state.available(t.chunk_id, item.root)]
             if not skip_reason and not targets:
                 skip_reason = "bereits im Kontext" if german else "already in the context"
             if skip_reason:
@@ -278,18 +313,23 @@ class RabbitholeFollower:
             cosine = self.kb.similarity(chosen, anchor)
             new_children = []
             for target in chosen:
+                if target.chunk_id in state.root_position:
+                    state.promoted.add(target.chunk_id)
                 state.seen_chunks.add(target.chunk_id)
                 state.tokens += estimate_tokens(target.text)
                 own = relevance_score(cosine.get(target.chunk_id, 0.0), anchor, target.text,
                                       language="english" if language == "en" else "german")
-                score = max(own, round(item.score * CITATION_DECAY, 4))
+                # an exact citation is as relevant as its citer; a search-based hop decays
+                decay = 1.0 if resolution.path == "section_index" else CITATION_DECAY
+                score = max(own, round(item.score * decay, 4))
                 new_children.append(TrailItem(target, item.depth + 1, score, own, classify_tier(item.depth + 1, score),
-                                              cited_by=item.result.chunk_id, via=reference.original_text))
+                                              cited_by=item.result.chunk_id, via=reference.original_text,
+                                              root=item.root))
             followed_from[id(item)] += 1
             trail.edges.append(self._edge(item, reference, "followed", verdict.decision.reason, resolution, chosen,
                                           verdict.score))
             if resolution.doc:
-                state.followed_docs[resolution.doc] += 1
+                state.followed_docs[(item.root, resolution.doc)] += 1
             if len(state.first_followed_scores) < self.limits.early_refusal_count:
                 state.first_followed_scores.append(max(child.own_score for child in new_children))
                 if (len(state.first_followed_scores) == self.limits.early_refusal_count

@@ -42,10 +42,21 @@ class GateVerdict:
     score: float  # the decider's confidence in [0, 1]; 1.0 when an LLM said follow
 
 
+GATE_EMBED_CHARS = 800
+
+
+def _core(window: str, chars: int = GATE_EMBED_CHARS) -> str:
+    """The middle of a gate window: embedding cost grows with length, the reference sits in the middle."""
+    if len(window) <= chars:
+        return window
+    start = (len(window) - chars) // 2
+    return window[start : start + chars]
+
+
 class ExtractiveDecider:
     """Follow when window and target title resemble the anchor (embedding + keyword overlap).
 
-    score = 0.5 * vector_score(max(cos(window, anchor), cos(title, anchor)))
+    score = 0.5 * vector_score(max(cos(window core, anchor), cos(title, anchor)))
           + 0.5 * max(keyword overlap of window, of title)
     All references of one chunk are embedded in one batch.
     """
@@ -55,27 +66,33 @@ class ExtractiveDecider:
         self.threshold = threshold
 
     def scores(self, items: list[GateInput], anchor: str) -> list[float]:
+        """One batch per chunk; identical texts are embedded once. The window is embedded only when
+        the target has no title (titles are short, windows cost ~250 tokens each on the CPU)."""
         if not items:
             return []
         texts = [anchor]
         for item in items:
-            texts.append(item.window)
-            texts.append(item.target_title or item.window)
-        vectors = self._embed(texts)
-        anchor_vector = vectors[0]
+            texts.append(_core(item.window))
+            if item.target_title:
+                texts.append(item.target_title)
+        unique = list(dict.fromkeys(texts))
+        vectors = self._embed(unique)
+        vector_of = {text: vectors[index] for index, text in enumerate(unique)}
+        anchor_vector = vector_of[anchor]
         # English questions about German documents compare through the glossary's German terms
         lexical_anchor = anchor
         if query_language(anchor) == "en":
             lexical_anchor = german_terms(anchor) or anchor
         out = []
-        for index, item in enumerate(items):
-            window_sim = float(vectors[1 + 2 * index] @ anchor_vector)
-            title_sim = float(vectors[2 + 2 * index] @ anchor_vector)
+        for item in items:
+            similarity = float(vector_of[_core(item.window)] @ anchor_vector)
+            if item.target_title:
+                similarity = max(similarity, float(vector_of[item.target_title] @ anchor_vector))
             overlap = max(
                 keyword_overlap(lexical_anchor, item.window, "german"),
                 keyword_overlap(lexical_anchor, item.target_title, "german") if item.target_title else 0.0,
             )
-            out.append(round(0.5 * vector_score(max(window_sim, title_sim)) + 0.5 * overlap, 4))
+            out.append(round(0.5 * vector_score(similarity) + 0.5 * overlap, 4))
         return out
 
     def _reason(self, score: float, language: str) -> ReferenceDecision:
