@@ -103,7 +103,7 @@ _EN_NUM = r"(?:\d+(?:\.\d+)*\.?(?:\(\w{1,4}\))*|\(\w{1,4}\)(?:\(\w{1,4}\))*|[A-Z
 _EN_REF = re.compile(
     rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
-    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+[A-Z][A-Za-z]*){{0,6}}))?"
+    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){{0,6}}))?"
 )
 _EN_NUM_SPLIT = re.compile(rf"{_EN_NUM}")
 _EN_RANGE = re.compile(rf"(?P<a>{_EN_NUM})\s*(?:to|-|–)\s*(?P<b>{_EN_NUM})")
@@ -335,17 +335,22 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
     return references
 
 
-def _simple(pattern: re.Pattern, kind: str, text: str, target: Callable[[re.Match], str]) -> list[DetectedReference]:
+def _simple(pattern: re.Pattern, kind: str, text: str, target: Callable[[re.Match], str],
+            doc: str | None = None) -> list[DetectedReference]:
     out = []
     for match in pattern.finditer(text):
+        academic = kind.startswith("academic")
         out.append(
             DetectedReference(
                 type=kind,  # type: ignore[arg-type]
-                target=target(match),
+                # "[1]" means different works in different papers: the citing document is part of the key
+                target=f"{target(match)} {doc}" if academic and doc else target(match),
                 original_text=match.group(0),
                 start=match.start(),
                 end=match.end(),
                 book=target(match) if kind == "document_mention" else None,
+                # a numbered or author-year citation points into the citing document's bibliography
+                document_context=doc if academic else None,
                 extraction_method="regex",
             )
         )
@@ -368,8 +373,9 @@ def detect_references_regex(text: str, doc: str | None = None) -> list[DetectedR
     found += _simple(_EU_ACT, "document_mention", text, lambda m: " ".join(m.group("text").split()))
     found += _simple(_STANDARD, "document_mention", text, lambda m: " ".join(m.group("text").split()))
     found += _simple(_ICRP, "document_mention", text, lambda m: " ".join(m.group("text").split()))
-    found += _simple(_NUMBERED_CITATION, "academic_numbered", text, lambda m: f"[{m.group('body').replace(' ', '')}]")
-    found += _simple(_SHORTFORM_CITATION, "academic_shortform", text, lambda m: f"[{m.group('body')}]")
+    found += _simple(_NUMBERED_CITATION, "academic_numbered", text,
+                     lambda m: f"[{m.group('body').replace(' ', '')}]", doc)
+    found += _simple(_SHORTFORM_CITATION, "academic_shortform", text, lambda m: f"[{m.group('body')}]", doc)
     legal = _legal_references(text, doc)
     english = _english_section_references(text, doc)
     # Longer, more specific matches win: legal chains swallow an EU act named as their book.

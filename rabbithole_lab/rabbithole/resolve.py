@@ -114,10 +114,10 @@ class ReferenceResolver:
         if doc and doc in self.kb.registry.filenames():
             for hit in self.kb.section_lookup(doc, BIBLIOGRAPHY_LABEL):
                 for line in hit.text.splitlines():
-                    if line.strip().startswith(reference.target):
-                        entry = line.strip()[len(reference.target):].strip()
+                    if line.strip().startswith(reference.original_text):
+                        entry = line.strip()[len(reference.original_text):].strip()
                         break
-        query = entry or f"{reference.target} {query_hint}".strip()
+        query = entry or f"{reference.original_text} {query_hint}".strip()
         results = [hit for hit in self.kb.search(query, k=self.broad_k + 2) if hit.doc != doc][: self.broad_k]
         if not results:
             return Resolution("none")

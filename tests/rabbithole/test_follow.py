@@ -1,0 +1,195 @@
+"""Resolution, gate, recursive following and its guards on the demo KB (real Chroma, real MiniLM)."""
+
+import json
+import logging
+import subprocess
+import sys
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.rabbithole.engine import build_follower
+from rabbithole_lab.rabbithole.follow import FollowLimits, estimate_tokens
+from rabbithole_lab.rabbithole.gate import GateInput, gate_references
+from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
+from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
+from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
+from rabbithole_lab.reasoning.llm import LLMReasoner
+from tests.conftest import CORPUS, SHARED
+
+ANCHOR = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
+
+
+def _ref(text, doc):
+    refs = detect_references_regex(text, doc)
+    assert refs
+    return refs[0]
+
+
+def test_resolution_paths(demo_kb):
+    resolver = ReferenceResolver(demo_kb)
+    exact = resolver.resolve(_ref("nach § 12 des Quantenstrahlenschutzgesetzes", "QStrV.pdf"))
+    assert exact.path == "section_index" and exact.doc == "QStrG.pdf"
+    assert {(r.doc, r.section) for r in exact.results} == {("QStrG.pdf", "§ 12")}
+    bookless = resolver.resolve(_ref("ist nach § 6 zu verfahren", "QStrV.pdf"))
+    assert bookless.path == "section_index" and bookless.results[0].section == "§ 6"
+    annex = resolver.resolve(_ref("nach Anlage 2 Teil B", "QStrG.pdf"))
+    assert annex.path == "section_index" and annex.results[0].section == "Anlage 2"
+    scoped = resolver.resolve(_ref("gemäß § 99 QStrG", "QStrV.pdf"), "Grenzwerte")
+    assert scoped.path == "scoped" and {r.doc for r in scoped.results} == {"QStrG.pdf"}
+    assert resolver.resolve(_ref("nach § 823 BGB", "QStrV.pdf")).path == "none"
+    url = resolver.resolve(_ref("siehe https://example.org/x", "QStrV.pdf"))
+    assert url.path == "external" and not url.results
+    english = resolver.resolve(_ref("see section 4.2", "Detector_Calibration_Guide.pdf"))
+    assert english.path == "section_index" and english.results[0].section == "4.2"
+    standard = resolver.resolve(_ref("nach KTA 1401", "QStrV.pdf"))
+    assert standard.found and all("KTA 1401" in r.text for r in standard.results)
+    citation = resolver.resolve(_ref("weighting factor [Mueller2022]", "Quantum_Dosimetry_Paper.pdf"))
+    assert citation.path == "broad" and all(r.doc != "Quantum_Dosimetry_Paper.pdf" for r in citation.results)
+
+
+def test_window_is_cut_at_word_boundaries():
+    text = "alpha beta gamma § 12 delta epsilon zeta"
+    assert window_around(text, 17, 21, 8) == "gamma § 12 delta"
+
+
+def _seed(demo_kb, doc, section):
+    hits = demo_kb.section_lookup(doc, section)
+    assert hits
+    return hits[:1]
+
+
+def _follower(demo_kb, settings, **limits):
+    base = dict(follow_depth=2, token_budget=50_000, convergence_same_doc_threshold=3, relevance_threshold=0.6,
+                early_refusal_count=3, min_results=2, filter_relevance=False)
+    base.update(limits)
+    return build_follower(demo_kb, settings, limits=FollowLimits(**base))
+
+
+def test_follows_the_cited_section_right_after_the_citing_chunk(demo_kb, settings):
+    trail = _follower(demo_kb, settings).run(_seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
+    keys = [(i.result.doc, i.result.section, i.depth) for i in trail.items]
+    assert keys[0] == ("QStrV.pdf", "§ 5", 0)
+    assert ("QStrG.pdf", "§ 12", 1) in keys
+    child = next(i for i in trail.items if i.result.section == "§ 12")
+    assert child.cited_by == trail.items[0].result.chunk_id and child.tier == "secondary"
+    edge = next(e for e in trail.followed_edges if "§ 12" in e.target)
+    assert edge.resolution == "section_index" and edge.depth == 1 and edge.to_sections == ["§ 12"]
+    assert edge.from_doc == "QStrV.pdf" and edge.reason
+    assert trail.tokens_used == sum(estimate_tokens(i.result.text) for i in trail.items if i.depth > 0)
+    assert f"legal_section:{edge.target}" in trail.visited
+
+
+def test_depth_limit_stops_the_recursion(demo_kb, settings):
+    seeds = _seed(demo_kb, "QStrV.pdf", "§ 5")
+    none = _follower(demo_kb, settings, follow_depth=0).run(seeds, ANCHOR, "de")
+    assert [i.depth for i in none.items] == [0] and not none.followed_edges and "depth limit" in none.stop_reasons
+    one = _follower(demo_kb, settings, follow_depth=1).run(seeds, ANCHOR, "de")
+    assert max(i.depth for i in one.items) == 1
+    two = _follower(demo_kb, settings, follow_depth=2).run(seeds, ANCHOR, "de")
+    assert max(i.depth for i in two.items) <= 2 and len(two.items) >= len(one.items)
+
+
+def test_visited_references_are_not_followed_again(demo_kb, settings):
+    seeds = _seed(demo_kb, "QStrV.pdf", "§ 5")
+    first = _follower(demo_kb, settings, follow_depth=1).run(seeds, ANCHOR, "de")
+    again = _follower(demo_kb, settings, follow_depth=1).run(seeds, ANCHOR, "de", visited=set(first.visited))
+    before = {e.target for e in first.followed_edges}
+    assert before and not before & {e.target for e in again.followed_edges}
+    assert {e.target for e in again.edges if e.reason == "bereits besucht"} == before
+
+
+def test_token_budget_stops_following(demo_kb, settings):
+    trail = _follower(demo_kb, settings, token_budget=0).run(_seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
+    assert not trail.followed_edges and "token budget exhausted" in trail.stop_reasons
+
+
+def test_convergence_stops_following_into_one_document(demo_kb, settings):
+    trail = _follower(demo_kb, settings, convergence_same_doc_threshold=1, follow_depth=1).run(
+        _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
+    followed_into_qstrg = [e for e in trail.followed_edges if "QStrG.pdf" in e.to_docs]
+    assert len(followed_into_qstrg) == 1
+    assert any(e.reason.startswith("convergence: QStrG.pdf") for e in trail.edges)
+
+
+def test_early_refusal_stops_after_irrelevant_first_hops(demo_kb, settings):
+    trail = _follower(demo_kb, settings, early_refusal_count=1, relevance_threshold=1.0).run(
+        _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
+    assert len(trail.followed_edges) == 1 and "early refusal" in trail.stop_reasons
+    assert any(e.decision == "skipped" and e.reason == "early refusal" for e in trail.edges)
+
+
+def test_relevance_filter_with_backfill():
+    scored = [Scored("a", 0.9), Scored("b", 0.3), Scored("c", 0.5), Scored("d", 0.7)]
+    kept, dropped = filter_by_relevance(scored, 0.6, min_results=3)
+    assert [s.item for s in kept] == ["a", "c", "d"] and [s.item for s in dropped] == ["b"]
+    kept, _ = filter_by_relevance(scored, 0.6, min_results=0)
+    assert [s.item for s in kept] == ["a", "d"]
+
+
+def test_followed_chunks_below_the_threshold_are_filtered(demo_kb, settings):
+    trail = _follower(demo_kb, settings, filter_relevance=True, relevance_threshold=1.01, min_results=0).run(
+        _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
+    assert [i.depth for i in trail.items] == [0] and trail.dropped
+
+
+def test_tiers_follow_the_seed_rules():
+    assert classify_tier(0, 0.9) == "primary" and classify_tier(0, 0.3) == "secondary"
+    assert classify_tier(1, 0.95) == "secondary" and classify_tier(2, 0.9) == "tertiary"
+    assert classify_tier(0, 0.9, source="hitl") == "tertiary"
+    assert (tier_weight("primary"), tier_weight("secondary"), tier_weight("tertiary")) == (1.0, 0.7, 0.4)
+
+
+def test_llm_gate_decisions_and_fallback_on_garbage(demo_kb, caplog):
+    item = GateInput(reference=_ref("nach § 12 des Quantenstrahlenschutzgesetzes", "QStrV.pdf"),
+                     window="Grenzwerte nach § 12 des Quantenstrahlenschutzgesetzes", document="QStrV.pdf")
+    scripted = LLMReasoner(FakeListChatModel(responses=['<think>hm</think>{"follow": false, "reason": "nicht relevant"}']),
+                           max_retries=0)
+    [verdict] = gate_references([item], ANCHOR, scripted, "de")
+    assert not verdict.decision.follow and verdict.decision.reason == "nicht relevant" and scripted.calls == 1
+
+    garbage = LLMReasoner(FakeListChatModel(responses=["I think you should follow it!"]), max_retries=1, backoff_s=0)
+    with caplog.at_level(logging.WARNING):
+        [fallback] = gate_references([item, item], ANCHOR, garbage, "de", concurrency=2)[:1]
+    assert fallback.decision.follow and "Gate-Fehler" in fallback.decision.reason
+    assert "following it" in caplog.text and garbage.calls >= 2
+
+
+def test_follower_with_a_scripted_llm_gate(demo_kb, settings):
+    answers = ['{"follow": true, "reason": "Grenzwerte stehen dort"}'] * 20
+    reasoner = LLMReasoner(FakeListChatModel(responses=answers), max_retries=0)
+    limits = FollowLimits(follow_depth=1, filter_relevance=False)
+    trail = build_follower(demo_kb, settings, decider=reasoner, limits=limits).run(
+        _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
+    assert trail.followed_edges and all(e.reason == "Grenzwerte stehen dort" for e in trail.followed_edges)
+    assert reasoner.calls >= len(trail.followed_edges)
+
+
+# ---- the evaluation harness on a slice of the dev questions ------------------------------------
+
+
+@pytest.mark.corpus
+def test_eval_end_to_end_on_a_slice(corpus_db, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    lines = (CORPUS / "questions.dev.jsonl").read_text(encoding="utf-8").splitlines()[:4]
+    questions.write_text("\n".join(lines) + "\n")
+    for mode in ("flat", "rabbithole"):
+        out = tmp_path / f"{mode}.jsonl"
+        assert cli_main(["eval", "--kb", str(CORPUS), "--db", str(corpus_db), "--questions", str(questions),
+                         "--mode", mode, "--k", "10", "--out", str(out), "--no-progress"]) == 0
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [r["id"] for r in rows] == [json.loads(line)["id"] for line in lines]
+        for row in rows:
+            assert row["mode"] == mode and row["seconds"] >= 0 and row["llm_calls"] == 0
+            assert row["context"] and set(row["context"][0]) == {
+                "doc", "section", "page_start", "page_end", "chunk_id", "depth", "tier", "text"}
+            for index, entry in enumerate(row["context"]):
+                if entry["depth"] > 0:  # a followed chunk comes after a chunk one level up
+                    assert any(e["depth"] == entry["depth"] - 1 for e in row["context"][:index])
+        scored = subprocess.run([sys.executable, str(SHARED / "bench" / "score_xref.py"), str(questions), str(out)],
+                                capture_output=True, text=True, check=True).stdout
+        assert "xref-de: both@10=" in scored
+    rabbit = [json.loads(line) for line in (tmp_path / "rabbithole.jsonl").read_text().splitlines()]
+    assert any(entry["depth"] > 0 for row in rabbit for entry in row["context"])
