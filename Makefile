@@ -21,6 +21,7 @@ demo: $(STAMP)
 	$(BIN)/rabbithole doctor --kb kb
 	$(BIN)/rabbithole ingest kb
 	$(BIN)/rabbithole search "$(DEMO_QUESTION)" --kb kb --k 5
+	$(BIN)/rabbithole trail "$(DEMO_QUESTION)" --kb kb --k 3
 
 test: $(STAMP)
 	$(BIN)/ruff check rabbithole_lab tests bench scripts

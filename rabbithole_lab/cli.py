@@ -190,6 +190,36 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def cmd_trail(args) -> int:
+    from rabbithole_lab.kb.factory import open_knowledge_base
+    from rabbithole_lab.kb.query import query_language
+    from rabbithole_lab.rabbithole.engine import build_follower
+
+    settings = _settings(args)
+    kb_dir, db = _kb_paths(args, settings)
+    kb = open_knowledge_base(settings, kb_dir, db)
+    language = query_language(args.question)
+    seeds = kb.retrieve(args.question, k=args.k, collection=args.collection)
+    trail = build_follower(kb, settings).run(seeds, args.question, language)
+    if args.json:
+        print(json.dumps({
+            "items": [{"doc": i.result.doc, "section": i.result.section, "page_start": i.result.page_start,
+                       "depth": i.depth, "tier": i.tier, "score": i.score, "via": i.via} for i in trail.items],
+            "edges": [edge.model_dump() for edge in trail.edges],
+            "stop_reasons": trail.stop_reasons,
+        }, ensure_ascii=False, indent=1))
+        return 0
+    for item in trail.items:
+        indent = "    " * item.depth
+        via = f"  <- {item.via}" if item.via else ""
+        print(f"{indent}{item.result.doc} {item.result.section or '-'} (p. {item.result.page_start}, "
+              f"{item.tier}, {item.score:.2f}){via}")
+    followed = trail.followed_edges
+    print(f"\n{len(followed)} reference(s) followed, {len(trail.edges) - len(followed)} skipped; "
+          f"~{trail.tokens_used} tokens; stops: {', '.join(trail.stop_reasons) or 'none'}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rabbithole", description="Rabbithole Lab: research that follows references.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -217,6 +247,15 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
     doctor.add_argument("--db", help="index folder (default KB_DIR/database)")
     doctor.set_defaults(func=cmd_doctor)
+
+    trail = sub.add_parser("trail", help="retrieve for a question and follow its references (no LLM)")
+    trail.add_argument("question")
+    trail.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
+    trail.add_argument("--db", help="index folder (default KB_DIR/database)")
+    trail.add_argument("--collection", help="search only this collection")
+    trail.add_argument("--k", type=int, default=5, help="seed chunks from the first-stage search")
+    trail.add_argument("--json", action="store_true")
+    trail.set_defaults(func=cmd_trail)
 
     refs = sub.add_parser("refs", help="detect references in JSONL texts")
     refs.add_argument("--in", dest="input", required=True, help='JSONL lines {"id", "text", "doc"?}')

@@ -35,7 +35,7 @@ class _Group(BaseSettings):
         env_file=".env",
         env_file_encoding="utf-8",
         extra="ignore",
-        populate_by_name=True,
+        # no populate_by_name: a field called "path" must never read the PATH variable
         case_sensitive=False,
         env_ignore_empty=True,
     )
@@ -211,6 +211,10 @@ class ReferenceSettings(_Group):
     early_refusal_count: int = _env(
         "EARLY_REFUSAL_COUNT", 3, "Stop when the first N followed references are all irrelevant", ge=1
     )
+    early_refusal_threshold: float = _env(
+        "EARLY_REFUSAL_THRESHOLD", 0.35, "Own relevance below which a followed reference counts as irrelevant",
+        ge=0, le=1,
+    )
     min_results: int = _env("RELEVANCE_MIN_RESULTS", 2, "Chunks kept by backfill after filtering", ge=0)
 
 
@@ -261,8 +265,12 @@ def load_settings(env_file: str | Path | None = ".env", **overrides: dict[str, A
     """
     groups: dict[str, Any] = {}
     for name, group_cls in _GROUPS.items():
+        values = {}
+        for field_name, value in overrides.get(name, {}).items():
+            alias = group_cls.model_fields[field_name].validation_alias
+            values[alias.choices[0] if isinstance(alias, AliasChoices) else field_name] = value
         try:
-            groups[name] = group_cls(_env_file=env_file, **overrides.get(name, {}))
+            groups[name] = group_cls(_env_file=env_file, **values)
         except ValidationError as exc:
             problems = []
             for error in exc.errors():

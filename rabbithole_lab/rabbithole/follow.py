@@ -40,6 +40,7 @@ class FollowLimits:
     convergence_same_doc_threshold: int = 3
     relevance_threshold: float = 0.6
     early_refusal_count: int = 3
+    early_refusal_threshold: float = 0.35
     min_results: int = 2
     gate_window_chars: int = 400
     max_follow_per_chunk: int = 2
@@ -58,6 +59,7 @@ class FollowLimits:
             convergence_same_doc_threshold=settings.convergence_same_doc_threshold,
             relevance_threshold=settings.relevance_threshold,
             early_refusal_count=settings.early_refusal_count,
+            early_refusal_threshold=settings.early_refusal_threshold,
             min_results=settings.min_results,
             gate_window_chars=settings.gate_window_chars,
             concurrency=concurrency,
@@ -333,7 +335,7 @@ class RabbitholeFollower:
             if len(state.first_followed_scores) < self.limits.early_refusal_count:
                 state.first_followed_scores.append(max(child.own_score for child in new_children))
                 if (len(state.first_followed_scores) == self.limits.early_refusal_count
-                        and all(s < self.limits.relevance_threshold for s in state.first_followed_scores)):
+                        and all(s < self.limits.early_refusal_threshold for s in state.first_followed_scores)):
                     state.stopped = "early refusal"
                     state.note(state.stopped)
             children.setdefault(id(item), []).extend(new_children)

@@ -110,3 +110,13 @@ def test_quality_total_and_todo_operations():
     context = records.ResearchContext()
     context.mark_ref_visited("legal_section:§ 78")
     assert context.has_visited_ref("legal_section:§ 78")
+
+
+def test_field_names_never_read_unrelated_variables(monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setenv("HOST", "somewhere")
+    monkeypatch.setenv("MODEL", "nope")
+    settings = load_settings(env_file=None)
+    assert settings.chroma.path is None and settings.chroma.host is None
+    assert settings.embedding.model == "all-MiniLM-L6-v2"
+    assert load_settings(env_file=None, kb={"max_chunk_chars": 800}).kb.max_chunk_chars == 800

@@ -115,7 +115,7 @@ def test_convergence_stops_following_into_one_document(demo_kb, settings):
 
 
 def test_early_refusal_stops_after_irrelevant_first_hops(demo_kb, settings):
-    trail = _follower(demo_kb, settings, early_refusal_count=1, relevance_threshold=1.0).run(
+    trail = _follower(demo_kb, settings, early_refusal_count=1, early_refusal_threshold=1.01).run(
         _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
     assert len(trail.followed_edges) == 1 and "early refusal" in trail.stop_reasons
     assert any(e.decision == "skipped" and e.reason == "early refusal" for e in trail.edges)
