@@ -6,7 +6,9 @@ from rabbithole_lab import records
 from rabbithole_lab.settings import SettingsError, env_variables, load_settings
 
 
-def test_defaults_follow_the_seeds():
+def test_defaults_follow_the_seeds(monkeypatch):
+    for variable in env_variables():
+        monkeypatch.delenv(variable, raising=False)
     settings = load_settings(env_file=None)
     assert settings.ollama.model == "qwen3:14b"
     assert settings.ollama.fallback_model == "qwen3:8b"
