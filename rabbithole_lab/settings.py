@@ -7,7 +7,10 @@ names the variable. Settings never build clients; adapters do that.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -241,15 +244,31 @@ class Settings(BaseModel):
     quality: QualitySettings = Field(default_factory=QualitySettings, description="Phase 4")
 
     def db_path(self, kb_dir: Path | None = None) -> Path:
-        """The embedded database folder: CHROMADB_PATH, else <kb>/database."""
+        """The embedded database folder: CHROMADB_PATH, else <kb>/database, else (a read-only KB
+        folder) ~/.cache/rabbithole-lab/<kb name>-<hash>/database."""
         if self.chroma.path is not None:
             return Path(self.chroma.path)
-        return Path(kb_dir or self.kb.kb_dir) / "database"
+        folder = Path(kb_dir or self.kb.kb_dir)
+        if _writable(folder):
+            return folder / "database"
+        digest = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:10]
+        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rabbithole-lab"
+        return cache / f"{folder.resolve().name}-{digest}" / "database"
 
     def registry_path(self, kb_dir: Path | None = None) -> Path:
         if self.kb.document_registry_path is not None:
             return Path(self.kb.document_registry_path)
         return Path(kb_dir or self.kb.kb_dir) / "document_registry.json"
+
+
+def _writable(folder: Path) -> bool:
+    """Writable for us and not marked read-only (no owner write bit), so root leaves r-x folders alone."""
+    if not folder.exists():
+        return True
+    existing = folder / "database"
+    if existing.exists():
+        return os.access(existing, os.W_OK)
+    return os.access(folder, os.W_OK) and bool(folder.stat().st_mode & stat.S_IWUSR)
 
 
 _GROUPS: dict[str, type[_Group]] = {

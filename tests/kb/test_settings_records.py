@@ -122,3 +122,21 @@ def test_field_names_never_read_unrelated_variables(monkeypatch):
     assert settings.chroma.path is None and settings.chroma.host is None
     assert settings.embedding.model == "all-MiniLM-L6-v2"
     assert load_settings(env_file=None, kb={"max_chunk_chars": 800}).kb.max_chunk_chars == 800
+
+
+def test_a_read_only_kb_folder_gets_its_index_in_the_user_cache(tmp_path, monkeypatch):
+    monkeypatch.delenv("CHROMADB_PATH", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    writable = tmp_path / "kb"
+    writable.mkdir()
+    settings = load_settings(env_file=None)
+    assert settings.db_path(writable) == writable / "database"
+    read_only = tmp_path / "shared-kb"
+    read_only.mkdir()
+    read_only.chmod(0o555)
+    try:
+        db = settings.db_path(read_only)
+        assert db.parent.parent == tmp_path / "cache" / "rabbithole-lab" and db.name == "database"
+        assert settings.db_path(read_only) == db  # stable, so search finds what ingest wrote
+    finally:
+        read_only.chmod(0o755)
