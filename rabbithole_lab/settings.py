@@ -176,6 +176,10 @@ class SearchSettings(_Group):
 
     chunks_per_query: int = _env("M_CHUNKS_PER_QUERY", 4, "Results per search in a task", ge=1)
     queries_per_task: int = _env("TASK_QUERIES", 3, "Search queries per research task", ge=1)
+    k_results: int = _env("K_RESULTS", 3, "Results kept per query for synthesis context", ge=1)
+    max_iterations_per_task: int = _env(
+        "MAX_ITERATIONS_PER_TASK", 3, "Search-and-follow rounds per research task", ge=1
+    )
     mode: Literal["hybrid", "dense", "bm25"] = _env("SEARCH_MODE", "hybrid", "Default search mode")
     rrf_k: int = _env("RRF_K", 60, "Reciprocal-rank-fusion constant", ge=1)
     multi_query: bool = _env(

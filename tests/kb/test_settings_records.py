@@ -18,7 +18,8 @@ def test_defaults_follow_the_seeds(monkeypatch):
     assert settings.references.token_budget == 50000
     assert settings.references.convergence_same_doc_threshold == 3
     assert settings.references.extraction_method == "hybrid"
-    assert settings.search.chunks_per_query == 4
+    assert settings.search.chunks_per_query == 4 and settings.search.k_results == 3
+    assert settings.search.max_iterations_per_task == 3
     assert settings.todo.max_items == 15 and settings.todo.initial_items == 5
     assert settings.hitl.max_iterations == 5
     assert settings.quality.threshold == 375
