@@ -46,7 +46,6 @@ _SUBPART = re.compile(
     rf"(?!\s*§)(?=[\s,;.)\]]|$))*"
 )
 _FF = re.compile(r"\s*(?:ff\.?|f\.)(?![a-zäöü])")
-_CONNECTOR = re.compile(r"\s*(?:,|;)?\s*(?P<word>und|oder|sowie|bis|,)?\s*")
 _SECTION_CONNECTOR = re.compile(r"(?:\s*,\s*|\s+(?:und|oder|sowie)\s+|\s*,\s*(?:und|oder|sowie)\s+)")
 _RANGE_CONNECTOR = re.compile(r"\s*(?:bis|-|–)\s*")
 
@@ -105,7 +104,6 @@ _EN_REF = re.compile(
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
     rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){{0,6}}))?"
 )
-_EN_NUM_SPLIT = re.compile(rf"{_EN_NUM}")
 _EN_RANGE = re.compile(rf"(?P<a>{_EN_NUM})\s*(?:to|-|–)\s*(?P<b>{_EN_NUM})")
 _NOT_BOOKS = {
     "BGH", "BVerfG", "BVerwG", "BAG", "BSG", "BFH", "OLG", "LG", "VG", "OVG", "VGH", "LSG", "SG", "AG",
@@ -170,8 +168,6 @@ def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
         book = genitive.group("book")
         if genitive.group("abbr"):
             book = genitive.group("abbr")
-        elif book.rstrip(")").endswith(")"):
-            book = book
         return re.sub(r"\s+", " ", book), False, genitive.end()
     long_book = _PLAIN_LONG_BOOK.match(text, position)
     if long_book:
@@ -272,8 +268,6 @@ def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
         book = None if chain.self_book else chain.book
         if chain.unit in {"Anlage", "Anhang"}:
             sections = [f"{chain.unit} {number}" for number in chain.sections]
-        elif chain.unit == "Art.":
-            sections = list(chain.sections)
         else:
             sections = list(chain.sections)
         context = book or doc
