@@ -43,13 +43,15 @@ class FollowLimits:
     early_refusal_threshold: float = 0.35
     min_results: int = 2
     gate_window_chars: int = 400
-    max_follow_per_chunk: int = 2
+    max_follow_per_chunk: int = 1
     chunks_per_reference: int = 1
     concurrency: int = 4
     filter_relevance: bool = True
     follow_from_top_seeds: int = 10  # only the best N seeds start a rabbithole
     # Seeds whose references lead to relevant text move up: order by seed score + weight x best child.
     rerank_weight: float = 0.0
+    # The gate also sees the resolved target (its stored embedding and text), not only the citing window.
+    gate_lookahead: bool = True
 
     @classmethod
     def from_settings(cls, settings: ReferenceSettings, concurrency: int = 4) -> FollowLimits:
@@ -62,6 +64,7 @@ class FollowLimits:
             early_refusal_threshold=settings.early_refusal_threshold,
             min_results=settings.min_results,
             gate_window_chars=settings.gate_window_chars,
+            max_follow_per_chunk=settings.max_follow_per_chunk,
             concurrency=concurrency,
         )
 
@@ -261,12 +264,16 @@ class RabbitholeFollower:
                 level_keys.add(reference.key)
         if not candidates:
             return []
+        lookahead = self.kb.similarity([targets[0] for _, _, _, targets in candidates], anchor) \
+            if self.limits.gate_lookahead else {}
         gate_inputs = [
             GateInput(
                 reference=reference,
                 window=window_around(item.result.text, reference.start, reference.end, self.limits.gate_window_chars),
                 document=item.result.doc,
                 target_title=targets[0].heading if resolution.path == "section_index" else "",
+                target_text=targets[0].text if self.limits.gate_lookahead else "",
+                target_similarity=lookahead.get(targets[0].chunk_id) if self.limits.gate_lookahead else None,
             )
             for item, reference, resolution, targets in candidates
         ]

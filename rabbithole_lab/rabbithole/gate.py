@@ -30,6 +30,8 @@ class GateInput:
     window: str
     document: str
     target_title: str = ""
+    target_text: str = ""  # the resolved target, when known (look-ahead)
+    target_similarity: float | None = None  # cosine of the target chunk to the anchor, from the index
 
 
 class ReferenceDecider(Protocol):
@@ -72,7 +74,8 @@ class ExtractiveDecider:
             return []
         texts = [anchor]
         for item in items:
-            texts.append(_core(item.window))
+            if item.target_similarity is None:
+                texts.append(_core(item.window))
             if item.target_title:
                 texts.append(item.target_title)
         unique = list(dict.fromkeys(texts))
@@ -85,12 +88,16 @@ class ExtractiveDecider:
             lexical_anchor = german_terms(anchor) or anchor
         out = []
         for item in items:
-            similarity = float(vector_of[_core(item.window)] @ anchor_vector)
+            if item.target_similarity is None:
+                similarity = float(vector_of[_core(item.window)] @ anchor_vector)
+            else:
+                similarity = item.target_similarity
             if item.target_title:
                 similarity = max(similarity, float(vector_of[item.target_title] @ anchor_vector))
             overlap = max(
                 keyword_overlap(lexical_anchor, item.window, "german"),
                 keyword_overlap(lexical_anchor, item.target_title, "german") if item.target_title else 0.0,
+                keyword_overlap(lexical_anchor, item.target_text, "german") if item.target_text else 0.0,
             )
             out.append(round(0.5 * vector_score(similarity) + 0.5 * overlap, 4))
         return out

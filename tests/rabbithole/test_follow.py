@@ -107,7 +107,7 @@ def test_token_budget_stops_following(demo_kb, settings):
 
 
 def test_convergence_stops_following_into_one_document(demo_kb, settings):
-    trail = _follower(demo_kb, settings, convergence_same_doc_threshold=1, follow_depth=1).run(
+    trail = _follower(demo_kb, settings, convergence_same_doc_threshold=1, follow_depth=1, max_follow_per_chunk=3).run(
         _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
     followed_into_qstrg = [e for e in trail.followed_edges if "QStrG.pdf" in e.to_docs]
     assert len(followed_into_qstrg) == 1
