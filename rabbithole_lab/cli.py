@@ -1,4 +1,4 @@
-"""`rabbithole` command line: ingest | search | doctor (more commands register themselves below)."""
+"""`rabbithole` command line: ingest | search | trail | refs | eval | doctor."""
 
 from __future__ import annotations
 
@@ -271,13 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--out", required=True, help="prediction JSONL")
     evaluate.add_argument("--no-progress", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
-
-    for register in _EXTENSIONS:
-        register(sub)
     return parser
-
-
-_EXTENSIONS: list = []
 
 
 def main(argv: list[str] | None = None) -> int:

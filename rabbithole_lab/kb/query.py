@@ -12,7 +12,7 @@ from functools import lru_cache
 from importlib import resources
 
 from rabbithole_lab.kb.lexical import guess_stemmer_language
-from rabbithole_lab.kb.registry import DocumentRegistry, inflection_key
+from rabbithole_lab.kb.registry import DocumentRegistry
 
 _WORDS = re.compile(r"[\wÄÖÜäöüß-]+")
 _CLAUSE_SPLIT = re.compile(
@@ -81,5 +81,3 @@ def clauses(query: str, min_chars: int = 15) -> list[str]:
     parts = [part for part in parts if len(part) >= min_chars]
     return parts if len(parts) > 1 else []
 
-
-__all__ = ["clauses", "german_terms", "glossary", "inflection_key", "named_documents", "query_language"]
