@@ -213,7 +213,7 @@ class ReferenceSettings(_Group):
         "GATE_CONTEXT_WINDOW_CHARS", 400, "Characters either side of a reference shown to the gate", ge=0
     )
     gate_threshold: float = _env(
-        "GATE_SIMILARITY_THRESHOLD", 0.4, "Extractive gate: minimum similarity to follow", ge=0, le=1
+        "GATE_SIMILARITY_THRESHOLD", 0.3, "Extractive gate: minimum similarity to follow", ge=0, le=1
     )
     max_follow_per_chunk: int = _env(
         "REFERENCE_MAX_FOLLOW_PER_CHUNK", 1, "References followed from one chunk (best gate scores first)", ge=1

@@ -106,14 +106,23 @@ class _TaskState:
         self.stopped = ""
         self.reasons: list[str] = []
         self.root_position: dict[str, int] = {}
+        self.sections_seen: set[tuple[str, str]] = set()
         self.promoted: set[str] = set()  # seeds moved under the chunk that cites them
 
-    def available(self, chunk_id: str, citer_root: int) -> bool:
-        """Not yet in the context, or a later-ranked seed that may move up under its citer."""
-        if chunk_id not in self.seen_chunks:
-            return True
-        position = self.root_position.get(chunk_id)
-        return position is not None and position > citer_root and chunk_id not in self.promoted
+    def available(self, target: VectorResult, citer_root: int) -> bool:
+        """Not yet in the context (neither the chunk nor another chunk of its section), or a
+        later-ranked seed that may move up under its citer."""
+        position = self.root_position.get(target.chunk_id)
+        if position is not None:
+            return position > citer_root and target.chunk_id not in self.promoted
+        if target.chunk_id in self.seen_chunks:
+            return False
+        return not target.section or (target.doc, target.section) not in self.sections_seen
+
+    def add(self, target: VectorResult) -> None:
+        self.seen_chunks.add(target.chunk_id)
+        if target.section:
+            self.sections_seen.add((target.doc, target.section))
 
     def note(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -154,7 +163,7 @@ class RabbitholeFollower:
         for seed in seeds:
             if seed.chunk_id in state.seen_chunks:
                 continue
-            state.seen_chunks.add(seed.chunk_id)
+            state.add(seed)
             own = relevance_score(cosine.get(seed.chunk_id, 0.0), anchor, seed.text, language=stem_language)
             own = max(own, seed.score)  # the retrieval score is relevance evidence too
             if seed_scores and seed.chunk_id in seed_scores:
@@ -254,7 +263,8 @@ class RabbitholeFollower:
                         "nicht in der Wissensbasis" if german else "not in the knowledge base", resolution))
                     continue
                 targets = [r for r in resolution.results
-                           if state.available(r.chunk_id, item.root) and r.chunk_id != item.result.chunk_id]
+                           if state.available(r, item.root) and r.chunk_id != item.result.chunk_id
+                           and (r.doc, r.section) != (item.result.doc, item.result.section)]
                 if not targets:
                     trail.edges.append(self._edge(
                         item, reference, "skipped",
@@ -311,7 +321,7 @@ class RabbitholeFollower:
                 state.stopped = "token budget exhausted"
                 state.note(state.stopped)
                 skip_reason = state.stopped
-            targets = [t for t in targets if state.available(t.chunk_id, item.root)]
+            targets = [t for t in targets if state.available(t, item.root)]
             if not skip_reason and not targets:
                 skip_reason = "bereits im Kontext" if german else "already in the context"
             if skip_reason:
@@ -324,7 +334,7 @@ class RabbitholeFollower:
             for target in chosen:
                 if target.chunk_id in state.root_position:
                     state.promoted.add(target.chunk_id)
-                state.seen_chunks.add(target.chunk_id)
+                state.add(target)
                 state.tokens += estimate_tokens(target.text)
                 own = relevance_score(cosine.get(target.chunk_id, 0.0), anchor, target.text,
                                       language="english" if language == "en" else "german")
