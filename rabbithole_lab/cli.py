@@ -1,4 +1,4 @@
-"""`rabbithole` command line: ingest | search | trail | refs | eval | doctor."""
+"""`rabbithole` command line: ingest | search | research | trail | refs | eval | doctor."""
 
 from __future__ import annotations
 
@@ -220,6 +220,87 @@ def cmd_trail(args) -> int:
     return 0
 
 
+def _progress(node: str, update: dict) -> None:
+    for message in update.get("messages", []) or []:
+        print(f"  · {message}", file=sys.stderr)
+    for warning in update.get("warnings", []) or []:
+        print(f"  ! {warning}", file=sys.stderr)
+
+
+def cmd_research(args) -> int:
+    from rabbithole_lab.agent.services import open_services
+    from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end, saved_values
+    from rabbithole_lab.kb.ingest import format_report, ingest
+    from rabbithole_lab.report.folder import report_folder_name, write_report_folder
+    from rabbithole_lab.terminal import TerminalAnswers
+
+    settings = _settings(args)
+    sessions = Path(args.sessions)
+    saved = saved_values(sessions, args.resume) if args.resume else {}
+    if args.resume and not saved:
+        print(f"error: no saved session '{args.resume}' in {sessions}", file=sys.stderr)
+        return 2
+    if not args.resume and not args.question:
+        print("error: give a QUESTION or --resume THREAD_ID", file=sys.stderr)
+        return 2
+    kb_arg = args.kb or saved.get("kb_dir")
+    db_arg = args.db or saved.get("db_path")
+    kb_dir, db = _kb_paths(argparse.Namespace(kb=kb_arg, db=db_arg), settings)
+    services = open_services(settings, kb_dir, db)
+    report = ingest(kb_dir, services.kb.index, settings.kb, show_progress=not args.no_progress)
+    if report.files_ingested:
+        logger.info(format_report(report))
+        services = open_services(settings, kb_dir, db, provider_choice=_choice_of(services))
+    info = services.reasoner.info
+    print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})")
+    session = ResearchSession(services, sessions, thread_id=args.resume, on_progress=_progress)
+    if args.no_hitl:
+        answer = ScriptedAnswers([])
+    elif args.answers:
+        answer = ScriptedAnswers([line.strip() for line in Path(args.answers).read_text(encoding="utf-8").splitlines()
+                                  if line.strip()])
+    else:
+        answer = TerminalAnswers()
+    if args.approve_todo == "auto" and not isinstance(answer, ScriptedAnswers):
+        ask = answer
+        answer = lambda interrupt: "approve" if interrupt.get("type") == "todo_approval" else ask(interrupt)  # noqa: E731
+    print(f"Session: {session.thread_id} (resume with: rabbithole research --resume {session.thread_id} "
+          f"--sessions {sessions})")
+    try:
+        first = session.resume() if args.resume else session.start(
+            args.question, args.collection, extra={"kb_dir": str(kb_dir), "db_path": str(db)})
+        status = run_to_end(session, first, answer)
+    except KeyboardInterrupt:
+        print(f"\nStopped. Resume with: rabbithole research --resume {session.thread_id} --sessions {sessions}",
+              file=sys.stderr)
+        return 130
+    finally:
+        session.close()
+    if status.kind != "done":
+        print(f"error: {status.error or status.kind}", file=sys.stderr)
+        print(f"Progress is saved. Resume with: rabbithole research --resume {session.thread_id} "
+              f"--sessions {sessions}", file=sys.stderr)
+        return 3
+    out = Path(args.out) if args.out else Path("reports") / report_folder_name(status.state["query"])
+    paths = write_report_folder(status.state, out)
+    final = status.report or {}
+    meta = final.get("metadata", {})
+    print(f"\n{final.get('answer', '')}\n")
+    print(f"Quality {final.get('quality_score', 0)}/500 · {len(final.get('sources', []))} sources · "
+          f"{meta.get('followed_references', 0)} references followed · HITL: {meta.get('hitl_termination_reason')}")
+    print(f"Report: {paths['report.md']}")
+    print(f"        {paths['report.html']}")
+    print(f"Graph:  {paths['graph.html']}")
+    return 0
+
+
+def _choice_of(services):
+    from rabbithole_lab.reasoning.provider import ProviderChoice
+
+    info = services.reasoner.info
+    return ProviderChoice(info.provider, info.model, info.reason)  # type: ignore[arg-type]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rabbithole", description="Rabbithole Lab: research that follows references.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -247,6 +328,23 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
     doctor.add_argument("--db", help="index folder (default KB_DIR/database)")
     doctor.set_defaults(func=cmd_doctor)
+
+    research = sub.add_parser("research", help="research a question: clarify, plan, follow references, report")
+    research.add_argument("question", nargs="?", help="the research question (omit with --resume)")
+    research.add_argument("--kb", help="knowledge-base folder (default KB_DIR; ingested if needed)")
+    research.add_argument("--db", help="index folder (default KB_DIR/database)")
+    research.add_argument("--collection", help="research only this collection")
+    hitl = research.add_mutually_exclusive_group()
+    hitl.add_argument("--no-hitl", action="store_true", help="unattended: skip clarification, approve the to-do list")
+    hitl.add_argument("--answers", help="file with one clarification answer per line (then /end)")
+    research.add_argument("--approve-todo", choices=["ask", "auto"], default="ask",
+                          help="auto approves the to-do list without asking")
+    research.add_argument("--out", help="report folder (default reports/<date>_<question>)")
+    research.add_argument("--sessions", default="reports/sessions.sqlite",
+                          help="SQLite checkpoint file of resumable sessions")
+    research.add_argument("--resume", metavar="THREAD_ID", help="continue a saved session")
+    research.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    research.set_defaults(func=cmd_research)
 
     trail = sub.add_parser("trail", help="retrieve for a question and follow its references (no LLM)")
     trail.add_argument("question")
@@ -286,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (SettingsError, RegistryError, IndexError_, KBFolderError, EmbeddingModelError) as exc:
+    except (SettingsError, RegistryError, IndexError_, KBFolderError, EmbeddingModelError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -330,3 +330,63 @@ class IngestReport(BaseModel):
     @property
     def ok(self) -> bool:
         return (self.files_ingested + self.files_unchanged) > 0
+
+
+# ---- reasoning step outputs (the JSON shapes of the prompts in prompts.py) ---------------------
+
+
+class SearchQueries(BaseModel):
+    queries: list[str] = Field(default_factory=list)
+
+
+class RetrievalAnalysis(BaseModel):
+    key_concepts: list[str] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    scope: str = ""
+    knowledge_gaps: list[str] = Field(default_factory=list)
+    coverage_score: float = Field(0.0, ge=0.0, le=1.0)
+
+
+class FollowUpQuestions(BaseModel):
+    questions: list[str] = Field(default_factory=list)
+
+
+class ContextSummary(BaseModel):
+    summary: str = ""
+
+
+class PlannedTask(BaseModel):
+    task: str
+    context: str = ""
+
+
+class TodoPlan(BaseModel):
+    tasks: list[PlannedTask] = Field(default_factory=list)
+
+
+class TaskSummary(BaseModel):
+    summary: str = ""
+    key_findings: list[str] = Field(default_factory=list)
+    relevance_assessment: str = ""
+    relevance_score: float = Field(0.0, ge=0.0, le=1.0)
+    irrelevant_findings: list[str] = Field(default_factory=list)
+
+
+class RelevanceScore(BaseModel):
+    score: float = Field(0.0, ge=0.0, le=1.0)
+    reason: str = ""
+
+
+class SynthesisFinding(BaseModel):
+    claim: str
+    sources: list[str] = Field(default_factory=list, description='"document p. N" labels')
+
+
+class SynthesisOutput(BaseModel):
+    answer: str = ""
+    key_findings: list[SynthesisFinding] = Field(default_factory=list)
+
+
+class RemediationDecision(BaseModel):
+    retry: bool = False
+    instructions: str = ""

@@ -22,3 +22,23 @@ def reference_extractor(settings: Settings) -> Callable[[str], ExtractedReferenc
     from rabbithole_lab.reasoning.llm import LLMReasoner
 
     return LLMReasoner.from_settings(settings, model=choice.model).extract_references
+
+
+def build_reasoner(settings: Settings, embed, choice=None):
+    """The reasoner LLM_PROVIDER asks for: Ollama when it answers and has the model, else extractive.
+
+    `embed` (texts -> normalised rows) powers the extractive reasoner; `choice` skips the probe.
+    """
+    from rabbithole_lab.reasoning.base import ReasonerInfo
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.provider import choose_provider
+
+    choice = choice or choose_provider(settings)
+    if choice.provider == "ollama":
+        from rabbithole_lab.reasoning.llm import LLMReasoner
+
+        reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
+        reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason)
+        return reasoner
+    logger.info("Extractive reasoner: %s", choice.reason)
+    return ExtractiveReasoner(embed, settings.references.gate_threshold, reason=choice.reason)

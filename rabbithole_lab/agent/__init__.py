@@ -1,0 +1,1 @@
+"""The research agent: a LangGraph over the knowledge base, the rabbithole engine and a reasoner."""

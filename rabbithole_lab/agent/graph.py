@@ -1,0 +1,103 @@
+"""The research graph (DESIGN.md §4). `build_graph` returns the uncompiled builder; the caller adds
+the checkpointer: `build_graph(services).compile(checkpointer=SqliteSaver(...))`.
+
+hitl_init -> hitl_generate_queries -> hitl_retrieve_chunks -> hitl_analyze_retrieval
+  -> hitl_generate_questions -> hitl_process_response [interrupt] -> (loop | hitl_finalize)
+  -> generate_todo -> hitl_approve_todo [interrupt] -> process_hitl_todo -> execute_task (loops)
+  -> validate_relevance -> synthesize -> quality_check -> (remediate -> synthesize | attribute_sources) -> END
+
+A node that fails (the LLM cannot be reached, the knowledge base is gone, ...) records `error` and
+`failed_node` and the graph ends; `ResearchSession.retry()` re-runs that node from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from langgraph.errors import GraphBubbleUp
+from langgraph.graph import END, START, StateGraph
+
+from rabbithole_lab.agent.nodes.attribution import make_attribution_nodes
+from rabbithole_lab.agent.nodes.hitl import make_hitl_nodes
+from rabbithole_lab.agent.nodes.planning import make_planning_nodes
+from rabbithole_lab.agent.nodes.research import make_research_nodes
+from rabbithole_lab.agent.nodes.synthesis import make_synthesis_nodes
+from rabbithole_lab.agent.routing import (
+    proceed_to,
+    route_after_quality,
+    route_after_remediation,
+    route_after_response,
+    route_after_task,
+)
+from rabbithole_lab.agent.services import Services
+from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.reasoning.base import ReasonerUnavailableError
+
+logger = logging.getLogger(__name__)
+
+
+def user_message(node: str, exc: Exception, language: str) -> str:
+    """A readable error for the UI/CLI; the technical detail stays in the log."""
+    if isinstance(exc, ReasonerUnavailableError):
+        return (f"Das Sprachmodell ist nicht erreichbar ({exc}). Der Fortschritt ist gespeichert; "
+                f"starten Sie Ollama und setzen Sie die Sitzung fort." if language == "de" else
+                f"The language model cannot be reached ({exc}). Progress is saved; start Ollama and resume "
+                f"the session.")
+    return (f"Schritt '{node}' ist fehlgeschlagen: {exc}" if language == "de"
+            else f"Step '{node}' failed: {exc}")
+
+
+def _guarded(name: str, node: Callable[[AgentState], dict], services: Services) -> Callable[[AgentState], dict]:
+    def run(state: AgentState) -> dict:
+        try:
+            update = node(state)
+        except GraphBubbleUp:  # interrupts and other control flow belong to LangGraph
+            raise
+        except Exception as exc:
+            logger.exception("Node %s failed", name)
+            return {"error": user_message(name, exc, state.get("detected_language", "de")), "failed_node": name,
+                    "warnings": services.reasoner.drain_warnings()}
+        drained = services.reasoner.drain_warnings()
+        if drained:
+            update["warnings"] = [*update.get("warnings", []), *drained]
+        return update
+
+    run.__name__ = name
+    return run
+
+
+def build_graph(services: Services) -> StateGraph:
+    settings = services.settings
+    nodes: dict[str, Callable] = {}
+    for factory in (make_hitl_nodes, make_planning_nodes, make_research_nodes, make_synthesis_nodes,
+                    make_attribution_nodes):
+        nodes.update(factory(services))
+    builder = StateGraph(AgentState)
+    for name, node in nodes.items():
+        builder.add_node(name, _guarded(name, node, services))
+
+    def chain(source: str, target: str) -> None:
+        builder.add_conditional_edges(source, proceed_to(target), [target, END])
+
+    builder.add_edge(START, "hitl_init")
+    chain("hitl_init", "hitl_generate_queries")
+    chain("hitl_generate_queries", "hitl_retrieve_chunks")
+    chain("hitl_retrieve_chunks", "hitl_analyze_retrieval")
+    chain("hitl_analyze_retrieval", "hitl_generate_questions")
+    chain("hitl_generate_questions", "hitl_process_response")
+    builder.add_conditional_edges("hitl_process_response", route_after_response,
+                                  ["hitl_generate_queries", "hitl_finalize", END])
+    chain("hitl_finalize", "generate_todo")
+    chain("generate_todo", "hitl_approve_todo")
+    chain("hitl_approve_todo", "process_hitl_todo")
+    chain("process_hitl_todo", "execute_task")
+    builder.add_conditional_edges("execute_task", route_after_task, ["execute_task", "validate_relevance", END])
+    chain("validate_relevance", "synthesize")
+    chain("synthesize", "quality_check")
+    builder.add_conditional_edges(
+        "quality_check", route_after_quality(settings.quality.max_reflections, settings.quality.threshold),
+        ["remediate", "attribute_sources", END])
+    builder.add_conditional_edges("remediate", route_after_remediation, ["synthesize", "attribute_sources", END])
+    builder.add_edge("attribute_sources", END)
+    return builder

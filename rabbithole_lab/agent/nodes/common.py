@@ -1,0 +1,44 @@
+"""Small helpers shared by the nodes (reading the state, bounded concurrency)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.records import ChunkWithInfo, VectorResult
+
+Item = TypeVar("Item")
+Out = TypeVar("Out")
+
+
+def language(state: AgentState) -> str:
+    return state.get("detected_language") or "de"
+
+
+def anchor(state: AgentState) -> str:
+    """The original question as fixed by hitl_finalize (the query before that)."""
+    return (state.get("query_anchor") or {}).get("original_query") or state["query"]
+
+
+def concurrent_map(fn: Callable[[Item], Out], items: Iterable[Item], workers: int) -> list[Out]:
+    items = list(items)
+    if workers <= 1 or len(items) <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def chunk_key(result: VectorResult) -> str:
+    """The seeds' dedup key: doc:page:text[:100]."""
+    return f"{result.doc}:{result.page_start}:{result.text[:100]}"
+
+
+def tier_chunks(state: AgentState, tier: str) -> list[ChunkWithInfo]:
+    return [ChunkWithInfo.model_validate({k: v for k, v in entry.items() if k != "task_id"})
+            for entry in state.get(f"{tier}_context", [])]
+
+
+def localized(state: AgentState, german: str, english: str) -> str:
+    return english if language(state) == "en" else german

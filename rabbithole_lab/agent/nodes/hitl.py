@@ -1,0 +1,209 @@
+"""Phase 1: iterative clarification with retrieval in every round (seeds 002/004 §5.2)."""
+
+from __future__ import annotations
+
+import logging
+
+from langgraph.types import interrupt
+
+from rabbithole_lab.agent.nodes.common import anchor, chunk_key, concurrent_map, language
+from rabbithole_lab.agent.services import Services
+from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.rabbithole.tiers import classify_tier
+from rabbithole_lab.reasoning.language import detect_language
+from rabbithole_lab.reasoning.text import concepts as query_concepts
+from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
+
+logger = logging.getLogger(__name__)
+
+END_COMMAND = "/end"
+PREVIEW_CHARS = 300
+
+
+def make_hitl_nodes(services: Services) -> dict:
+    settings = services.settings
+    reasoner = services.reasoner
+    kb = services.kb
+
+    def hitl_init(state: AgentState) -> dict:
+        query = " ".join(state["query"].split())
+        if not query:
+            raise ValueError("The question is empty.")
+        lang = detect_language(query)
+        return {
+            "query": query,
+            "detected_language": lang,
+            "hitl_active": True,
+            "hitl_iteration": 0,
+            "iteration_queries": [],
+            "query_retrieval": [],
+            "retrieval_history": [],
+            "retrieval_dedup_ratios": [],
+            "hitl_conversation_history": [],
+            "knowledge_gaps": [],
+            "key_concepts": query_concepts(query, lang),
+            "coverage_score": 0.0,
+            "hitl_termination_reason": "",
+            "reflection_count": 0,
+            "phase": "hitl",
+            "reasoner": {"provider": reasoner.info.provider, "model": reasoner.info.model, "reason": reasoner.info.reason},
+            "messages": [f"language={lang}; reasoner={reasoner.info.provider} ({reasoner.info.reason})"],
+        }
+
+    def hitl_generate_queries(state: AgentState) -> dict:
+        count = settings.hitl.queries_per_iteration
+        queries = reasoner.hitl_queries(state["query"], state["hitl_iteration"], state["hitl_conversation_history"],
+                                        state.get("knowledge_gaps", []), state.get("key_concepts", []),
+                                        language(state), count)
+        # AC-1.2: exactly `count` queries; pad with concept variants when a reasoner returns fewer
+        padding = [state["query"], *[f"{state['query']} {c}" for c in state.get("key_concepts", [])]]
+        for extra in padding:
+            if len(queries) >= count:
+                break
+            if extra not in queries:
+                queries.append(extra)
+        return {"iteration_queries": [*state["iteration_queries"], queries[:count]]}
+
+    def hitl_retrieve_chunks(state: AgentState) -> dict:
+        queries = state["iteration_queries"][-1]
+        seen = {chunk_key(VectorResult.model_validate(c)) for c in state["query_retrieval"]}
+        k = settings.hitl.chunks_per_query
+        retrieved: list[VectorResult] = []
+        for query in queries:
+            if query == state["query"]:
+                hits = kb.retrieve(query, k=k, collection=state.get("collection"))
+            else:
+                hits = kb.search(query, k=k, collection=state.get("collection"))
+            retrieved.extend(hits)
+        new: list[VectorResult] = []
+        for hit in retrieved:
+            key = chunk_key(hit)
+            if key not in seen:
+                seen.add(key)
+                new.append(hit)
+        ratio = round(len(new) / len(retrieved), 3) if retrieved else 0.0
+        entry = {
+            "iteration": state["hitl_iteration"],
+            "queries": queries,
+            "retrieved": len(retrieved),
+            "new": len(new),
+            "dedup_ratio": ratio,
+            "chunks": [{"chunk_id": h.chunk_id, "doc": h.doc, "page": h.page_start, "section": h.section,
+                        "score": round(h.score, 4), "preview": " ".join(h.text.split())[:PREVIEW_CHARS]} for h in new],
+        }
+        return {
+            "query_retrieval": [*state["query_retrieval"], *[h.model_dump() for h in new]],
+            "retrieval_history": [*state["retrieval_history"], entry],
+            "retrieval_dedup_ratios": [*state["retrieval_dedup_ratios"], ratio],
+        }
+
+    def hitl_analyze_retrieval(state: AgentState) -> dict:
+        passages = [VectorResult.model_validate(c) for c in state["query_retrieval"]][-12:]
+        analysis = reasoner.analyze_retrieval(state["query"], passages, language(state))
+        concepts = list(dict.fromkeys([*state.get("key_concepts", []), *analysis.key_concepts]))
+        return {
+            "coverage_score": analysis.coverage_score,
+            "knowledge_gaps": analysis.knowledge_gaps,
+            "key_concepts": concepts[:10],
+            "entities": analysis.entities,
+            "scope": analysis.scope,
+        }
+
+    def hitl_generate_questions(state: AgentState) -> dict:
+        from rabbithole_lab.records import RetrievalAnalysis
+
+        passages = [VectorResult.model_validate(c) for c in state["query_retrieval"]][-9:]
+        analysis = RetrievalAnalysis(key_concepts=state.get("key_concepts", []), entities=state.get("entities", []),
+                                     scope=state.get("scope", ""), knowledge_gaps=state.get("knowledge_gaps", []),
+                                     coverage_score=state.get("coverage_score", 0.0))
+        count = settings.hitl.max_clarification_questions
+        questions = reasoner.follow_up_questions(state["query"], analysis, passages, language(state), count)
+        turn = {"role": "assistant", "content": "\n".join(questions)}
+        return {"follow_up_questions": questions[:count],
+                "hitl_conversation_history": [*state["hitl_conversation_history"], turn]}
+
+    def hitl_process_response(state: AgentState) -> dict:
+        # Everything above interrupt() runs again on resume: it only reads the state.
+        history = state["retrieval_history"][-1] if state["retrieval_history"] else {}
+        response = interrupt({
+            "type": "hitl_questions",
+            "iteration": state["hitl_iteration"],
+            "questions": state.get("follow_up_questions", []),
+            "coverage_score": state.get("coverage_score", 0.0),
+            "knowledge_gaps": state.get("knowledge_gaps", []),
+            "dedup_ratio": history.get("dedup_ratio", 0.0),
+            "retrieval": history,
+            "language": language(state),
+        })
+        answer = str(response.get("answer", "") if isinstance(response, dict) else (response or "")).strip()
+        update: dict = {}
+        reason = ""
+        if answer.lower() == END_COMMAND:
+            reason = "user_end"
+        else:
+            if answer:
+                update["hitl_conversation_history"] = [*state["hitl_conversation_history"],
+                                                       {"role": "user", "content": answer}]
+            iteration = state["hitl_iteration"] + 1
+            dedup = state["retrieval_dedup_ratios"][-1] if state["retrieval_dedup_ratios"] else 0.0
+            if iteration >= settings.hitl.max_iterations:
+                reason = "max_iterations"
+            elif (state.get("coverage_score", 0.0) >= settings.hitl.convergence_coverage
+                  and dedup >= settings.hitl.convergence_dedup
+                  and len(state.get("knowledge_gaps", [])) <= settings.hitl.convergence_max_gaps):
+                reason = "convergence"
+            else:
+                update["hitl_iteration"] = iteration
+        update["hitl_termination_reason"] = reason
+        if reason:
+            update["messages"] = [f"HITL ended: {reason}"]
+        return update
+
+    def hitl_finalize(state: AgentState) -> dict:
+        lang = language(state)
+        query = state["query"]
+        concepts = state.get("key_concepts", [])
+        summary = reasoner.hitl_context_summary(query, state["hitl_conversation_history"], concepts, lang)
+        research_queries = reasoner.research_queries(query, summary, concepts, lang)
+        refinements = [t["content"] for t in state["hitl_conversation_history"] if t["role"] == "user"]
+        query_anchor = {"original_query": query, "detected_language": lang, "key_concepts": concepts,
+                        "entities": state.get("entities", []), "scope": state.get("scope", ""),
+                        "hitl_refinements": refinements}
+        analysis = QueryAnalysis(original_query=query, key_concepts=concepts, entities=state.get("entities", []),
+                                 scope=state.get("scope", ""), hitl_refinements=refinements,
+                                 clarification_needed=False, detected_language=lang)
+        passages = [VectorResult.model_validate(c) for c in state["query_retrieval"]]
+
+        def extract(passage: VectorResult) -> dict:
+            info = reasoner.extract_info(passage, query, query, lang)
+            return ChunkWithInfo(chunk_text=passage.text, extracted_info=info.extracted_info, document=passage.doc,
+                                 page=passage.page_start, page_end=passage.page_end, chunk_id=passage.chunk_id,
+                                 section=passage.section, collection=passage.collection,
+                                 relevance_score=round(passage.score, 4), depth=0,
+                                 tier=classify_tier(0, passage.score, "hitl"),
+                                 preserved_quotes=info.preserved_quotes).model_dump() | {"task_id": None}
+
+        tertiary = concurrent_map(extract, passages, settings.llm.concurrency)
+        return {
+            "hitl_active": False,
+            "hitl_context_summary": summary,
+            "research_queries": research_queries,
+            "query_anchor": query_anchor,
+            "query_analysis": analysis.model_dump(),
+            "tertiary_context": [t for t in tertiary if t["extracted_info"]],
+            "seen_chunks": [],  # HITL chunks may still become primary in a task
+            "phase": "planning",
+        }
+
+    return {
+        "hitl_init": hitl_init,
+        "hitl_generate_queries": hitl_generate_queries,
+        "hitl_retrieve_chunks": hitl_retrieve_chunks,
+        "hitl_analyze_retrieval": hitl_analyze_retrieval,
+        "hitl_generate_questions": hitl_generate_questions,
+        "hitl_process_response": hitl_process_response,
+        "hitl_finalize": hitl_finalize,
+    }
+
+
+__all__ = ["END_COMMAND", "make_hitl_nodes", "anchor"]

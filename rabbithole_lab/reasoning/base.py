@@ -1,0 +1,110 @@
+"""The `Reasoner` protocol: one method per reasoning step the research graph needs.
+
+Two implementations: `LLMReasoner` (prompts.py through a LangChain chat model) and
+`ExtractiveReasoner` (deterministic, no LLM). Every method takes the output language
+("de" or "en") where its output is read by people.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from rabbithole_lab.rabbithole.gate import GateInput
+from rabbithole_lab.records import (
+    ChunkWithInfo,
+    ExtractedReferenceList,
+    InfoExtractionWithQuotes,
+    PreservedQuote,
+    QualityAssessment,
+    ReferenceDecision,
+    RelevanceScore,
+    RemediationDecision,
+    RetrievalAnalysis,
+    SynthesisOutput,
+    TaskSummary,
+    TodoPlan,
+    VectorResult,
+)
+
+
+class ReasonerUnavailableError(RuntimeError):
+    """The reasoning backend cannot be reached (e.g. Ollama down); the run must pause, not guess."""
+
+
+@dataclass
+class SynthesisInput:
+    anchor: str
+    language: str
+    hitl_summary: str = ""
+    primary: list[ChunkWithInfo] = field(default_factory=list)
+    secondary: list[ChunkWithInfo] = field(default_factory=list)
+    tertiary: list[ChunkWithInfo] = field(default_factory=list)
+    quotes: list[PreservedQuote] = field(default_factory=list)
+    task_summaries: list[dict] = field(default_factory=list)
+    remediation: str = ""
+
+    def all_chunks(self) -> list[ChunkWithInfo]:
+        return self.primary + self.secondary + self.tertiary
+
+
+@dataclass
+class ReasonerInfo:
+    """What the UI, CLI and report show about the reasoner in use."""
+
+    provider: str  # "ollama" or "extractive"
+    model: str | None
+    reason: str
+
+
+@runtime_checkable
+class Reasoner(Protocol):
+    info: ReasonerInfo
+    calls: int
+    tokens: int
+
+    def drain_warnings(self) -> list[str]: ...
+
+    # Phase 1
+    def hitl_queries(self, query: str, iteration: int, conversation: list[dict], gaps: list[str],
+                     concepts: list[str], language: str, count: int) -> list[str]: ...
+
+    def analyze_retrieval(self, query: str, passages: list[VectorResult], language: str) -> RetrievalAnalysis: ...
+
+    def follow_up_questions(self, query: str, analysis: RetrievalAnalysis, passages: list[VectorResult],
+                            language: str, count: int) -> list[str]: ...
+
+    def hitl_context_summary(self, query: str, conversation: list[dict], concepts: list[str],
+                             language: str) -> str: ...
+
+    def research_queries(self, query: str, summary: str, concepts: list[str], language: str) -> list[str]: ...
+
+    # Phase 2
+    def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str],
+                      language: str, count: int) -> TodoPlan: ...
+
+    # Phase 3
+    def task_search_queries(self, task: str, anchor: str, concepts: list[str], language: str) -> list[str]: ...
+
+    def extract_info(self, chunk: VectorResult, anchor: str, task: str, language: str) -> InfoExtractionWithQuotes: ...
+
+    def extract_references(self, text: str) -> ExtractedReferenceList | None: ...
+
+    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision: ...
+
+    def summarize_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskSummary: ...
+
+    def score_relevance(self, anchor: str, finding: ChunkWithInfo, language: str) -> RelevanceScore: ...
+
+    # Phase 4
+    def synthesize(self, request: SynthesisInput) -> SynthesisOutput: ...
+
+    def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo], language: str) -> QualityAssessment: ...
+
+    def decide_remediation(self, query: str, assessment: QualityAssessment, threshold: int,
+                           language: str) -> RemediationDecision: ...
+
+
+def citation_label(document: str, page: int, language: str) -> str:
+    """The citation written after a sentence: "[StrlSchG.pdf, S. 12]" / "[Guide.pdf, p. 3]"."""
+    return f"[{document}, {'S.' if language == 'de' else 'p.'} {page}]"

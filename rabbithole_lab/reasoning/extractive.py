@@ -1,0 +1,497 @@
+"""The extractive reasoner: every reasoning step without an LLM, deterministic.
+
+Sentences are selected by embedding similarity to the query anchor plus keyword overlap and kept
+verbatim, so every claim in the report is a quotation with its citation. Clarification questions and
+the to-do list are built from the query's concepts that retrieval did not cover. Quality is scored
+from measurable properties of the answer (citation coverage, support of each sentence by the cited
+source, structure, relevance to the question).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from rabbithole_lab.kb.query import german_terms, glossary
+from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, GateVerdict
+from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, keyword_overlap, vector_score
+from rabbithole_lab.reasoning.base import ReasonerInfo, SynthesisInput, citation_label
+from rabbithole_lab.reasoning.language import detect_language
+from rabbithole_lab.reasoning.text import (
+    citations_in,
+    contains_concept,
+    quote_reason,
+    split_sentences,
+    stems,
+    strip_citations,
+)
+from rabbithole_lab.reasoning.text import (
+    concepts as query_concepts,
+)
+from rabbithole_lab.records import (
+    ChunkWithInfo,
+    ExtractedReferenceList,
+    InfoExtractionWithQuotes,
+    PlannedTask,
+    PreservedQuote,
+    QualityAssessment,
+    ReferenceDecision,
+    RelevanceScore,
+    RemediationDecision,
+    RetrievalAnalysis,
+    SynthesisFinding,
+    SynthesisOutput,
+    TaskSummary,
+    TodoPlan,
+)
+
+logger = logging.getLogger(__name__)
+
+SENTENCES_PER_CHUNK = 3
+IRRELEVANT_BELOW = 0.12
+ANSWER_SENTENCES = 8
+MMR_LAMBDA = 0.7
+SUPPORT_OVERLAP = 0.6
+
+_TEXT = {
+    "de": {
+        "broader": "Anwendungsbereich Begriffsbestimmungen",
+        "angle": "Pflichten Ausnahmen Fristen",
+        "q_gap": "Welche Aspekte von „{gap}“ sollen genauer untersucht werden?",
+        "q_entity": "Ist {entity} für Ihre Frage maßgeblich, oder sollen weitere Vorschriften einbezogen werden?",
+        "q_scope": "Geht es um einen bestimmten Personenkreis, eine Tätigkeit oder eine Anlage?",
+        "q_docs": "Soll sich die Recherche auf {docs} beschränken?",
+        "scope": "{count} Abschnitte aus {docs}",
+        "summary": "Ausgangsfrage: {query} Präzisierungen des Nutzers: {answers}. Schwerpunkte: {concepts}.",
+        "none": "keine",
+        "tasks": [
+            ("Einschlägige Vorschriften und Fundstellen zu {focus} ermitteln",
+             "Grundlage der Antwort: welche Abschnitte regeln das Thema"),
+            ("Konkrete Grenzwerte, Zahlenangaben und Fristen zu {focus} zusammenstellen",
+             "Die Frage verlangt belastbare Werte mit Fundstelle"),
+            ("Pflichten, Zuständigkeiten und Voraussetzungen zu {focus} klären",
+             "Wer muss was unter welchen Bedingungen tun"),
+            ("Ausnahmen, Sonderfälle und Verweise auf andere Vorschriften zu {focus} prüfen",
+             "Verweise führen oft zur eigentlichen Regelung"),
+        ],
+        "refinement_task": "Präzisierung des Nutzers prüfen: {answer}",
+        "refinement_context": "Vom Nutzer im Dialog genannt",
+        "assessment": "{kept} von {total} Fundstellen tragen zur Aufgabe bei (mittlere Relevanz {score:.2f}).",
+        "relevance": "Vektorähnlichkeit {vector:.2f}, Schlüsselwortüberdeckung {overlap:.2f}{inherited}",
+        "inherited": ", über einen Verweis erreicht ({score:.2f})",
+        "intro": "Antwort auf die Frage „{anchor}“ aus den Dokumenten (wörtliche Auszüge mit Fundstelle):",
+        "details": "Weitere Einzelheiten:",
+        "no_answer": "Die durchsuchten Dokumente enthalten keine Passage, die die Frage „{anchor}“ beantwortet.",
+        "issue_citation": "{count} Aussagen ohne gültige Quellenangabe",
+        "issue_support": "{count} Aussagen werden von der zitierten Quelle nicht gestützt",
+        "issue_relevance": "Die Antwort greift die Frage nur teilweise auf (Überdeckung {score:.2f})",
+        "issue_structure": "Zu wenige belegte Aussagen für eine vollständige Antwort",
+        "issue_duplicates": "{count} doppelte Aussagen",
+        "issue_language": "Teile der Antwort sind nicht auf Deutsch (wörtliche Zitate der Quellen)",
+        "remedy": "Nur Sätze mit gestützter Quellenangabe verwenden; stärker auf die Frage fokussieren; "
+                  "Wiederholungen entfernen",
+        "no_remedy": "Eine Überarbeitung behebt die gefundenen Probleme nicht",
+    },
+    "en": {
+        "broader": "scope definitions",
+        "angle": "duties exceptions deadlines",
+        "q_gap": "Which aspects of “{gap}” should the research examine more closely?",
+        "q_entity": "Is {entity} the decisive source for your question, or should other rules be included?",
+        "q_scope": "Is the question about a particular group of people, an activity or a facility?",
+        "q_docs": "Should the research be limited to {docs}?",
+        "scope": "{count} sections from {docs}",
+        "summary": "Original question: {query} User's clarifications: {answers}. Focus: {concepts}.",
+        "none": "none",
+        "tasks": [
+            ("Identify the applicable rules and sections on {focus}", "Basis of the answer: which sections govern it"),
+            ("Collect the concrete limits, figures and deadlines on {focus}",
+             "The question needs verifiable values with their source"),
+            ("Clarify duties, responsibilities and conditions regarding {focus}",
+             "Who must do what under which conditions"),
+            ("Check exceptions, special cases and references to other documents on {focus}",
+             "References often lead to the actual rule"),
+        ],
+        "refinement_task": "Check the user's clarification: {answer}",
+        "refinement_context": "Named by the user in the dialogue",
+        "assessment": "{kept} of {total} passages contribute to the task (mean relevance {score:.2f}).",
+        "relevance": "vector similarity {vector:.2f}, keyword overlap {overlap:.2f}{inherited}",
+        "inherited": ", reached through a reference ({score:.2f})",
+        "intro": "Answer to “{anchor}” from the documents (verbatim extracts with their source):",
+        "details": "Further details:",
+        "no_answer": "The searched documents contain no passage that answers “{anchor}”.",
+        "issue_citation": "{count} statements without a valid citation",
+        "issue_support": "{count} statements are not supported by the cited source",
+        "issue_relevance": "The answer addresses the question only partly (overlap {score:.2f})",
+        "issue_structure": "Too few supported statements for a complete answer",
+        "issue_duplicates": "{count} duplicated statements",
+        "issue_language": "Parts of the answer are not in English (verbatim quotes from the sources)",
+        "remedy": "Use only sentences whose citation supports them; focus on the question; remove repetitions",
+        "no_remedy": "A rewrite would not fix the issues found",
+    },
+}
+
+
+def _t(language: str) -> dict:
+    return _TEXT["en" if language == "en" else "de"]
+
+
+class ExtractiveReasoner:
+    """Deterministic reasoning from the packaged embedder; `embed` returns L2-normalised rows."""
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], gate_threshold: float = 0.3,
+                 reason: str = "LLM_PROVIDER=extractive"):
+        self._embed = embed
+        self._decider = ExtractiveDecider(embed, gate_threshold)
+        self.info = ReasonerInfo("extractive", None, reason)
+        self.calls = 0
+        self.llm_calls = 0
+        self.tokens = 0
+        self._warnings: list[str] = []
+        self._lock = threading.Lock()
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+    def _count(self) -> None:
+        with self._lock:
+            self.calls += 1
+
+    def drain_warnings(self) -> list[str]:
+        with self._lock:
+            out, self._warnings = self._warnings, []
+        return out
+
+    def _similarities(self, anchor: str, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        vectors = self._embed([anchor, *texts])
+        return vectors[1:] @ vectors[0]
+
+    @staticmethod
+    def _lexical_anchor(anchor: str) -> str:
+        """English questions about German documents compare through the glossary's German terms."""
+        if detect_language(anchor) == "en":
+            extra = german_terms(anchor)
+            return f"{anchor} {extra}" if extra else anchor
+        return anchor
+
+    def _overlap(self, anchor: str, text: str) -> float:
+        lexical = self._lexical_anchor(anchor)
+        return max(keyword_overlap(lexical, text, "german"), keyword_overlap(anchor, text, "english"))
+
+    # ---- Phase 1 ----------------------------------------------------------------------------
+    def hitl_queries(self, query, iteration, conversation, gaps, concepts, language, count):
+        self._count()
+        text = _t(language)
+        focus = " ".join(concepts or query_concepts(query, language))
+        if iteration == 0:
+            candidates = [query, f"{focus} {text['broader']}", f"{focus} {text['angle']}"]
+        else:
+            answers = [turn["content"] for turn in conversation if turn.get("role") == "user"]
+            latest = answers[-1] if answers else ""
+            candidates = [f"{query} {latest}".strip()]
+            candidates += [f"{gap} {focus}" for gap in gaps]
+            candidates += [focus, f"{focus} {text['angle']}", f"{focus} {text['broader']}"]
+        return _unique(candidates)[:count]
+
+    def analyze_retrieval(self, query, passages, language):
+        self._count()
+        text = _t(language)
+        found = query_concepts(query, language)
+        all_stems = stems(" ".join(f"{p.heading} {p.text}" for p in passages))
+        terms = glossary()
+        covered = [c for c in found if contains_concept(c, all_stems, terms.get(c.lower(), []))]
+        gaps = [c for c in found if c not in covered]
+        coverage = len(covered) / len(found) if found else (1.0 if passages else 0.0)
+        if not passages:
+            coverage = 0.0
+        counts: dict[str, int] = {}
+        for passage in passages:
+            for reference in detect_references_regex(passage.text, passage.doc):
+                if reference.type in ("legal_section", "section", "document", "document_mention"):
+                    counts[reference.target] = counts.get(reference.target, 0) + 1
+        entities = [target for target, _ in sorted(counts.items(), key=lambda kv: -kv[1])][:8]
+        docs = sorted({p.doc for p in passages})
+        scope = text["scope"].format(count=len(passages), docs=", ".join(docs) or text["none"])
+        return RetrievalAnalysis(key_concepts=covered or found, entities=entities, scope=scope,
+                                 knowledge_gaps=gaps, coverage_score=round(coverage, 3))
+
+    def follow_up_questions(self, query, analysis, passages, language, count):
+        self._count()
+        text = _t(language)
+        questions = [text["q_gap"].format(gap=gap) for gap in analysis.knowledge_gaps[:2]]
+        if analysis.entities:
+            questions.append(text["q_entity"].format(entity=analysis.entities[0]))
+        questions.append(text["q_scope"])
+        docs = sorted({p.doc for p in passages})
+        if docs:
+            questions.append(text["q_docs"].format(docs=", ".join(docs[:3])))
+        return _unique(questions)[: max(2, count)]
+
+    def hitl_context_summary(self, query, conversation, concepts, language):
+        self._count()
+        text = _t(language)
+        answers = [turn["content"] for turn in conversation if turn.get("role") == "user"]
+        return text["summary"].format(query=query, answers="; ".join(answers) or text["none"],
+                                      concepts=", ".join(concepts) or text["none"])
+
+    def research_queries(self, query, summary, concepts, language):
+        self._count()
+        focus = " ".join(concepts)
+        return _unique([query, focus, *[f"{concept} {focus}" for concept in concepts[:3]]])[:5]
+
+    # ---- Phase 2 ----------------------------------------------------------------------------
+    def generate_todo(self, query, summary, queries, concepts, language, count):
+        self._count()
+        text = _t(language)
+        nouns = [c for c in concepts if c[:1].isupper()] if language == "de" else []
+        focus = ", ".join((nouns if len(nouns) >= 2 else concepts)[:3]) or query
+        tasks = [PlannedTask(task=task.format(focus=focus), context=context) for task, context in text["tasks"]]
+        marker = {"de": "Präzisierungen des Nutzers: ", "en": "User's clarifications: "}["en" if language == "en" else "de"]
+        if marker in summary:
+            answers = summary.split(marker, 1)[1].split(". ", 1)[0]
+            for answer in answers.split("; "):
+                if answer and answer != text["none"]:
+                    tasks.append(PlannedTask(task=text["refinement_task"].format(answer=answer),
+                                             context=text["refinement_context"]))
+        return TodoPlan(tasks=tasks[: max(3, min(count, 5))])
+
+    # ---- Phase 3 ----------------------------------------------------------------------------
+    def task_search_queries(self, task, anchor, concepts, language):
+        self._count()
+        task_terms = [c for c in query_concepts(task, language, limit=10) if c.lower() not in
+                      {w.lower() for w in concepts}]
+        return _unique([anchor, " ".join([*concepts, *task_terms])])[:2]
+
+    def extract_info(self, chunk, anchor, task, language):
+        self._count()
+        sentences = split_sentences(chunk.text)
+        if not sentences:
+            return InfoExtractionWithQuotes(extracted_info="")
+        similarity = self._similarities(anchor, sentences)
+        scored = [
+            (0.6 * vector_score(float(similarity[i])) + 0.4 * self._overlap(anchor, sentence), i)
+            for i, sentence in enumerate(sentences)
+        ]
+        best = sorted(scored, reverse=True)[:SENTENCES_PER_CHUNK]
+        if not best or best[0][0] < IRRELEVANT_BELOW:
+            return InfoExtractionWithQuotes(extracted_info="")
+        chosen = sorted(i for score, i in best if score >= IRRELEVANT_BELOW)
+        quotes = []
+        for i in chosen:
+            reason = quote_reason(sentences[i], language)
+            if reason:
+                quotes.append(PreservedQuote(quote=sentences[i], relevance_reason=reason, document=chunk.doc,
+                                             page=chunk.page_start))
+        return InfoExtractionWithQuotes(extracted_info=" ".join(sentences[i] for i in chosen),
+                                        preserved_quotes=quotes)
+
+    def extract_references(self, text: str) -> ExtractedReferenceList | None:
+        return None  # the regex grammar does it
+
+    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
+        self._count()
+        return self._decider.decide_reference(item, anchor, language)
+
+    def decide_batch(self, items: list[GateInput], anchor: str, language: str) -> list[GateVerdict]:
+        self._count()
+        return self._decider.decide_batch(items, anchor, language)
+
+    def summarize_task(self, task, anchor, findings, language):
+        self._count()
+        text = _t(language)
+        candidates = _cited_sentences(findings, language)
+        picked = self._mmr(anchor, candidates, 5)
+        relevant = [f for f in findings if f.extracted_info]
+        ranked = sorted((f.relevance_score for f in relevant), reverse=True)[:3]
+        score = round(sum(ranked) / len(ranked), 3) if ranked else 0.0
+        irrelevant = [f"{f.document} {f.section}".strip() for f in findings if not f.extracted_info]
+        return TaskSummary(
+            summary=" ".join(picked),
+            key_findings=picked[:3],
+            relevance_assessment=text["assessment"].format(kept=len(relevant), total=len(findings), score=score),
+            relevance_score=min(1.0, score),
+            irrelevant_findings=irrelevant,
+        )
+
+    def score_relevance(self, anchor, finding, language):
+        self._count()
+        body = finding.extracted_info or finding.chunk_text
+        cosine = float(self._similarities(anchor, [body[:2000]])[0])
+        vector = vector_score(cosine)
+        overlap = self._overlap(anchor, body)
+        inherited = finding.relevance_score * CITATION_DECAY if finding.depth > 0 else 0.0
+        text = _t(language)
+        note = text["inherited"].format(score=inherited) if inherited else ""
+        return RelevanceScore(score=round(min(1.0, max(vector, overlap, inherited)), 4),
+                              reason=text["relevance"].format(vector=vector, overlap=overlap, inherited=note))
+
+    # ---- Phase 4 ----------------------------------------------------------------------------
+    def synthesize(self, request: SynthesisInput) -> SynthesisOutput:
+        self._count()
+        text = _t(request.language)
+        weights = {"primary": 1.0, "secondary": 0.7, "tertiary": 0.4}
+        candidates = _cited_sentences(request.all_chunks(), request.language, weights)
+        limit = ANSWER_SENTENCES
+        if request.remediation:
+            limit = 6  # the rewrite keeps fewer, better-supported sentences
+            candidates = [c for c in candidates if self._overlap(request.anchor, c[0]) > 0]
+        picked = self._mmr(request.anchor, candidates, limit)
+        if not picked:
+            return SynthesisOutput(answer=text["no_answer"].format(anchor=request.anchor))
+        head, rest = picked[:2], picked[2:]
+        lines = [text["intro"].format(anchor=request.anchor), "", " ".join(head)]
+        if rest:
+            lines += ["", text["details"], *[f"- {sentence}" for sentence in rest]]
+        findings = []
+        for sentence in picked:
+            sources = [f"{doc} p. {page}" for doc, page in citations_in(sentence)]
+            findings.append(SynthesisFinding(claim=strip_citations(sentence), sources=sources))
+        return SynthesisOutput(answer="\n".join(lines), key_findings=findings)
+
+    def assess_quality(self, query, answer, sources, language):
+        self._count()
+        text = _t(language)
+        by_page: dict[tuple[str, int], list[str]] = {}
+        for source in sources:
+            for page in range(source.page, (source.page_end or source.page) + 1):
+                by_page.setdefault((source.document, page), []).append(source.chunk_text)
+        statements = [s for s in _answer_statements(answer) if s]
+        cited = [s for s in statements if citations_in(s)]
+        valid = [s for s in cited if all((doc, page) in by_page for doc, page in citations_in(s))]
+        supported = [s for s in valid if _supported(strip_citations(s), citations_in(s), by_page)]
+        factual = len(statements) or 1
+        citation_correctness = round(100 * len(valid) / factual)
+        factual_accuracy = round(100 * len(supported) / (len(cited) or 1)) if cited else 0
+        plain = [strip_citations(s) for s in statements]
+        duplicates = len(plain) - len(set(plain))
+        semantic = max(0, 100 - 20 * duplicates)
+        structure = (40 if answer.strip() and not answer.strip().startswith("-") else 0)
+        structure += 30 if len(statements) >= 2 else 0
+        structure += 30 if all(s.rstrip().endswith(("]", ".", ":", "?", "!")) for s in statements) else 0
+        overlap = self._overlap(query, answer)
+        cosine = float(self._similarities(query, [strip_citations(answer)[:2000]])[0]) if answer else 0.0
+        relevance = round(100 * max(overlap, vector_score(cosine)))
+        issues = []
+        if len(valid) < len(statements):
+            issues.append(text["issue_citation"].format(count=len(statements) - len(valid)))
+        if len(supported) < len(cited):
+            issues.append(text["issue_support"].format(count=len(cited) - len(supported)))
+        if relevance < 60:
+            issues.append(text["issue_relevance"].format(score=relevance / 100))
+        if len(statements) < 2:
+            issues.append(text["issue_structure"])
+        if duplicates:
+            issues.append(text["issue_duplicates"].format(count=duplicates))
+        if statements and detect_language(" ".join(plain), language) != language:
+            issues.append(text["issue_language"])
+        return QualityAssessment(factual_accuracy=factual_accuracy, semantic_validity=semantic,
+                                 structural_integrity=structure, citation_correctness=citation_correctness,
+                                 query_relevance=min(100, relevance), issues_found=issues)
+
+    def decide_remediation(self, query, assessment, threshold, language):
+        self._count()
+        text = _t(language)
+        fixable = assessment.citation_correctness < 100 or assessment.factual_accuracy < 100 \
+            or assessment.query_relevance < 60 or assessment.semantic_validity < 100
+        if assessment.passes(threshold) or not fixable:
+            return RemediationDecision(retry=False, instructions=text["no_remedy"])
+        return RemediationDecision(retry=True, instructions=text["remedy"])
+
+    # ---- helpers ----------------------------------------------------------------------------
+    def _mmr(self, anchor: str, candidates: list[tuple[str, float]], limit: int) -> list[str]:
+        """Maximal marginal relevance over (sentence, weight) pairs; returns sentences in pick order."""
+        if not candidates:
+            return []
+        bodies = [strip_citations(sentence) for sentence, _ in candidates]
+        vectors = self._embed([anchor, *bodies])
+        anchor_vector, rows = vectors[0], vectors[1:]
+        relevance = [
+            weight * (0.6 * vector_score(float(rows[i] @ anchor_vector)) + 0.4 * self._overlap(anchor, bodies[i]))
+            for i, (_, weight) in enumerate(candidates)
+        ]
+        picked: list[int] = []
+        while len(picked) < min(limit, len(candidates)):
+            best, best_value = -1, -1e9
+            for i in range(len(candidates)):
+                if i in picked:
+                    continue
+                redundancy = max((float(rows[i] @ rows[j]) for j in picked), default=0.0)
+                if redundancy > 0.92:
+                    continue
+                value = MMR_LAMBDA * relevance[i] - (1 - MMR_LAMBDA) * redundancy
+                if value > best_value:
+                    best, best_value = i, value
+            if best < 0:
+                break
+            picked.append(best)
+        return [candidates[i][0] for i in picked]
+
+
+def _unique(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = " ".join(item.split()).lower()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(" ".join(item.split()))
+    return out
+
+
+def _cited_sentences(chunks: list[ChunkWithInfo], language: str,
+                     weights: dict[str, float] | None = None) -> list[tuple[str, float]]:
+    """Every sentence of every extraction, with its citation appended and its tier weight."""
+    out: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        for sentence in split_sentences(chunk.extracted_info):
+            if sentence in seen:
+                continue
+            seen.add(sentence)
+            page = _page_of(sentence, chunk)
+            weight = (weights or {}).get(chunk.tier, 1.0)
+            out.append((f"{sentence} {citation_label(chunk.document, page, language)}", weight))
+    return out
+
+
+def _page_of(sentence: str, chunk: ChunkWithInfo) -> int:
+    """The page a sentence starts on is unknown inside a multi-page chunk: cite the first page."""
+    return chunk.page
+
+
+def _answer_statements(answer: str) -> list[str]:
+    """The factual statements of an answer: its sentences, without the intro line and headings."""
+    statements = []
+    for line in answer.splitlines():
+        line = line.strip().lstrip("-•* ").strip()
+        if not line or line.endswith(":"):
+            continue
+        statements.extend(s for s in _split_cited(line))
+    return statements
+
+
+def _split_cited(line: str) -> list[str]:
+    """Split a line after each citation so every sentence keeps its own."""
+    parts, start = [], 0
+    for index, char in enumerate(line):
+        if char == "]" and (index + 1 == len(line) or line[index + 1] == " "):
+            parts.append(line[start : index + 1].strip())
+            start = index + 1
+    tail = line[start:].strip()
+    if tail:
+        parts.extend(split_sentences(tail, min_chars=10) or [tail])
+    return [p for p in parts if p]
+
+
+def _supported(sentence: str, cites: list[tuple[str, int]], by_page: dict[tuple[str, int], list[str]]) -> bool:
+    words = stems(sentence)
+    if not words:
+        return False
+    for key in cites:
+        for source in by_page.get(key, []):
+            if len(words & stems(source)) / len(words) >= SUPPORT_OVERLAP:
+                return True
+    return False

@@ -1,0 +1,101 @@
+"""Text helpers for LLM-free reasoning: sentences, query concepts, citations."""
+
+from __future__ import annotations
+
+import re
+
+from rabbithole_lab.kb.lexical import tokenize
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a-z]\)|[-•])\s)")
+_ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
+_CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
+_WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
+_FIGURE = re.compile(r"\d[\d.,]*\s*(?:mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|Monate?n?|Wochen?|"
+                     r"Tage?n?|Stunden?|years?|months?|days?|hours?|m|cm|mm|kg|g)\b")
+_DUTY = re.compile(r"\b(?:muss|müssen|hat\s+\w+\s+zu|haben\s+\w+\s+zu|ist\s+verpflichtet|darf|dürfen|"
+                   r"shall|must|is\s+required|may\s+not|are\s+required)\b", re.IGNORECASE)
+_DEFINITION = re.compile(r"\b(?:im\s+Sinne\s+dieses|ist\s+die|sind\s+die|means|is\s+defined\s+as)\b", re.IGNORECASE)
+
+_QUESTION_WORDS = {
+    "de": {"welche", "welcher", "welches", "gelten", "gilt", "gibt", "geben", "werden", "wird", "können", "kann",
+           "müssen", "muss", "dürfen", "darf", "sollen", "soll", "einer", "eines", "einem", "einen", "diese",
+           "dieser", "dieses", "über", "unter", "durch", "beim", "wenn", "dann", "wann", "warum", "wofür",
+           "welchen", "welchem", "sich", "haben", "hat", "sind", "ist", "bestimmte", "bestimmten", "jeweils",
+           "nach", "gemäß", "bitte", "alle", "allen", "mehr", "sowie", "oder", "und", "für", "mit", "von", "aus",
+           "beträgt", "betragen", "genau", "insbesondere"},
+    "en": {"which", "what", "apply", "applies", "does", "do", "must", "should", "there", "their", "about", "under",
+           "into", "when", "where", "whom", "whose", "have", "has", "are", "is", "the", "for", "with", "from",
+           "that", "this", "these", "those", "please", "according", "regarding", "specific", "how", "many",
+           "much", "and", "can", "may", "any", "all", "given", "stated"},
+}
+
+
+def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700) -> list[str]:
+    """Sentences of a passage; a lead-in and its numbered list stay one sentence ("beträgt 1. ..., 2. ...")."""
+    flat = re.sub(r"[ \t]+", " ", text)
+    pieces: list[str] = []
+    for piece in _SENTENCE_END.split(flat):
+        piece = " ".join(piece.split())
+        if pieces and (_ABBREVIATION_END.search(pieces[-1]) or not pieces[-1].endswith((".", "!", "?"))):
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    out = []
+    for sentence in pieces:
+        if len(sentence) < min_chars:
+            continue
+        if len(sentence) > max_chars:
+            sentence = sentence[:max_chars].rsplit(" ", 1)[0] + " …"
+        out.append(sentence)
+    return out
+
+
+def concepts(query: str, language: str, limit: int = 7) -> list[str]:
+    """Content words of the query in their written form (no question words), longest-first ties kept in order."""
+    stop = _QUESTION_WORDS.get(language, set()) | _QUESTION_WORDS["de"] | _QUESTION_WORDS["en"]
+    seen: set[str] = set()
+    found = []
+    for word in _WORD.findall(query):
+        key = word.lower()
+        if len(word) < 4 or key in stop or key in seen:
+            continue
+        seen.add(key)
+        found.append(word)
+    return found[:limit]
+
+
+def stems(text: str) -> set[str]:
+    """Stems in both stemmers, so an English concept can match English text and German compounds match."""
+    return set(tokenize(text, "german")) | set(tokenize(text, "english"))
+
+
+def contains_concept(concept: str, text_stems: set[str], alternatives: list[str] | None = None) -> bool:
+    for candidate in [concept, *(alternatives or [])]:
+        wanted = stems(candidate)
+        if wanted and wanted & text_stems:
+            return True
+    return False
+
+
+def has_figure(sentence: str) -> bool:
+    return bool(_FIGURE.search(sentence))
+
+
+def quote_reason(sentence: str, language: str) -> str | None:
+    """Why a sentence must be kept verbatim, or None when it is ordinary prose."""
+    german = language == "de"
+    if has_figure(sentence):
+        return "enthält einen Grenzwert oder eine Zahlenangabe" if german else "states a limit or a figure"
+    if _DUTY.search(sentence):
+        return "legt eine Pflicht oder Erlaubnis fest" if german else "states a duty or permission"
+    if _DEFINITION.search(sentence):
+        return "enthält eine Begriffsbestimmung" if german else "contains a definition"
+    return None
+
+
+def citations_in(text: str) -> list[tuple[str, int]]:
+    return [(doc.strip(), int(page)) for doc, page in _CITATION.findall(text)]
+
+
+def strip_citations(text: str) -> str:
+    return " ".join(_CITATION.sub(" ", text).split())

@@ -1,0 +1,62 @@
+"""A report folder: report.md, report.html, report.json, graph.html and the tier tables as CSV."""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from datetime import date
+from pathlib import Path
+
+from rabbithole_lab.records import FinalReport
+from rabbithole_lab.report.render import render_html, render_markdown
+from rabbithole_lab.viz.graph import graph_html, reference_graph
+from rabbithole_lab.viz.tables import TIERS, tier_tables
+
+STATE_KEYS_IN_JSON = ("reference_edges", "task_summaries", "retrieval_history", "relevance_validation",
+                      "hitl_conversation_history", "quality_history", "todo_list", "query_anchor",
+                      "hitl_context_summary", "primary_context", "secondary_context", "tertiary_context")
+
+
+def slugify(text: str, max_chars: int = 60) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text.replace("ß", "ss")).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-zA-Z0-9]+", "-", ascii_text).strip("-").lower()
+    return slug[:max_chars].rstrip("-") or "report"
+
+
+def report_folder_name(question: str, day: date | None = None) -> str:
+    return f"{(day or date.today()).isoformat()}_{slugify(question)}"
+
+
+def context_chunks(state: dict) -> list[dict]:
+    return [entry for tier in TIERS for entry in state.get(f"{tier}_context", [])]
+
+
+def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
+    """Write every artefact of a finished run; returns name -> path."""
+    if not state.get("final_report"):
+        raise ValueError("The run has no final report yet")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = FinalReport.model_validate(state["final_report"])
+    edges = state.get("reference_edges", [])
+    paths = {name: out_dir / name for name in ("report.md", "report.html", "report.json", "graph.html")}
+    paths["report.md"].write_text(render_markdown(report, edges), encoding="utf-8")
+    paths["report.html"].write_text(render_html(report, edges), encoding="utf-8")
+    payload = {"report": report.model_dump()} | {key: state.get(key) for key in STATE_KEYS_IN_JSON}
+    paths["report.json"].write_text(json.dumps(payload, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    graph = reference_graph(edges, context_chunks(state))
+    paths["graph.html"].write_text(graph_html(graph), encoding="utf-8")
+    for tier, frame in tier_tables(state).items():
+        path = out_dir / f"tier_{tier}.csv"
+        frame.to_csv(path, index=False)
+        paths[path.name] = path
+    return paths
+
+
+def load_report_folder(folder: Path) -> dict:
+    """The saved state subset of a report folder (for the reference-graph notebook)."""
+    payload = json.loads((Path(folder) / "report.json").read_text(encoding="utf-8"))
+    state = {key: payload.get(key) or [] for key in STATE_KEYS_IN_JSON}
+    state["final_report"] = payload["report"]
+    return state

@@ -1,0 +1,77 @@
+"""The interactive terminal front end of a research run: HITL questions and to-do approval on stdin."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
+
+_TEXT = {
+    "de": {"round": "Klärungsrunde {n}", "coverage": "Abdeckung {c:.0%}, Wissenslücken: {g}",
+           "retrieved": "Suche: {q} -> {k} neue Abschnitte (Anteil neu {d:.0%})",
+           "prompt": "Ihre Antwort (/end beendet die Klärung): ",
+           "todo": "Vorgeschlagene Aufgaben:",
+           "todo_help": "Enter = genehmigen · -N = Aufgabe N entfernen · e N Text = bearbeiten · + Text = hinzufügen",
+           "todo_prompt": "> ", "none": "keine", "no_input": "(keine Eingabe: {d})"},
+    "en": {"round": "Clarification round {n}", "coverage": "coverage {c:.0%}, knowledge gaps: {g}",
+           "retrieved": "search: {q} -> {k} new passages (share new {d:.0%})",
+           "prompt": "Your answer (/end finishes the clarification): ",
+           "todo": "Proposed tasks:",
+           "todo_help": "Enter = approve · -N = remove task N · e N text = edit · + text = add",
+           "todo_prompt": "> ", "none": "none", "no_input": "(no input: {d})"},
+}
+
+
+class TerminalAnswers:
+    """Answers interrupts by asking the person at the terminal; at end of input it ends / approves."""
+
+    def __init__(self, read: Callable[[str], str] = input, out: TextIO = sys.stdout):
+        self.read = read
+        self.out = out
+
+    def _ask(self, prompt: str, default: str, text: dict) -> str:
+        try:
+            return self.read(prompt)
+        except EOFError:
+            print(text["no_input"].format(d=default), file=self.out)
+            return default
+
+    def __call__(self, interrupt: dict) -> Any:
+        text = _TEXT["en" if interrupt.get("language") == "en" else "de"]
+        if interrupt.get("type") == "todo_approval":
+            return self._todo(interrupt, text)
+        print(f"\n== {text['round'].format(n=interrupt.get('iteration', 0) + 1)} ==", file=self.out)
+        retrieval = interrupt.get("retrieval") or {}
+        if retrieval:
+            print(text["retrieved"].format(q=" | ".join(retrieval.get("queries", [])), k=retrieval.get("new", 0),
+                                           d=retrieval.get("dedup_ratio", 0.0)), file=self.out)
+            for chunk in retrieval.get("chunks", [])[:9]:
+                print(f"   - {chunk['doc']} {chunk.get('section', '')} p. {chunk['page']} ({chunk['score']:.2f})",
+                      file=self.out)
+        gaps = ", ".join(interrupt.get("knowledge_gaps", [])) or text["none"]
+        print(text["coverage"].format(c=interrupt.get("coverage_score", 0.0), g=gaps), file=self.out)
+        for number, question in enumerate(interrupt.get("questions", []), start=1):
+            print(f"  {number}. {question}", file=self.out)
+        return self._ask(text["prompt"], "/end", text).strip() or "/end"
+
+    def _todo(self, interrupt: dict, text: dict) -> Any:
+        items = interrupt["todo_list"]["items"]
+        print(f"\n{text['todo']}", file=self.out)
+        for item in items:
+            print(f"  {item['id']}. {item['task']}", file=self.out)
+        print(text["todo_help"], file=self.out)
+        decision: dict = {"removed_ids": [], "edited_items": [], "new_items": []}
+        while True:
+            line = self._ask(text["todo_prompt"], "approve", text).strip()
+            if not line or line == "approve":
+                break
+            if line.startswith("-") and line[1:].strip().isdigit():
+                decision["removed_ids"].append(int(line[1:]))
+            elif line.startswith("e ") and len(line.split(maxsplit=2)) == 3 and line.split()[1].isdigit():
+                _, number, task = line.split(maxsplit=2)
+                decision["edited_items"].append({"id": int(number), "task": task})
+            elif line.startswith("+"):
+                decision["new_items"].append(line[1:].strip())
+            else:
+                print(text["todo_help"], file=self.out)
+        return decision if any(decision.values()) else "approve"

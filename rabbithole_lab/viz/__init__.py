@@ -1,0 +1,1 @@
+"""The followed reference graph (networkx -> pyvis) and tier tables (pandas)."""
