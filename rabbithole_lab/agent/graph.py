@@ -54,6 +54,10 @@ def _guarded(name: str, node: Callable[[AgentState], dict], services: Services) 
             update = node(state)
         except GraphBubbleUp:  # interrupts and other control flow belong to LangGraph
             raise
+        except ReasonerUnavailableError as exc:
+            logger.warning("Node %s stopped: %s", name, exc)
+            return {"error": user_message(name, exc, state.get("detected_language", "de")), "failed_node": name,
+                    "warnings": services.reasoner.drain_warnings()}
         except Exception as exc:
             logger.exception("Node %s failed", name)
             return {"error": user_message(name, exc, state.get("detected_language", "de")), "failed_node": name,

@@ -10,7 +10,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a
 _ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
 _CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
-_FIGURE = re.compile(r"\d[\d.,]*\s*(?:mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|Monate?n?|Wochen?|"
+_FIGURE = re.compile(r"\d[\d.,]*\s*(?:(?:[Mm]illi|[Mm]ikro|[Mm]icro|[Kk]ilo|[Gg]iga|[Mm]ega)?(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray)|mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|Monate?n?|Wochen?|"
                      r"Tage?n?|Stunden?|years?|months?|days?|hours?|m|cm|mm|kg|g)\b")
 _DUTY = re.compile(r"\b(?:muss|müssen|hat\s+\w+\s+zu|haben\s+\w+\s+zu|ist\s+verpflichtet|darf|dürfen|"
                    r"shall|must|is\s+required|may\s+not|are\s+required)\b", re.IGNORECASE)

@@ -1,0 +1,82 @@
+"""The whole graph end to end on the demo KB with the extractive reasoner (German and English)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langgraph.graph import StateGraph
+
+from rabbithole_lab.agent.graph import build_graph
+from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
+from rabbithole_lab.report.folder import write_report_folder
+from tests.agent.conftest import ENGLISH_QUESTION, GERMAN_QUESTION
+
+
+def test_build_graph_returns_an_uncompiled_builder_with_the_seed_nodes(extractive_services):
+    builder = build_graph(extractive_services)
+    assert isinstance(builder, StateGraph)
+    expected = {"hitl_init", "hitl_generate_queries", "hitl_retrieve_chunks", "hitl_analyze_retrieval",
+                "hitl_generate_questions", "hitl_process_response", "hitl_finalize", "generate_todo",
+                "hitl_approve_todo", "process_hitl_todo", "execute_task", "validate_relevance", "synthesize",
+                "quality_check", "remediate", "attribute_sources"}
+    assert expected <= set(builder.nodes)
+
+
+def test_german_question_unattended(extractive_services, session_factory, tmp_path):
+    session = session_factory(extractive_services)
+    answers = ScriptedAnswers([])
+    status = run_to_end(session, session.start(GERMAN_QUESTION), answers)
+    assert status.kind == "done", status.error
+    state = status.state
+    assert state["detected_language"] == "de"
+    assert [i["type"] for i in answers.asked] == ["hitl_questions", "todo_approval"]
+    assert 2 <= len(answers.asked[0]["questions"]) <= 3
+    # one HITL round: exactly 3 queries, about 9 chunks (3 per query), dedup ratio recorded
+    assert len(state["iteration_queries"]) == 1 and len(state["iteration_queries"][0]) == 3
+    history = state["retrieval_history"][0]
+    assert 6 <= history["retrieved"] <= 9 and 0 < history["dedup_ratio"] <= 1
+    assert state["hitl_termination_reason"] == "user_end"
+    assert state["query_anchor"]["original_query"] == GERMAN_QUESTION
+    items = state["todo_list"]["items"]
+    assert 3 <= len(items) <= 5 and items[0]["task"] == GERMAN_QUESTION
+    assert [i["id"] for i in items] == list(range(len(items))) and all(i["completed"] for i in items)
+    assert len(state["task_stats"]) == len(items)
+    # the rabbithole: QStrV § 5 cites "§ 12 des Quantenstrahlenschutzgesetzes"
+    followed = [e for e in state["reference_edges"] if e["decision"] == "followed"]
+    assert followed and all(e["reason"] for e in state["reference_edges"])
+    report = status.report
+    assert "20 Millisievert" in report["answer"]
+    assert report["answer"].startswith("Antwort auf die Frage")
+    assert report["sources"] and all(s["page_number"] >= 1 for s in report["sources"])
+    for source in report["sources"]:
+        assert Path(source["path"]).is_file() and source["link"].endswith(f"#page={source['page_number']}")
+    assert report["metadata"]["reasoner"]["provider"] == "extractive"
+    assert report["metadata"]["followed_references"] == len(followed)
+    assert 0 < report["quality_score"] <= 500 and len(report["quality_breakdown"]) == 5
+    assert state["primary_context"] and state["preserved_quotes"]
+    paths = write_report_folder(state, tmp_path / "report")
+    assert {"report.md", "report.html", "report.json", "graph.html", "tier_primary.csv"} <= set(paths)
+    assert "Verfolgte Verweise" in paths["report.md"].read_text(encoding="utf-8")
+    assert "followed" in paths["graph.html"].read_text(encoding="utf-8")
+
+
+def test_english_question_gets_an_english_report(extractive_services, session_factory):
+    session = session_factory(extractive_services)
+    status = run_to_end(session, session.start(ENGLISH_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    report = status.report
+    assert status.state["detected_language"] == "en"
+    assert report["answer"].startswith("Answer to")
+    assert "calibrat" in report["answer"].lower()
+    assert any(s["doc_id"] == "Detector_Calibration_Guide.pdf" for s in report["sources"])
+    assert all(t["task"].split()[0] in {"How", "Identify", "Collect", "Clarify", "Check"}
+               for t in report["metadata"]["tasks"])
+
+
+def test_collection_choice_restricts_every_search(extractive_services, session_factory):
+    session = session_factory(extractive_services)
+    status = run_to_end(session, session.start(GERMAN_QUESTION, collection="Technik"), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    collections = {c["collection"] for tier in ("primary", "secondary", "tertiary")
+                   for c in status.state[f"{tier}_context"] if c["depth"] == 0}
+    assert collections == {"Technik"}

@@ -1,0 +1,163 @@
+"""HITL interrupts, resume across fresh graph instances on one SQLite file, termination reasons,
+stopping, errors and retries."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, list_sessions, run_to_end, saved_values
+from rabbithole_lab.kb.index import UnknownCollectionError
+from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.settings import load_settings
+from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+
+
+def test_interrupt_and_resume_across_fresh_sessions_on_one_sqlite_file(extractive_services, session_factory):
+    first = session_factory(extractive_services)
+    status = first.start(GERMAN_QUESTION)
+    assert status.kind == "interrupt" and status.interrupt["type"] == "hitl_questions"
+    questions = status.interrupt["questions"]
+    assert 2 <= len(questions) <= 3 and "coverage_score" in status.interrupt
+    thread = first.thread_id
+    first.close()
+
+    # a kernel restart: new graph instance, same file and thread
+    second = session_factory(extractive_services, thread_id=thread)
+    assert second.pending_interrupt()["questions"] == questions
+    status = second.answer("Nur Erwachsene, keine Auszubildenden")
+    assert status.kind == "interrupt" and status.interrupt["iteration"] == 1
+    assert second.state()["hitl_iteration"] == 1
+    second.close()
+
+    third = session_factory(extractive_services, thread_id=thread)
+    status = third.answer("/end")
+    assert status.interrupt["type"] == "todo_approval"
+    items = status.interrupt["todo_list"]["items"]
+    status = third.answer({"removed_ids": [1], "edited_items": [{"id": 2, "task": "Grenzwerte für Augenlinse"}],
+                           "new_items": ["Aufsicht durch die Behörde"]})
+    assert status.kind == "done", status.error
+    state = status.state
+    assert state["hitl_termination_reason"] == "user_end"
+    assert {"role": "user", "content": "Nur Erwachsene, keine Auszubildenden"} in state["hitl_conversation_history"]
+    assert "Nur Erwachsene" in state["hitl_context_summary"]
+    final = [i["task"] for i in state["todo_list"]["items"]]
+    assert items[1]["task"] not in final
+    assert "Grenzwerte für Augenlinse" in final and final[-1] == "Aufsicht durch die Behörde"
+    assert [i["id"] for i in state["todo_list"]["items"]] == list(range(len(final)))
+    assert len(state["iteration_queries"]) == 2 and len(state["retrieval_history"]) == 2
+
+
+def test_second_round_does_not_return_chunks_already_seen(extractive_services, session_factory):
+    session = session_factory(extractive_services)
+    session.start(GERMAN_QUESTION)
+    session.answer("Grenzwerte")
+    state = session.state()
+    ids = [c["chunk_id"] for c in state["query_retrieval"]]
+    assert len(ids) == len(set(ids))
+    second = state["retrieval_history"][1]
+    assert second["dedup_ratio"] == pytest.approx(second["new"] / second["retrieved"], abs=0.001)
+
+
+def test_max_iterations_ends_the_clarification(demo_kb, session_factory):
+    services = services_with(demo_kb, hitl={"max_iterations": 2})
+    session = session_factory(services)
+    session.start(GERMAN_QUESTION)
+    assert session.answer("Erwachsene").interrupt["type"] == "hitl_questions"
+    status = session.answer("Kategorie A")
+    assert status.interrupt["type"] == "todo_approval"
+    assert session.state()["hitl_termination_reason"] == "max_iterations"
+
+
+def test_convergence_ends_the_clarification(demo_kb, session_factory):
+    services = services_with(demo_kb, hitl={"convergence_coverage": 0.0, "convergence_dedup": 0.0,
+                                            "convergence_max_gaps": 50})
+    session = session_factory(services)
+    session.start(GERMAN_QUESTION)
+    status = session.answer("Erwachsene")
+    assert status.interrupt["type"] == "todo_approval"
+    assert session.state()["hitl_termination_reason"] == "convergence"
+
+
+def test_stop_at_a_node_boundary_then_resume(extractive_services, session_factory):
+    stopper: dict = {}
+
+    def stop_after_init(node, update):
+        if node == "hitl_init":
+            stopper["session"].stop()
+
+    session = session_factory(extractive_services, on_progress=stop_after_init)
+    stopper["session"] = session
+    status = session.start(GERMAN_QUESTION)
+    assert status.kind == "stopped"
+    assert status.state["detected_language"] == "de" and not status.state.get("iteration_queries")
+    thread = session.thread_id
+    resumed = session_factory(extractive_services, thread_id=thread).resume()
+    assert resumed.kind == "interrupt" and resumed.interrupt["type"] == "hitl_questions"
+    sessions = list_sessions(session.checkpoint_path)
+    assert any(s["thread_id"] == thread and s["query"] == GERMAN_QUESTION for s in sessions)
+    assert saved_values(session.checkpoint_path, thread)["query"] == GERMAN_QUESTION
+
+
+def test_unknown_collection_is_a_clear_error(extractive_services, session_factory):
+    with pytest.raises(UnknownCollectionError, match="Unknown collection 'Nirgendwo'.*Recht"):
+        session_factory(extractive_services).start(GERMAN_QUESTION, collection="Nirgendwo")
+
+
+def test_resume_of_an_unknown_session_is_a_clear_error(extractive_services, session_factory):
+    with pytest.raises(ValueError, match="No saved session"):
+        session_factory(extractive_services, thread_id="nope").resume()
+
+
+def _refused_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def test_refused_ollama_gives_a_clear_error_and_a_resumable_checkpoint(demo_kb, session_factory):
+    settings = load_settings(env_file=None, ollama={"base_url": _refused_url(), "max_retries": 0, "timeout_s": 2.0})
+    down = LLMReasoner.from_settings(settings)
+    session = session_factory(services_with(demo_kb, down))
+    status = session.start(GERMAN_QUESTION)
+    assert status.kind == "error"
+    assert "nicht erreichbar" in status.error and "Sitzung fort" in status.error
+    assert status.state["failed_node"] == "hitl_generate_queries"
+    assert status.state["detected_language"] == "de"  # what was done is kept
+
+    # Ollama is back (here: a scripted fake model): the same thread continues from the failed node
+    working, model = fake_llm()
+    again = session_factory(services_with(demo_kb, working), thread_id=session.thread_id)
+    status = run_to_end(again, again.resume(), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    assert model.calls_for("hitl_queries") == 1 and status.report["answer"]
+
+
+def test_model_down_mid_run_keeps_the_gathered_context(demo_kb, session_factory):
+    failing, _ = fake_llm({"synthesize": ConnectionRefusedError("connection refused")})
+    session = session_factory(services_with(demo_kb, failing))
+    status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "error" and status.state["failed_node"] == "synthesize"
+    gathered = status.state["primary_context"]
+    assert gathered and all(t["completed"] for t in status.state["todo_list"]["items"])
+
+    working, model = fake_llm()
+    again = session_factory(services_with(demo_kb, working), thread_id=session.thread_id)
+    status = again.resume()
+    assert status.kind == "done", status.error
+    assert model.calls_for("task_search_queries") == 0 and model.calls_for("extract_info") == 0  # nothing redone
+    assert model.calls_for("synthesize") == 1
+    assert status.state["primary_context"] == gathered
+
+
+def test_a_session_file_is_reopened_by_a_new_process_object(extractive_services, tmp_path):
+    path = tmp_path / "other.sqlite"
+    session = ResearchSession(extractive_services, path)
+    session.start(GERMAN_QUESTION)
+    session.close()
+    reopened = ResearchSession(extractive_services, path, thread_id=session.thread_id)
+    try:
+        assert reopened.pending_interrupt()["type"] == "hitl_questions"
+    finally:
+        reopened.close()

@@ -1,0 +1,128 @@
+"""The extractive reasoner on real chunks of the demo KB with the real embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from rabbithole_lab.reasoning.base import Reasoner, SynthesisInput
+from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.text import citations_in, split_sentences
+from rabbithole_lab.records import ChunkWithInfo, QualityAssessment
+
+QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
+
+
+@pytest.fixture(scope="module")
+def reasoner(demo_kb):
+    return ExtractiveReasoner(demo_kb.index.embedder.embed_documents)
+
+
+@pytest.fixture(scope="module")
+def limit_chunk(demo_kb):
+    return demo_kb.section_lookup("QStrG.pdf", "§ 12")[0]
+
+
+def test_it_satisfies_the_reasoner_protocol(reasoner):
+    assert isinstance(reasoner, Reasoner)
+    assert reasoner.info.provider == "extractive" and reasoner.llm_calls == 0
+
+
+def test_extraction_keeps_verbatim_sentences_and_quotes_the_limit(reasoner, limit_chunk):
+    info = reasoner.extract_info(limit_chunk, QUESTION, QUESTION, "de")
+    sentences = split_sentences(limit_chunk.text)
+    assert info.extracted_info
+    assert all(s in sentences for s in split_sentences(info.extracted_info))
+    assert any("20 Millisievert" in q.quote for q in info.preserved_quotes)
+    assert all(q.document == "QStrG.pdf" and q.page == limit_chunk.page_start for q in info.preserved_quotes)
+
+
+def test_an_unrelated_passage_yields_no_extraction(reasoner, limit_chunk):
+    info = reasoner.extract_info(limit_chunk.model_copy(update={"text": "Xyz qwv. " * 5}), QUESTION, QUESTION, "de")
+    assert info.extracted_info == "" and info.preserved_quotes == []
+
+
+def test_analysis_reports_uncovered_concepts_as_gaps_and_questions_ask_about_them(reasoner, demo_kb):
+    passages = demo_kb.search("Kalibrierung Detektor", k=3)
+    analysis = reasoner.analyze_retrieval("Welche Grenzwerte gelten für Schwangere?", passages, "de")
+    assert "Schwangere" in analysis.knowledge_gaps
+    assert 0.0 <= analysis.coverage_score < 1.0
+    questions = reasoner.follow_up_questions("Welche Grenzwerte gelten für Schwangere?", analysis, passages, "de", 3)
+    assert 2 <= len(questions) <= 3
+    assert any("Schwangere" in q for q in questions)
+
+
+def test_full_coverage_when_every_concept_is_found(reasoner, limit_chunk):
+    analysis = reasoner.analyze_retrieval("Grenzwerte beruflich exponierte Personen", [limit_chunk], "de")
+    assert analysis.coverage_score == 1.0 and analysis.knowledge_gaps == []
+
+
+def test_hitl_queries_are_three_distinct_and_start_with_the_question(reasoner):
+    queries = reasoner.hitl_queries(QUESTION, 0, [], [], ["Grenzwerte", "Quantenstrahlung"], "de", 3)
+    assert queries[0] == QUESTION and len(set(queries)) == 3
+    later = reasoner.hitl_queries(QUESTION, 1, [{"role": "user", "content": "nur Erwachsene"}], ["Jugendliche"],
+                                  ["Grenzwerte"], "de", 3)
+    assert "nur Erwachsene" in later[0] and any("Jugendliche" in q for q in later)
+
+
+def test_todo_plan_has_three_to_five_tasks_in_the_language(reasoner):
+    summary = reasoner.hitl_context_summary(QUESTION, [{"role": "user", "content": "nur Erwachsene"}],
+                                            ["Grenzwerte", "Personen"], "de")
+    plan = reasoner.generate_todo(QUESTION, summary, [], ["Grenzwerte", "Personen"], "de", 5)
+    assert 3 <= len(plan.tasks) <= 5
+    assert any("nur Erwachsene" in t.task for t in plan.tasks)
+    english = reasoner.generate_todo("Which limits apply?", "", [], ["limits"], "en", 4)
+    assert all(t.task.split()[0] in {"Identify", "Collect", "Clarify", "Check"} for t in english.tasks)
+
+
+def _finding(chunk, reasoner, tier="primary", depth=0):
+    info = reasoner.extract_info(chunk, QUESTION, QUESTION, "de")
+    return ChunkWithInfo(chunk_text=chunk.text, extracted_info=info.extracted_info, document=chunk.doc,
+                         page=chunk.page_start, chunk_id=chunk.chunk_id, section=chunk.section, tier=tier,
+                         depth=depth, relevance_score=0.9, preserved_quotes=info.preserved_quotes)
+
+
+def test_synthesis_cites_every_sentence_and_scores_high(reasoner, demo_kb, limit_chunk):
+    cited = demo_kb.section_lookup("QStrV.pdf", "§ 5")[0]
+    findings = [_finding(limit_chunk, reasoner), _finding(cited, reasoner, "secondary", 1)]
+    out = reasoner.synthesize(SynthesisInput(anchor=QUESTION, language="de", primary=findings[:1],
+                                             secondary=findings[1:]))
+    assert out.answer.startswith("Antwort auf die Frage")
+    assert "20 Millisievert" in out.answer
+    assert all(finding.sources for finding in out.key_findings)
+    quality = reasoner.assess_quality(QUESTION, out.answer, findings, "de")
+    assert quality.citation_correctness == 100 and quality.factual_accuracy == 100
+    assert quality.passes(375), quality
+
+
+def test_quality_catches_unsupported_and_uncited_statements(reasoner, limit_chunk):
+    finding = _finding(limit_chunk, reasoner)
+    answer = ("Der Grenzwert beträgt 99 Sievert für Astronauten auf dem Mond [QStrG.pdf, S. 1]. "
+              "Die Behörde entscheidet frei.")
+    quality = reasoner.assess_quality(QUESTION, answer, [finding], "de")
+    assert quality.citation_correctness == 50
+    assert quality.factual_accuracy == 0
+    assert any("ohne gültige Quellenangabe" in i for i in quality.issues_found)
+    assert not quality.passes(375)
+    decision = reasoner.decide_remediation(QUESTION, quality, 375, "de")
+    assert decision.retry and decision.instructions
+
+
+def test_no_remediation_when_the_answer_passes(reasoner):
+    perfect = QualityAssessment(factual_accuracy=100, semantic_validity=100, structural_integrity=100,
+                                citation_correctness=100, query_relevance=100)
+    assert not reasoner.decide_remediation(QUESTION, perfect, 375, "de").retry
+
+
+def test_relevance_of_a_followed_chunk_inherits_its_citation(reasoner, demo_kb):
+    unrelated = demo_kb.section_lookup("QStrG.pdf", "§ 12")[0]
+    finding = ChunkWithInfo(chunk_text="Formvorschriften für Anträge.", extracted_info="Formvorschriften für Anträge.",
+                            document=unrelated.doc, page=1, depth=1, relevance_score=0.9)
+    scored = reasoner.score_relevance("Welche Grenzwerte gelten?", finding, "de")
+    assert scored.score == pytest.approx(0.81, abs=0.01)
+    assert "Verweis" in scored.reason
+
+
+def test_no_answer_message_when_nothing_was_found(reasoner):
+    out = reasoner.synthesize(SynthesisInput(anchor="Which limits apply?", language="en"))
+    assert out.answer.startswith("The searched documents contain no passage")
+    assert citations_in(out.answer) == []

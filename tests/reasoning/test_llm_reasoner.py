@@ -1,0 +1,130 @@
+"""The LLM reasoner through LangChain's fake chat models: parsing, retries, fallback, language."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from rabbithole_lab.reasoning.base import ReasonerUnavailableError, SynthesisInput
+from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
+from rabbithole_lab.reasoning.scripted_fake import ScriptedFakeChatModel, default_script
+from rabbithole_lab.records import ChunkWithInfo, VectorResult
+from rabbithole_lab.settings import load_settings
+
+
+def reasoner(script: dict, fallback: dict | None = None, retries: int = 1) -> LLMReasoner:
+    primary = ScriptedFakeChatModel(script=script)
+    backup = ScriptedFakeChatModel(script=fallback) if fallback is not None else None
+    return LLMReasoner(primary, backup, max_retries=retries, backoff_s=0.0)
+
+
+PASSAGE = VectorResult(chunk_id="c1", text="Der Grenzwert beträgt 20 Millisievert im Kalenderjahr. Sonst nichts.",
+                       doc="QStrG.pdf", collection="Recht", page_start=3, page_end=3, section="§ 12")
+
+
+def test_structured_output_strips_think_blocks_and_code_fences():
+    answer = '<think>lange Überlegung {"x": 1}</think>\n```json\n{"queries": ["Grenzwerte Quantenstrahlung"]}\n```'
+    r = reasoner({"hitl_queries": answer})
+    queries = r.hitl_queries("Welche Grenzwerte?", 0, [], [], [], "de", 3)
+    assert queries[0] == "Welche Grenzwerte?"  # iteration 0 always keeps the original question
+    assert "Grenzwerte Quantenstrahlung" in queries
+    assert r.calls == 1 and r.tokens > 0
+
+
+def test_malformed_json_falls_back_to_the_default_with_a_warning():
+    r = reasoner({"analyze_retrieval": "Das ist kein JSON."})
+    analysis = r.analyze_retrieval("Welche Grenzwerte?", [PASSAGE], "de")
+    assert analysis.coverage_score == 0.0 and analysis.knowledge_gaps == []
+    warnings = r.drain_warnings()
+    assert len(warnings) == 1 and "analyze_retrieval" in warnings[0]
+    assert r.calls == 2  # one retry before giving up
+    assert r.drain_warnings() == []
+
+
+def test_schema_violations_count_as_unparseable():
+    r = reasoner({"assess_quality": json.dumps({"factual_accuracy": 900})})
+    assessment = r.assess_quality("q", "a", [], "de")
+    assert assessment.overall_score == 0
+    assert r.drain_warnings()
+
+
+def test_a_timeout_is_retried_and_the_second_answer_used():
+    script = {"follow_up_questions": [TimeoutError("read timed out"),
+                                      json.dumps({"questions": ["Welche Tätigkeit ist gemeint?"]})]}
+    r = reasoner(script)
+    from rabbithole_lab.records import RetrievalAnalysis
+
+    questions = r.follow_up_questions("Welche Grenzwerte?", RetrievalAnalysis(), [PASSAGE], "de", 3)
+    assert questions == ["Welche Tätigkeit ist gemeint?"]
+    assert r.calls == 2
+
+
+def test_the_fallback_model_answers_when_the_primary_keeps_failing():
+    r = reasoner({"hitl_context_summary": ConnectionError("primary down")},
+                 fallback={"hitl_context_summary": json.dumps({"summary": "Der Nutzer fragt nach Grenzwerten."})})
+    assert r.hitl_context_summary("q", [], [], "de") == "Der Nutzer fragt nach Grenzwerten."
+    assert r.calls == 3  # primary twice, fallback once
+
+
+def test_no_reachable_model_raises_reasoner_unavailable():
+    r = reasoner({"synthesize": ConnectionRefusedError("connection refused")},
+                 fallback={"synthesize": ConnectionRefusedError("connection refused")})
+    with pytest.raises(ReasonerUnavailableError, match="could not be reached"):
+        r.synthesize(SynthesisInput(anchor="q", language="de"))
+
+
+def test_a_wrong_language_answer_is_retried_once_with_the_enforcement_suffix():
+    english = json.dumps({"summary": "The user asks about the dose limits that apply to workers."})
+    german = json.dumps({"summary": "Der Nutzer fragt nach den Dosisgrenzwerten für Beschäftigte."})
+    model = ScriptedFakeChatModel(script={"hitl_context_summary": [english, german]})
+    r = LLMReasoner(model, max_retries=0, backoff_s=0.0)
+    summary = r.hitl_context_summary("Welche Grenzwerte gelten?", [], [], "de")
+    assert summary.startswith("Der Nutzer")
+    assert "### Language" in model.prompts_seen[-1] and "Deutsch" in model.prompts_seen[-1]
+    assert r.drain_warnings() == []
+
+
+def test_a_persistently_wrong_language_is_kept_with_a_warning():
+    english = json.dumps({"summary": "The user asks about the dose limits that apply to workers."})
+    r = LLMReasoner(ScriptedFakeChatModel(script={"hitl_context_summary": english}), max_retries=0, backoff_s=0.0)
+    assert r.hitl_context_summary("Welche Grenzwerte gelten?", [], [], "de").startswith("The user")
+    assert any("not in Deutsch" in w for w in r.drain_warnings())
+
+
+def test_prompt_size_guard_truncates_to_the_safe_limit():
+    model = ScriptedFakeChatModel(script=default_script("de"))
+    r = LLMReasoner(model, max_retries=0, max_prompt_chars=2000)
+    long_chunk = PASSAGE.model_copy(update={"text": "Der Grenzwert beträgt 20 Millisievert. " * 400})
+    r.extract_info(long_chunk, "Welche Grenzwerte?", "Grenzwerte", "de")
+    assert len(model.prompts_seen[-1]) <= 2000
+    assert any("safe context" in w for w in r.drain_warnings())
+
+
+def test_every_step_works_with_the_default_script():
+    model = ScriptedFakeChatModel(script=default_script("de"))
+    r = LLMReasoner(model, max_retries=0)
+    info = r.extract_info(PASSAGE, "Welche Grenzwerte?", "Grenzwerte", "de")
+    assert "20 Millisievert" in info.extracted_info and info.preserved_quotes[0].document == "QStrG.pdf"
+    finding = ChunkWithInfo(chunk_text=PASSAGE.text, extracted_info=info.extracted_info, document="QStrG.pdf", page=3)
+    assert r.summarize_task("t", "q", [finding], "de").relevance_score == 0.8
+    assert r.score_relevance("q", finding, "de").score == 0.9
+    out = r.synthesize(SynthesisInput(anchor="Welche Grenzwerte?", language="de", primary=[finding]))
+    assert "[QStrG.pdf, S. 3]" in out.answer
+    assert r.generate_todo("q", "", [], [], "de", 3).tasks
+    assert r.decide_remediation("q", r.assess_quality("q", out.answer, [finding], "de"), 375, "de").retry
+    assert r.calls >= 7
+
+
+def test_from_settings_with_a_refused_port_raises_a_clear_error():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = load_settings(env_file=None, ollama={"base_url": f"http://127.0.0.1:{port}", "max_retries": 0,
+                                                    "timeout_s": 2.0})
+    r = LLMReasoner.from_settings(settings)
+    r.backoff_s = 0.0
+    with pytest.raises(ReasonerUnavailableError):
+        r.hitl_queries("Welche Grenzwerte?", 0, [], [], [], "de", 3)
+    assert not isinstance(ReasonerUnavailableError("x"), LLMError)

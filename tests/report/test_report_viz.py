@@ -1,0 +1,104 @@
+"""Report rendering (escaping, links), the reference graph and tier tables."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+
+from rabbithole_lab.records import FinalReport, Finding, LinkedSource
+from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
+from rabbithole_lab.report.links import page_link, relative_page_link, resolve_source_path
+from rabbithole_lab.report.render import render_html, render_markdown
+from rabbithole_lab.viz.graph import graph_html, reference_graph
+from rabbithole_lab.viz.tables import tier_tables
+from tests.conftest import DEMO_KB
+
+EVIL = '<script>alert("x")</script> & "§ 5"'
+
+
+def _state(tmp_path) -> dict:
+    source = LinkedSource(doc_id="QStrG.pdf", page_number=2, relevance_score=0.9, collection="Recht",
+                          section="§ 12", path=str(tmp_path / "QStrG.pdf"), link=page_link(tmp_path / "QStrG.pdf", 2))
+    report = FinalReport(query=f"Frage {EVIL}", answer=f"Antwort {EVIL} [QStrG.pdf, S. 2]",
+                         findings=[Finding(claim=EVIL, sources=[source])], sources=[source], quality_score=400,
+                         quality_breakdown={"factual_accuracy": 80}, metadata={"language": "de", "tasks": [
+                             {"id": 0, "task": EVIL, "completed": True}], "warnings": [EVIL],
+                             "reasoner": {"provider": "extractive", "reason": "test"}})
+    chunk = {"document": "QStrV.pdf", "section": "§ 5", "page": 1, "depth": 0, "tier": "primary",
+             "relevance_score": 0.8, "extracted_info": EVIL, "task_id": 0, "chunk_id": "a", "cited_by": ""}
+    target = chunk | {"document": "QStrG.pdf", "section": "§ 12", "page": 2, "depth": 1, "tier": "secondary",
+                      "chunk_id": "b", "cited_by": "a"}
+    edges = [
+        {"from_chunk": "a", "to_chunks": ["b"], "type": "legal_section", "target": "§ 12 QStrG", "depth": 1,
+         "decision": "followed", "reason": EVIL, "resolution": "section_index", "score": 0.7,
+         "from_doc": "QStrV.pdf", "from_section": "§ 5", "to_docs": ["QStrG.pdf"], "to_sections": ["§ 12"]},
+        {"from_chunk": "a", "to_chunks": [], "type": "external", "target": "https://example.org", "depth": 1,
+         "decision": "skipped", "reason": "URL", "resolution": "none", "score": 0.0,
+         "from_doc": "QStrV.pdf", "from_section": "§ 5", "to_docs": [], "to_sections": []},
+    ]
+    return {"final_report": report.model_dump(), "reference_edges": edges, "primary_context": [chunk],
+            "secondary_context": [target], "tertiary_context": []}
+
+
+def test_html_escapes_all_document_text_and_links_pages(tmp_path):
+    state = _state(tmp_path)
+    report = FinalReport.model_validate(state["final_report"])
+    page = render_html(report, state["reference_edges"])
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert re.search(r'href="file://[^"]+QStrG\.pdf#page=2"', page)
+    assert "Verfolgte Verweise (1)" in page
+
+
+def test_markdown_has_sources_with_page_links_and_the_followed_reference(tmp_path):
+    state = _state(tmp_path)
+    text = render_markdown(FinalReport.model_validate(state["final_report"]), state["reference_edges"])
+    assert "QStrG.pdf#page=2)" in text
+    assert "§ 12 QStrG" in text and "## Qualität: 400/500" in text
+    assert "https://example.org" not in text.split("## Verfolgte Verweise")[1].split("## Aufgaben")[0]
+
+
+def test_graph_nodes_are_sections_coloured_by_tier_and_edges_carry_the_decision(tmp_path):
+    state = _state(tmp_path)
+    graph = reference_graph(state["reference_edges"], state["primary_context"] + state["secondary_context"])
+    assert graph.nodes["QStrV.pdf § 5"]["tier"] == "primary"
+    assert graph.nodes["QStrG.pdf § 12"]["tier"] == "secondary"
+    assert graph.nodes["https://example.org"]["tier"] == "unresolved"
+    assert graph.edges["QStrV.pdf § 5", "QStrG.pdf § 12"]["decision"] == "followed"
+    html_text = graph_html(graph)
+    assert "vis-network" in html_text or "vis.Network" in html_text
+    assert "cdn.jsdelivr" not in html_text and "<script>alert" not in html_text
+
+
+def test_tier_tables_have_one_frame_per_tier():
+    state = {"primary_context": [{"document": "a.pdf", "section": "§ 1", "page": 3, "depth": 0, "relevance_score": 0.5,
+                                  "extracted_info": "x"},
+                                 {"document": "b.pdf", "section": "§ 2", "page": 1, "depth": 0, "relevance_score": 0.9,
+                                  "extracted_info": "y"}]}
+    tables = tier_tables(state)
+    assert set(tables) == {"primary", "secondary", "tertiary"}
+    assert isinstance(tables["primary"], pd.DataFrame) and list(tables["primary"]["doc"]) == ["b.pdf", "a.pdf"]
+    assert tables["tertiary"].empty and "extract" in tables["tertiary"].columns
+
+
+def test_report_folder_round_trip(tmp_path):
+    paths = write_report_folder(_state(tmp_path), tmp_path / "out")
+    assert all(path.is_file() for path in paths.values())
+    payload = json.loads(paths["report.json"].read_text(encoding="utf-8"))
+    assert payload["report"]["quality_score"] == 400 and len(payload["reference_edges"]) == 2
+    loaded = load_report_folder(tmp_path / "out")
+    assert loaded["final_report"]["query"].startswith("Frage") and loaded["secondary_context"]
+    assert pd.read_csv(paths["tier_secondary.csv"]).loc[0, "doc"] == "QStrG.pdf"
+
+
+def test_folder_names_and_source_paths(tmp_path):
+    assert slugify("Welche Dosisgrenzwerte gelten für Größen?") == "welche-dosisgrenzwerte-gelten-fur-grossen"
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}_welche-grenzwerte", report_folder_name("Welche Grenzwerte?"))
+    path = resolve_source_path(DEMO_KB, "Recht", "QStrG.pdf")
+    assert path and path.is_file()
+    assert resolve_source_path(DEMO_KB, "Unbekannt", "QStrG.pdf") == path  # found by name anywhere in the KB
+    assert resolve_source_path(DEMO_KB, "Recht", "missing.pdf") is None
+    assert resolve_source_path(None, "Recht", "QStrG.pdf") is None
+    assert relative_page_link(path, 3, DEMO_KB) == "Recht__db_inserted/QStrG.pdf#page=3"

@@ -1,0 +1,118 @@
+"""`rabbithole research`: unattended, scripted answers, interactive on stdin, resume after an error,
+and the issue's done-when run on the shared corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from rabbithole_lab.cli import main
+from tests.conftest import CORPUS, DEMO_KB, REPO
+
+GERMAN = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
+
+
+def _args(tmp_path, demo_db, *extra: str) -> list[str]:
+    return ["research", "--kb", str(DEMO_KB), "--db", str(demo_db), "--sessions", str(tmp_path / "s.sqlite"),
+            "--no-progress", *extra]
+
+
+def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch, capsys):
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    out = tmp_path / "report"
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--no-hitl", "--out", str(out))]) == 0
+    printed = capsys.readouterr().out
+    assert "Reasoner: extractive (LLM_PROVIDER=extractive)" in printed
+    assert f"Report: {out / 'report.md'}" in printed
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert payload["report"]["metadata"]["language"] == "de"
+    assert payload["report"]["metadata"]["hitl_termination_reason"] == "user_end"
+    assert (out / "graph.html").is_file() and (out / "tier_primary.csv").is_file()
+
+
+def test_answers_file_feeds_the_clarification(tmp_path, demo_db, monkeypatch):
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    answers = tmp_path / "answers.txt"
+    answers.write_text("Nur Erwachsene\n\nKategorie A\n", encoding="utf-8")
+    out = tmp_path / "report"
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--answers", str(answers),
+                                              "--out", str(out))]) == 0
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    users = [t["content"] for t in payload["hitl_conversation_history"] if t["role"] == "user"]
+    assert users == ["Nur Erwachsene", "Kategorie A"]
+
+
+def _cli(args: list[str], env: dict, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", *args], input=stdin,
+                          capture_output=True, text=True, env=os.environ | env, cwd=REPO, timeout=600)
+
+
+def test_interactive_terminal_run_end_to_end(tmp_path, demo_db):
+    stdin = "Nur Erwachsene\n/end\n-1\ne 2 Grenzwerte für die Augenlinse\n+ Zuständige Behörde\n\n"
+    out = tmp_path / "report"
+    done = _cli(_args(tmp_path, demo_db, GERMAN, "--out", str(out)), {"LLM_PROVIDER": "extractive"}, stdin)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Klärungsrunde 1" in done.stdout and "Klärungsrunde 2" in done.stdout
+    assert "Vorgeschlagene Aufgaben" in done.stdout and "Abdeckung" in done.stdout
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    tasks = [t["task"] for t in payload["todo_list"]["items"]]
+    assert "Grenzwerte für die Augenlinse" in tasks and tasks[-1] == "Zuständige Behörde"
+    assert payload["report"]["metadata"]["hitl_termination_reason"] == "user_end"
+
+
+def test_without_stdin_the_interactive_run_ends_clarification_and_approves(tmp_path, demo_db):
+    done = _cli(_args(tmp_path, demo_db, GERMAN, "--out", str(tmp_path / "r")), {"LLM_PROVIDER": "extractive"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "(keine Eingabe: /end)" in done.stdout and "(keine Eingabe: approve)" in done.stdout
+
+
+def test_ollama_down_then_resume(tmp_path, demo_db):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    down = _cli(_args(tmp_path, demo_db, GERMAN, "--no-hitl"),
+                {"LLM_PROVIDER": "ollama", "OLLAMA_BASE_URL": url, "OLLAMA_MAX_RETRIES": "0"})
+    assert down.returncode == 3
+    assert "nicht erreichbar" in down.stderr and "Progress is saved" in down.stderr
+    thread = down.stderr.split("--resume ")[1].split()[0]
+    out = tmp_path / "resumed"
+    again = _cli(["research", "--resume", thread, "--sessions", str(tmp_path / "s.sqlite"), "--no-hitl",
+                  "--out", str(out), "--no-progress"], {"LLM_PROVIDER": "extractive"})
+    assert again.returncode == 0, again.stderr[-2000:]
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert payload["report"]["query"] == GERMAN
+
+
+def test_bad_arguments_are_clear_errors(tmp_path, demo_db, capsys, monkeypatch):
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db)]) == 2
+    assert "give a QUESTION or --resume" in capsys.readouterr().err
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db, "--resume", "nope")]) == 2
+    assert "no saved session 'nope'" in capsys.readouterr().err
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--collection", "Nirgendwo",
+                                              "--no-hitl")]) == 2
+    assert "Unknown collection 'Nirgendwo'" in capsys.readouterr().err
+
+
+def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monkeypatch):
+    if not CORPUS.is_dir():
+        pytest.skip("needs ../shared/corpus/de-strahlenschutz")
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    out = tmp_path / "corpus-report"
+    code = main(["--env-file", "none", "research", "Welche Dosisgrenzwerte gelten für beruflich exponierte Personen?",
+                 "--kb", str(CORPUS), "--db", str(corpus_db), "--no-hitl", "--out", str(out),
+                 "--sessions", str(tmp_path / "s.sqlite"), "--no-progress"])
+    assert code == 0
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    report = payload["report"]
+    assert report["metadata"]["language"] == "de" and report["answer"].startswith("Antwort auf die Frage")
+    assert "20 Millisievert" in report["answer"]
+    assert report["sources"] and all(s["page_number"] >= 1 and "#page=" in s["link"] for s in report["sources"])
+    followed = [e for e in payload["reference_edges"] if e["decision"] == "followed"]
+    assert followed
+    assert "followed" in (out / "graph.html").read_text(encoding="utf-8")
