@@ -7,7 +7,13 @@ import socket
 
 import pytest
 
-from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, list_sessions, run_to_end, saved_values
+from rabbithole_lab.agent.session import (
+    ResearchSession,
+    ScriptedAnswers,
+    list_sessions,
+    run_to_end,
+    saved_values,
+)
 from rabbithole_lab.kb.index import UnknownCollectionError
 from rabbithole_lab.reasoning.llm import LLMReasoner
 from rabbithole_lab.settings import load_settings
