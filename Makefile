@@ -20,8 +20,8 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/rabbithole doctor --kb kb
 	$(BIN)/rabbithole ingest kb
-	$(BIN)/rabbithole search "$(DEMO_QUESTION)" --kb kb --k 5
 	$(BIN)/rabbithole trail "$(DEMO_QUESTION)" --kb kb --k 3
+	$(BIN)/rabbithole research "$(DEMO_QUESTION)" --kb kb --no-hitl --out reports/demo
 
 test: $(STAMP)
 	$(BIN)/ruff check rabbithole_lab tests bench scripts
