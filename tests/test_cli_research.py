@@ -35,6 +35,17 @@ def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch,
     assert (out / "graph.html").is_file() and (out / "tier_primary.csv").is_file()
 
 
+def test_unattended_english_question_on_the_demo_kb(tmp_path, demo_db, monkeypatch):
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    out = tmp_path / "en"
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db, "How are detectors for quantum radiation calibrated?",
+                                              "--no-hitl", "--out", str(out))]) == 0
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert payload["report"]["metadata"]["language"] == "en"
+    assert payload["report"]["answer"].startswith("Answer to")
+    assert "## Sources" in (out / "report.md").read_text(encoding="utf-8")
+
+
 def test_answers_file_feeds_the_clarification(tmp_path, demo_db, monkeypatch):
     monkeypatch.setenv("LLM_PROVIDER", "extractive")
     answers = tmp_path / "answers.txt"

@@ -159,7 +159,7 @@ class LLMReasoner:
                     with self._lock:
                         self.calls += 1
                         self.tokens += len(prompt) // CHARS_PER_TOKEN
-                    answer = model.invoke(prompt)
+                    answer = model.invoke(prompt, **_schema_kwargs(model, schema))
                     answered = True
                     content = answer.content if hasattr(answer, "content") else str(answer)
                     with self._lock:
@@ -307,6 +307,13 @@ class LLMReasoner:
             language=language_name(language), query=query, score=assessment.overall_score, threshold=threshold,
             issues="; ".join(assessment.issues_found) or "-")
         return self._ask("decide_remediation", prompt, RemediationDecision, RemediationDecision(), language)
+
+
+def _schema_kwargs(model, schema: type[BaseModel]) -> dict:
+    """Ollama constrains decoding to the JSON schema; other chat models get the schema in the prompt."""
+    if getattr(model, "_llm_type", "") == "chat-ollama":
+        return {"format": schema.model_json_schema()}
+    return {}
 
 
 def _dialogue(conversation: list[dict]) -> str:

@@ -128,3 +128,13 @@ def test_from_settings_with_a_refused_port_raises_a_clear_error():
     with pytest.raises(ReasonerUnavailableError):
         r.hitl_queries("Welche Grenzwerte?", 0, [], [], [], "de", 3)
     assert not isinstance(ReasonerUnavailableError("x"), LLMError)
+
+
+def test_ollama_models_get_the_json_schema_as_format():
+    from rabbithole_lab.reasoning.llm import _schema_kwargs
+    from rabbithole_lab.records import SearchQueries
+
+    settings = load_settings(env_file=None)
+    ollama = LLMReasoner.from_settings(settings).chat_model
+    assert _schema_kwargs(ollama, SearchQueries)["format"]["properties"]["queries"]["type"] == "array"
+    assert _schema_kwargs(ScriptedFakeChatModel(), SearchQueries) == {}
