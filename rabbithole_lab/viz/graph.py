@@ -72,3 +72,44 @@ def graph_html(graph: nx.DiGraph, height: str = "620px") -> str:
     network.set_options('{"physics": {"stabilization": {"iterations": 150}}, '
                         '"edges": {"font": {"size": 10, "align": "middle"}, "smooth": false}}')
     return _CDN_TAG.sub("", network.generate_html(notebook=False))
+
+
+def graph_svg(graph: nx.DiGraph, width_px: int = 900, height_px: int = 520) -> str:
+    """A static SVG of the graph (renders anywhere, also in untrusted notebooks and without a kernel)."""
+    if graph.number_of_nodes() == 0:
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width_px}" height="60">'
+                '<text x="10" y="35" font-family="sans-serif" font-size="14">(no references)</text></svg>')
+    positions = nx.spring_layout(graph, seed=7) if graph.number_of_nodes() > 1 else {n: (0.0, 0.0) for n in graph}
+    xs = [p[0] for p in positions.values()]
+    ys = [p[1] for p in positions.values()]
+    margin = 90
+
+    def scale(value: float, low: float, high: float, size: int) -> float:
+        return margin + (value - low) / ((high - low) or 1.0) * (size - 2 * margin)
+
+    points = {n: (scale(x, min(xs), max(xs), width_px), scale(y, min(ys), max(ys), height_px))
+              for n, (x, y) in positions.items()}
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="reference-graph" width="{width_px}" '
+             f'height="{height_px}" font-family="sans-serif" font-size="11">',
+             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
+             'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#555"/></marker></defs>']
+    for source, target, data in graph.edges(data=True):
+        (x1, y1), (x2, y2) = points[source], points[target]
+        followed = data["decision"] == "followed"
+        dash = "" if followed else ' stroke-dasharray="5,4"'
+        colour = "#1b7837" if followed else "#999999"
+        parts.append(f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" '
+                     f'stroke-width="1.5"{dash} marker-end="url(#arrow)"><title>'
+                     f'{html.escape(data["target"])}: {html.escape(data["decision"])} — {html.escape(data["reason"])}'
+                     '</title></line>')
+    for node, data in graph.nodes(data=True):
+        x, y = points[node]
+        label = node if len(node) <= 34 else node[:33] + "…"
+        box = 7 * len(label) + 12
+        colour = TIER_COLOURS.get(data.get("tier", "unresolved"), "#bbbbbb")
+        parts.append(f'<g><title>{html.escape(node)} ({html.escape(data.get("tier", ""))})</title>'
+                     f'<rect x="{x - box / 2:.0f}" y="{y - 11:.0f}" width="{box}" height="22" rx="4" '
+                     f'fill="{colour}" stroke="#333"/><text x="{x:.0f}" y="{y + 4:.0f}" text-anchor="middle">'
+                     f'{html.escape(label)}</text></g>')
+    parts.append("</svg>")
+    return "".join(parts)

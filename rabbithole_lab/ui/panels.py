@@ -1,0 +1,307 @@
+"""The workbench panels. Each takes its back end in the constructor and exposes its controls as
+attributes (so tests can click them); `widget` is what gets displayed."""
+
+from __future__ import annotations
+
+import html
+import logging
+from pathlib import Path
+
+import ipywidgets as w
+from IPython.display import HTML, Markdown
+
+from rabbithole_lab.report.links import relative_page_link
+from rabbithole_lab.ui.backend import WorkbenchBackend
+from rabbithole_lab.ui.text import ui_text
+from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
+from rabbithole_lab.viz.tables import TIERS, tier_tables
+
+PREVIEW_CHARS = 240
+
+
+class QueryPanel:
+    """Question, collection choice, reasoner status and Start."""
+
+    def __init__(self, backend: WorkbenchBackend):
+        self.backend = backend
+        self.text = ui_text("de")
+        info = backend.reasoner_status()
+        self.question = w.Textarea(placeholder=self.text["question_placeholder"],
+                                   layout=w.Layout(width="100%", height="4em"))
+        self.collection = w.Dropdown(options=[(self.text["all_collections"], "")] +
+                                     [(c, c) for c in backend.collections()], description=self.text["collection"])
+        model = f" {info.model}" if info.model else ""
+        self.reasoner = w.HTML(f"<b>{self.text['reasoner']}:</b> {html.escape(info.provider + model)} "
+                               f"<span style='color:#666'>({html.escape(info.reason)})</span>")
+        self.start = w.Button(description=self.text["start"], button_style="primary", icon="play")
+        self.message = w.HTML()
+        self.widget = w.VBox([self.question, w.HBox([self.collection, self.start]), self.reasoner, self.message])
+
+    def selected_collection(self) -> str | None:
+        return self.collection.value or None
+
+
+class HITLPanel:
+    """Follow-up questions, answer box with Send and /end, coverage, gaps and retrieval history."""
+
+    def __init__(self, backend: WorkbenchBackend):
+        self.backend = backend
+        self.text = ui_text("de")
+        self.title = w.HTML()
+        self.questions = w.HTML()
+        self.coverage = w.HTML()
+        self.answer_box = w.Textarea(placeholder=self.text["answer_placeholder"], layout=w.Layout(width="100%"))
+        self.send = w.Button(description=self.text["send"], button_style="primary")
+        self.end = w.Button(description=self.text["end"])
+        self.history = w.Accordion(children=[])
+        self.send.on_click(lambda _: self._reply(self.answer_box.value.strip()))
+        self.end.on_click(lambda _: self._reply("/end"))
+        self.widget = w.VBox([self.title, self.questions, self.coverage, self.answer_box,
+                              w.HBox([self.send, self.end]), self.history],
+                             layout=w.Layout(display="none"))
+
+    def set_language(self, language: str) -> None:
+        self.text = ui_text(language)
+        self.send.description = self.text["send"]
+        self.answer_box.placeholder = self.text["answer_placeholder"]
+
+    def _reply(self, value: str) -> None:
+        if not value:
+            return
+        self.send.disabled = self.end.disabled = True
+        self.answer_box.value = ""
+        self.backend.answer(value)
+
+    def show(self, interrupt: dict) -> None:
+        t = self.text
+        self.widget.layout.display = "flex"
+        self.title.value = f"<h3>{t['hitl_title']} · {t['round'].format(n=interrupt.get('iteration', 0) + 1)}</h3>"
+        self.questions.value = "<ol>" + "".join(f"<li>{html.escape(q)}</li>" for q in interrupt.get("questions", [])) \
+            + "</ol>"
+        gaps = ", ".join(html.escape(g) for g in interrupt.get("knowledge_gaps", [])) or t["none"]
+        self.coverage.value = (f"<b>{t['coverage']}:</b> {interrupt.get('coverage_score', 0.0):.0%} · "
+                               f"<b>{t['gaps']}:</b> {gaps}")
+        self.send.disabled = self.end.disabled = False
+
+    def show_history(self, history: list[dict]) -> None:
+        t = self.text
+        children, titles = [], []
+        for entry in history:
+            rows = "".join(
+                f"<tr><td>{html.escape(c['doc'])}</td><td>{html.escape(c.get('section', ''))}</td>"
+                f"<td>{c['page']}</td><td>{c['score']:.2f}</td><td>{html.escape(c['preview'][:PREVIEW_CHARS])}</td></tr>"
+                for c in entry.get("chunks", []))
+            queries = "".join(f"<li>{html.escape(q)}</li>" for q in entry.get("queries", []))
+            children.append(w.HTML(f"<b>{t['queries']}:</b><ul>{queries}</ul><table>{rows}</table>"))
+            titles.append(f"{t['round'].format(n=entry['iteration'] + 1)}: {entry.get('new', 0)} {t['chunks']}, "
+                          f"{t['dedup']} {entry.get('dedup_ratio', 0.0):.0%}")
+        self.history.children = children
+        for index, title in enumerate(titles):
+            self.history.set_title(index, title)
+
+    def hide(self) -> None:
+        self.widget.layout.display = "none"
+
+
+class TodoPanel:
+    """Each task as an expander with its full text; remove, edit, add; Approve; then live progress."""
+
+    def __init__(self, backend: WorkbenchBackend):
+        self.backend = backend
+        self.text = ui_text("de")
+        self.tasks = w.Accordion(children=[])
+        self.task_texts: list[w.Textarea] = []
+        self.remove_boxes: list[w.Checkbox] = []
+        self.task_ids: list[int] = []
+        self.new_task = w.Text(placeholder=self.text["add_placeholder"], layout=w.Layout(width="70%"))
+        self.add = w.Button(description=self.text["add"], icon="plus")
+        self.approve = w.Button(description=self.text["approve"], button_style="success", icon="check")
+        self.progress = w.HTML()
+        self.added: list[str] = []
+        self._originals: dict[int, str] = {}
+        self.add.on_click(lambda _: self._add())
+        self.approve.on_click(lambda _: self._approve())
+        self.widget = w.VBox([w.HTML(f"<h3>{self.text['todo_title']}</h3>"), self.tasks,
+                              w.HBox([self.new_task, self.add]), self.approve, self.progress],
+                             layout=w.Layout(display="none"))
+
+    def set_language(self, language: str) -> None:
+        self.text = ui_text(language)
+        self.widget.children[0].value = f"<h3>{self.text['todo_title']}</h3>"
+        self.add.description, self.approve.description = self.text["add"], self.text["approve"]
+        self.new_task.placeholder = self.text["add_placeholder"]
+
+    def show(self, interrupt: dict) -> None:
+        items = interrupt["todo_list"]["items"]
+        self.task_ids = [item["id"] for item in items]
+        self.task_texts = [w.Textarea(value=item["task"], layout=w.Layout(width="100%")) for item in items]
+        self.remove_boxes = [w.Checkbox(description=self.text["remove"], value=False) for _ in items]
+        self.added = []
+        self._originals = {item["id"]: item["task"] for item in items}
+        self.tasks.children = [w.VBox([text, box]) for text, box in zip(self.task_texts, self.remove_boxes, strict=True)]
+        for index, item in enumerate(items):
+            self.tasks.set_title(index, f"{item['id']}. {item['task'][:60]}")
+        self.widget.layout.display = "flex"
+        self.approve.disabled = self.add.disabled = False
+        self.progress.value = ""
+
+    def _add(self) -> None:
+        task = self.new_task.value.strip()
+        if not task:
+            return
+        self.added.append(task)
+        self.new_task.value = ""
+        self.tasks.children = [*self.tasks.children, w.HTML(f"+ {html.escape(task)}")]
+        self.tasks.set_title(len(self.tasks.children) - 1, f"+ {task[:60]}")
+
+    def decision(self) -> dict:
+        """The approval answer: removed ids, edited tasks (text changed) and added tasks."""
+        removed = [tid for tid, box in zip(self.task_ids, self.remove_boxes, strict=True) if box.value]
+        edited = [{"id": tid, "task": text.value.strip()}
+                  for tid, text in zip(self.task_ids, self.task_texts, strict=True)
+                  if tid not in removed and text.value.strip() != self._originals.get(tid, "")]
+        return {"removed_ids": removed, "edited_items": edited, "new_items": list(self.added)}
+
+    def _approve(self) -> None:
+        self.approve.disabled = self.add.disabled = True
+        self.backend.answer(self.decision())
+
+    def show_progress(self, todo: dict, current_id: int | None) -> None:
+        """'Aufgabe n/N: …' with the current task expanded."""
+        items = todo.get("items", [])
+        self.task_ids = [item["id"] for item in items]
+        self.tasks.children = [w.HTML(html.escape(item["task"])) for item in items]
+        for index, item in enumerate(items):
+            mark = "✅" if item["completed"] else ("⏳" if item["id"] == current_id else "⬜")
+            self.tasks.set_title(index, f"{mark} {index + 1}. {item['task'][:60]}")
+        position = next((i for i, item in enumerate(items) if item["id"] == current_id), None)
+        self.tasks.selected_index = position
+        if position is not None:
+            self.progress.value = "<b>" + html.escape(self.text["task_progress"].format(
+                n=position + 1, total=len(items), task=items[position]["task"])) + "</b>"
+        else:
+            self.progress.value = ""
+
+
+class ResultsPanel:
+    """Answer (Markdown), key findings, quality per dimension, sources linking to the PDF page, warnings."""
+
+    def __init__(self, notebook_dir: Path | None = None):
+        self.text = ui_text("de")
+        self.notebook_dir = notebook_dir or Path.cwd()
+        self.answer = w.Output()
+        self.findings = w.HTML()
+        self.quality = w.HTML()
+        self.sources = w.HTML()
+        self.warnings = w.HTML()
+        self.widget = w.VBox([w.HTML(), self.answer, self.findings, self.quality, self.sources, self.warnings],
+                             layout=w.Layout(display="none"))
+
+    def source_href(self, source: dict) -> str:
+        """A link relative to the notebook: JupyterLab opens it in its PDF viewer at the page."""
+        if source.get("path"):
+            return relative_page_link(Path(source["path"]), source["page_number"], self.notebook_dir)
+        return source.get("link", "")
+
+    def show(self, report: dict, language: str) -> None:
+        t = self.text = ui_text(language)
+        self.widget.children[0].value = f"<h3>{t['results_title']}</h3>"
+        # append_display_data works from the worker thread (a `with output:` block would not)
+        self.answer.outputs = ()
+        self.answer.append_display_data(Markdown(report["answer"]))
+        self.findings.value = f"<h4>{t['findings']}</h4><ul>" + "".join(
+            f"<li>{html.escape(f['claim'])}</li>" for f in report.get("findings", [])) + "</ul>"
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>"
+                       for k, v in report.get("quality_breakdown", {}).items())
+        self.quality.value = f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4><table>{rows}</table>"
+        links = "".join(
+            f'<li><a class="rh-source" href="{html.escape(self.source_href(s), quote=True)}" target="_blank">'
+            f"{html.escape(s['doc_id'])}, {t['page']} {s['page_number']}</a> {html.escape(s.get('section', ''))} "
+            f"({s['relevance_score']:.2f})</li>" for s in report.get("sources", []))
+        self.sources.value = f"<h4>{t['sources']}</h4><ul>{links}</ul>"
+        warnings = report.get("metadata", {}).get("warnings", [])
+        self.warnings.value = (f"<h4>{t['warnings']}</h4><ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in warnings)
+                               + "</ul>") if warnings else ""
+        self.widget.layout.display = "flex"
+
+
+class ContextPanel:
+    """Tier tables (pandas) and the followed reference graph (pyvis, inline)."""
+
+    def __init__(self):
+        self.text = ui_text("de")
+        self.tables = w.Tab(children=[w.Output() for _ in TIERS])
+        self.graph = w.HTML()
+        self.widget = w.VBox([w.HTML(), self.tables, w.HTML(), self.graph], layout=w.Layout(display="none"))
+
+    def show(self, state: dict, language: str) -> None:
+        t = self.text = ui_text(language)
+        self.widget.children[0].value = f"<h3>{t['tiers_title']}</h3>"
+        self.widget.children[2].value = f"<h3>{t['graph_title']}</h3>"
+        for index, (tier, frame) in enumerate(tier_tables(state).items()):
+            self.tables.set_title(index, f"{t[tier]} ({len(frame)})")
+            output = self.tables.children[index]
+            output.outputs = ()
+            output.append_display_data(HTML(frame.to_html(index=False, escape=True, classes="rh-tier-table")))
+        graph = reference_graph(state.get("reference_edges", []),
+                                [c for tier in TIERS for c in state.get(f"{tier}_context", [])])
+        page = graph_html(graph, height="520px")
+        self.graph.value = (f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '
+                            f'style="width:100%;height:560px;border:1px solid #ddd"></iframe>'
+                            f"<details><summary>SVG</summary>{graph_svg(graph)}</details>")
+        self.widget.layout.display = "flex"
+
+
+class SessionPanel:
+    """Stop (at the next node), saved sessions with Resume, and kernel shutdown."""
+
+    def __init__(self, backend: WorkbenchBackend):
+        self.backend = backend
+        self.text = ui_text("de")
+        self.stop = w.Button(description=self.text["stop"], icon="stop", button_style="warning")
+        self.sessions = w.Dropdown(options=[], description=self.text["sessions"], layout=w.Layout(width="60%"))
+        self.resume = w.Button(description=self.text["resume"], icon="repeat")
+        self.shutdown = w.Button(description=self.text["shutdown"], icon="power-off", button_style="danger")
+        self.status = w.HTML()
+        self.stop.on_click(lambda _: self.backend.stop())
+        self.widget = w.VBox([w.HBox([self.stop, self.sessions, self.resume, self.shutdown]), self.status])
+        self.refresh()
+
+    def refresh(self, current: str | None = None) -> None:
+        """Newest first; keeps (or selects) `current`, else the newest session."""
+        options = [(f"{s['thread_id']} · {s['query'][:50]} · {s['phase'] or '-'}", s["thread_id"])
+                   for s in self.backend.sessions()]
+        keep = current or self.sessions.value
+        self.sessions.options = options
+        ids = [value for _, value in options]
+        self.sessions.value = keep if keep in ids else (ids[0] if ids else None)
+
+
+class LogPanel:
+    """Log records of the package go to an Output widget instead of the cell."""
+
+    def __init__(self):
+        self.output = w.Output(layout=w.Layout(max_height="12em", overflow="auto"))
+        self.handler = _OutputHandler(self.output)
+        self.widget = w.Accordion(children=[self.output])
+        self.widget.set_title(0, ui_text("de")["log"])
+        self.widget.selected_index = None
+
+    def attach(self, logger_name: str = "rabbithole_lab") -> None:
+        target = logging.getLogger(logger_name)
+        if self.handler not in target.handlers:
+            target.addHandler(self.handler)
+        target.setLevel(min(target.level or logging.INFO, logging.INFO))
+
+    def detach(self, logger_name: str = "rabbithole_lab") -> None:
+        logging.getLogger(logger_name).removeHandler(self.handler)
+
+
+class _OutputHandler(logging.Handler):
+    def __init__(self, output: w.Output):
+        super().__init__(logging.INFO)
+        self.output = output
+        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.output.append_stdout(self.format(record) + "\n")

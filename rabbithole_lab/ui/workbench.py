@@ -1,0 +1,153 @@
+"""The workbench: the panels composed, wired to a back end's events.
+
+In a notebook:
+
+    from rabbithole_lab.ui.workbench import Workbench
+    Workbench.open("../kb")          # displays itself
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from pathlib import Path
+
+import ipywidgets as w
+
+from rabbithole_lab.agent.session import RunStatus
+from rabbithole_lab.reasoning.language import detect_language
+from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
+from rabbithole_lab.ui.kernel import shutdown_kernel
+from rabbithole_lab.ui.panels import (
+    ContextPanel,
+    HITLPanel,
+    LogPanel,
+    QueryPanel,
+    ResultsPanel,
+    SessionPanel,
+    TodoPanel,
+)
+from rabbithole_lab.ui.text import ui_text
+
+logger = logging.getLogger(__name__)
+
+
+class Workbench:
+    def __init__(self, backend: WorkbenchBackend, notebook_dir: Path | None = None):
+        self.backend = backend
+        self.language = "de"
+        self.query = QueryPanel(backend)
+        self.hitl = HITLPanel(backend)
+        self.todo = TodoPanel(backend)
+        self.results = ResultsPanel(notebook_dir)
+        self.context = ContextPanel()
+        self.sessions = SessionPanel(backend)
+        self.log = LogPanel()
+        self.status = w.HTML()
+        self.query.start.on_click(lambda _: self.start())
+        self.sessions.resume.on_click(lambda _: self.resume())
+        self.sessions.shutdown.on_click(lambda _: self.shutdown())
+        backend.add_listener(self._on_event)
+        self.widget = w.VBox([self.query.widget, self.sessions.widget, self.status, self.hitl.widget,
+                              self.todo.widget, self.results.widget, self.context.widget, self.log.widget])
+        self.log.attach()
+
+    @classmethod
+    def open(cls, kb: str | Path = "kb", db: str | Path | None = None, sessions: str | Path | None = None,
+             env_file: str | None = ".env") -> Workbench:
+        """The workbench over a knowledge-base folder (ingested if needed), with the configured reasoner."""
+        from rabbithole_lab.agent.services import open_services
+        from rabbithole_lab.kb.ingest import ingest
+        from rabbithole_lab.settings import load_settings
+
+        settings = load_settings(env_file)
+        kb_dir = Path(kb)
+        services = open_services(settings, kb_dir, Path(db) if db else None)
+        report = ingest(kb_dir, services.kb.index, settings.kb, show_progress=True)
+        if report.files_ingested:
+            services = open_services(settings, kb_dir, Path(db) if db else None)
+        checkpoint = Path(sessions) if sessions else kb_dir.resolve().parent / "reports" / "sessions.sqlite"
+        return cls(GraphBackend(services, checkpoint))
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    # ---- actions ------------------------------------------------------------------------------
+    def _set_language(self, language: str) -> None:
+        self.language = language
+        for panel in (self.hitl, self.todo):
+            panel.set_language(language)
+
+    def _say(self, key: str, **values) -> None:
+        self.status.value = html.escape(ui_text(self.language)[key].format(**values))
+
+    def start(self) -> None:
+        question = self.query.question.value.strip()
+        if not question:
+            self.query.message.value = ui_text(self.language)["empty_question"]
+            return
+        if self.backend.busy():
+            self._say("busy")
+            return
+        self._set_language(detect_language(question))
+        for panel in (self.hitl, self.todo):
+            panel.widget.layout.display = "none"
+        self.results.widget.layout.display = self.context.widget.layout.display = "none"
+        self.query.start.disabled = True
+        self.query.message.value = ""
+        self._say("running", node="hitl_init")
+        self.backend.start(question, self.query.selected_collection())
+
+    def resume(self) -> None:
+        if self.sessions.sessions.value and not self.backend.busy():
+            self.backend.resume(self.sessions.sessions.value)
+
+    def shutdown(self) -> None:
+        self._say("shutdown_done")
+        self.backend.close()
+        self.log.detach()
+        shutdown_kernel()
+
+    # ---- events from the back end (worker thread) ----------------------------------------------
+    def _on_event(self, event: BackendEvent) -> None:
+        if event.kind == "progress":
+            self._on_progress(event.node, event.update or {})
+        elif event.status is not None:
+            self._on_status(event.status)
+
+    def _on_progress(self, node: str, update: dict) -> None:
+        self._say("running", node=node)
+        if node == "hitl_init" and update.get("detected_language"):
+            self._set_language(update["detected_language"])
+        if "retrieval_history" in update:
+            self.hitl.show_history(update["retrieval_history"])
+        if node in ("process_hitl_todo", "execute_task") and "todo_list" in update:
+            self.todo.widget.layout.display = "flex"
+            self.todo.show_progress(update["todo_list"], update.get("current_task_id"))
+
+    def _on_status(self, status: RunStatus) -> None:
+        state = status.state or {}
+        if state.get("detected_language"):
+            self._set_language(state["detected_language"])
+        self.sessions.refresh(state.get("thread_id"))
+        if status.kind == "interrupt" and status.interrupt:
+            self.status.value = ""
+            if status.interrupt.get("type") == "todo_approval":
+                self.hitl.hide()
+                self.todo.show(status.interrupt)
+            else:
+                self.hitl.show(status.interrupt)
+                self.hitl.show_history(state.get("retrieval_history", []))
+            return
+        self.query.start.disabled = False
+        if status.kind == "done" and status.report:
+            self._say("done")
+            self.todo.show_progress(state.get("todo_list", {}), None)
+            self.results.show(status.report, self.language)
+            self.context.show(state, self.language)
+        elif status.kind == "stopped":
+            self._say("stopped")
+        else:
+            self._say("error", error=status.error or status.kind)

@@ -1,0 +1,212 @@
+"""Workbench panels, clicked: against a fake back end, and against the real graph on the demo KB."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rabbithole_lab.agent.services import Services
+from rabbithole_lab.agent.session import RunStatus
+from rabbithole_lab.reasoning.base import ReasonerInfo
+from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.ui.backend import BackendEvent, GraphBackend
+from rabbithole_lab.ui.kernel import kernel_id_from_connection_file
+from rabbithole_lab.ui.workbench import Workbench
+from tests.conftest import DEMO_KB
+
+GERMAN = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
+
+
+class FakeBackend:
+    """Records what the panels ask for; the test decides what the 'graph' answers."""
+
+    def __init__(self):
+        self.calls: list[tuple[str, Any]] = []
+        self.listeners = []
+        self.running = False
+
+    def reasoner_status(self):
+        return ReasonerInfo("extractive", None, "no Ollama here")
+
+    def collections(self):
+        return ["Recht", "Technik"]
+
+    def add_listener(self, listener):
+        self.listeners.append(listener)
+
+    def emit(self, status: RunStatus):
+        for listener in self.listeners:
+            listener(BackendEvent("status", status=status))
+
+    def start(self, question, collection):
+        self.calls.append(("start", (question, collection)))
+
+    def answer(self, value):
+        self.calls.append(("answer", value))
+
+    def stop(self):
+        self.calls.append(("stop", None))
+
+    def resume(self, thread_id):
+        self.calls.append(("resume", thread_id))
+
+    def sessions(self):
+        return [{"thread_id": "t1", "query": GERMAN, "phase": "hitl", "error": "", "updated_at": "x"}]
+
+    def busy(self):
+        return self.running
+
+    def close(self):
+        self.calls.append(("close", None))
+
+
+QUESTIONS = {"type": "hitl_questions", "iteration": 0, "questions": ["Erwachsene?", "Welche Tätigkeit?"],
+             "coverage_score": 0.5, "knowledge_gaps": ["Ausnahmen"], "language": "de"}
+TODO = {"type": "todo_approval", "language": "de", "todo_list": {"items": [
+    {"id": 0, "task": GERMAN, "completed": False}, {"id": 1, "task": "Grenzwerte ermitteln", "completed": False},
+    {"id": 2, "task": "Ausnahmen prüfen", "completed": False}]}}
+
+
+def test_query_panel_starts_with_question_and_collection():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    assert "extractive" in bench.query.reasoner.value and "no Ollama here" in bench.query.reasoner.value
+    bench.query.start.click()
+    assert backend.calls == [] and "Bitte eine Frage" in bench.query.message.value
+    bench.query.question.value = GERMAN
+    bench.query.collection.value = "Recht"
+    bench.query.start.click()
+    assert backend.calls == [("start", (GERMAN, "Recht"))]
+    assert bench.query.start.disabled
+
+
+def test_hitl_panel_sends_the_answer_and_end():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    backend.emit(RunStatus("interrupt", QUESTIONS, state={"detected_language": "de", "retrieval_history": [
+        {"iteration": 0, "queries": ["q1", "q2", "q3"], "retrieved": 9, "new": 9, "dedup_ratio": 1.0,
+         "chunks": [{"doc": "QStrG.pdf", "section": "§ 12", "page": 1, "score": 0.9, "preview": "<b>Grenzwert</b>"}]}]}))
+    assert bench.hitl.widget.layout.display == "flex"
+    assert "Erwachsene?" in bench.hitl.questions.value and "50%" in bench.hitl.coverage.value
+    assert "Ausnahmen" in bench.hitl.coverage.value
+    assert "&lt;b&gt;Grenzwert" in bench.hitl.history.children[0].value  # escaped preview
+    assert "9 Abschnitte" in bench.hitl.history.get_title(0)
+    bench.hitl.answer_box.value = "Nur Erwachsene"
+    bench.hitl.send.click()
+    assert backend.calls[-1] == ("answer", "Nur Erwachsene") and bench.hitl.send.disabled
+    backend.emit(RunStatus("interrupt", QUESTIONS | {"iteration": 1}, state={"detected_language": "de"}))
+    assert not bench.hitl.send.disabled and "Runde 2" in bench.hitl.title.value
+    bench.hitl.end.click()
+    assert backend.calls[-1] == ("answer", "/end")
+
+
+def test_todo_panel_removes_edits_adds_and_approves():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    backend.emit(RunStatus("interrupt", TODO, state={"detected_language": "de"}))
+    todo = bench.todo
+    assert todo.widget.layout.display == "flex" and len(todo.task_texts) == 3
+    assert todo.tasks.get_title(1).startswith("1. Grenzwerte")
+    todo.remove_boxes[2].value = True
+    todo.task_texts[1].value = "Grenzwerte für die Augenlinse ermitteln"
+    todo.new_task.value = "Zuständige Behörde"
+    todo.add.click()
+    todo.approve.click()
+    assert backend.calls[-1] == ("answer", {"removed_ids": [2],
+                                            "edited_items": [{"id": 1, "task": "Grenzwerte für die Augenlinse ermitteln"}],
+                                            "new_items": ["Zuständige Behörde"]})
+    todo.show_progress({"items": [{"id": 0, "task": GERMAN, "completed": True},
+                                  {"id": 1, "task": "Augenlinse", "completed": False}]}, 1)
+    assert todo.progress.value == "<b>Aufgabe 2/2: Augenlinse</b>" and todo.tasks.selected_index == 1
+
+
+def test_english_question_switches_the_ui_to_english():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    bench.query.question.value = "Which limits apply to workers?"
+    bench.query.start.click()
+    assert bench.language == "en" and bench.hitl.send.description == "Send"
+    backend.emit(RunStatus("interrupt", TODO | {"language": "en"}, state={"detected_language": "en"}))
+    assert bench.todo.approve.description == "Approve"
+
+
+def test_stop_resume_and_error_messages():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    bench.sessions.stop.click()
+    assert backend.calls[-1] == ("stop", None)
+    assert bench.sessions.sessions.value == "t1"
+    bench.sessions.resume.click()
+    assert backend.calls[-1] == ("resume", "t1")
+    backend.emit(RunStatus("stopped", state={"detected_language": "de"}))
+    assert "Fortschritt ist gespeichert" in bench.status.value and not bench.query.start.disabled
+    backend.emit(RunStatus("error", error="Ollama <down>", state={}))
+    assert "Fehler: Ollama &lt;down&gt;" in bench.status.value
+
+
+def test_kernel_id_is_read_from_the_connection_file_name():
+    assert kernel_id_from_connection_file("/run/kernel-0a1b2c3d-1111-2222-3333-444455556666.json") == \
+        "0a1b2c3d-1111-2222-3333-444455556666"
+    assert kernel_id_from_connection_file("/tmp/other.json") is None
+
+
+@pytest.fixture
+def real_bench(settings, demo_kb, tmp_path):
+    services = Services(settings, demo_kb, ExtractiveReasoner(demo_kb.index.embedder.embed_documents), DEMO_KB)
+    backend = GraphBackend(services, tmp_path / "sessions.sqlite", run_in_thread=True)
+    bench = Workbench(backend, notebook_dir=DEMO_KB.parent / "notebooks")
+    yield bench, backend
+    backend.close()
+    bench.log.detach()
+
+
+def test_full_run_by_clicking_against_the_real_graph(real_bench):
+    bench, backend = real_bench
+    bench.query.question.value = GERMAN
+    bench.query.start.click()
+    assert backend.wait(120)
+    assert bench.hitl.widget.layout.display == "flex" and bench.hitl.questions.value.count("<li>") >= 2
+    assert len(bench.hitl.history.children) == 1
+    bench.hitl.answer_box.value = "Nur Erwachsene"
+    bench.hitl.send.click()
+    assert backend.wait(120)
+    assert "Runde 2" in bench.hitl.title.value and len(bench.hitl.history.children) == 2
+    bench.hitl.end.click()
+    assert backend.wait(120)
+    assert bench.todo.widget.layout.display == "flex" and bench.hitl.widget.layout.display == "none"
+    bench.todo.new_task.value = "Grenzwerte für Jugendliche"
+    bench.todo.add.click()
+    bench.todo.approve.click()
+    assert backend.wait(300)
+    assert bench.status.value == "Fertig."
+    assert bench.results.widget.layout.display == "flex"
+    assert "20 Millisievert" in str(bench.results.answer.outputs)
+    assert 'href="../kb/Recht__db_inserted/QStrG.pdf#page=1"' in bench.results.sources.value
+    assert "Qualität" in bench.results.quality.value
+    assert bench.context.tables.get_title(0).startswith("Primär (")
+    assert "<iframe" in bench.context.graph.value and "<svg" in bench.context.graph.value
+    assert "✅" in bench.todo.tasks.get_title(0)
+    assert any("Grenzwerte für Jugendliche" in bench.todo.tasks.get_title(i) for i in range(len(bench.todo.tasks.children)))
+    assert any("Aufgabe 1/" in output.get("text", "") for output in bench.log.output.outputs)
+
+
+def test_stop_during_a_real_run_then_resume_from_the_session_list(real_bench):
+    bench, backend = real_bench
+    stopped = {"done": False}
+
+    def stop_once(event):
+        if event.kind == "progress" and event.node == "hitl_retrieve_chunks" and not stopped["done"]:
+            stopped["done"] = True
+            backend.stop()
+
+    backend.add_listener(stop_once)
+    bench.query.question.value = GERMAN
+    bench.query.start.click()
+    assert backend.wait(120)
+    assert "Angehalten" in bench.status.value
+    thread = backend.session.thread_id
+    assert bench.sessions.sessions.value == thread
+    bench.sessions.resume.click()
+    assert backend.wait(120)
+    assert bench.hitl.widget.layout.display == "flex"
