@@ -1,4 +1,4 @@
-"""`rabbithole` command line: ingest | search | research | trail | refs | eval | doctor."""
+"""`rabbithole` command line: ingest | search | research | batch | trail | refs | eval | doctor."""
 
 from __future__ import annotations
 
@@ -294,6 +294,22 @@ def cmd_research(args) -> int:
     return 0
 
 
+def cmd_batch(args) -> int:
+    from rabbithole_lab.batch import REPORT_NOTEBOOK, run_batch
+
+    notebook = Path(args.notebook) if args.notebook else REPORT_NOTEBOOK
+    if not notebook.is_file():
+        print(f"error: report notebook not found: {notebook}", file=sys.stderr)
+        return 2
+    items = run_batch(Path(args.questions), Path(args.kb), Path(args.out), workers=args.workers,
+                      db=Path(args.db) if args.db else None, notebook=notebook)
+    for item in items:
+        detail = f": {item.error}" if item.error else ""
+        print(f"[{item.status}] {item.question} -> {item.folder}{detail}")
+    print(f"Index: {Path(args.out) / 'index.html'}")
+    return 1 if any(item.status == "failed" for item in items) else 0
+
+
 def _choice_of(services):
     from rabbithole_lab.reasoning.provider import ProviderChoice
 
@@ -345,6 +361,15 @@ def build_parser() -> argparse.ArgumentParser:
     research.add_argument("--resume", metavar="THREAD_ID", help="continue a saved session")
     research.add_argument("--no-progress", action="store_true", help="hide progress bars")
     research.set_defaults(func=cmd_research)
+
+    batch = sub.add_parser("batch", help="research every question of a file unattended (papermill)")
+    batch.add_argument("questions", help="one question per line, or JSONL with a 'question' field")
+    batch.add_argument("--kb", required=True, help="knowledge-base folder")
+    batch.add_argument("--db", help="index folder (default KB_DIR/database)")
+    batch.add_argument("--out", default="reports", help="folder for <date>_<slug>/ report folders and index.html")
+    batch.add_argument("--workers", type=int, default=1, help="questions run in parallel (one kernel each)")
+    batch.add_argument("--notebook", help="report notebook (default notebooks/research_report.ipynb)")
+    batch.set_defaults(func=cmd_batch)
 
     trail = sub.add_parser("trail", help="retrieve for a question and follow its references (no LLM)")
     trail.add_argument("question")

@@ -42,3 +42,14 @@ def open_knowledge_base(settings: Settings, kb_dir: Path | None = None, db_path:
                         embedder: Embedder | None = None) -> KnowledgeBase:
     index = open_index(settings, kb_dir, db_path, embedder)
     return KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)
+
+
+def ingest_folder(kb_dir: str | Path, db: str | Path | None = None, env_file: str | None = ".env",
+                  show_progress: bool = True):
+    """Ingest a knowledge-base folder into its index (the build_kb notebook and scripts)."""
+    from rabbithole_lab.kb.ingest import ingest
+    from rabbithole_lab.settings import load_settings
+
+    settings = load_settings(env_file)
+    index = open_index(settings, Path(kb_dir), Path(db) if db else None)
+    return ingest(Path(kb_dir), index, settings.kb, show_progress=show_progress)

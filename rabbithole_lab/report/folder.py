@@ -21,7 +21,9 @@ STATE_KEYS_IN_JSON = ("reference_edges", "task_summaries", "retrieval_history", 
 def slugify(text: str, max_chars: int = 60) -> str:
     ascii_text = unicodedata.normalize("NFKD", text.replace("ß", "ss")).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-zA-Z0-9]+", "-", ascii_text).strip("-").lower()
-    return slug[:max_chars].rstrip("-") or "report"
+    if len(slug) > max_chars:
+        slug = slug[: max_chars + 1].rsplit("-", 1)[0]  # whole words only
+    return slug.strip("-") or "report"
 
 
 def report_folder_name(question: str, day: date | None = None) -> str:

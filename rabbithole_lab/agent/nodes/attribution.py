@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 
 from rabbithole_lab.agent.nodes.common import anchor, language
 from rabbithole_lab.agent.nodes.synthesis import context_for_synthesis
@@ -80,7 +80,7 @@ def make_attribution_nodes(services: Services) -> dict:
                 "warnings": list(state.get("warnings", [])),
                 "collection": state.get("collection"),
                 "thread_id": state.get("thread_id", ""),
-                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             },
         )
         return {"final_report": report.model_dump(), "phase": "done"}

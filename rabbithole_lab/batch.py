@@ -1,0 +1,186 @@
+"""Unattended runs: one research run as a function (used by the papermill notebook), and batches of
+questions, each executed through `notebooks/research_report.ipynb` with papermill into
+`<out>/<date>_<slug>/`, with an index page. A finished run is not redone; a failed one is recorded
+with its error while the others continue.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
+
+logger = logging.getLogger(__name__)
+
+REPORT_NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "research_report.ipynb"
+EXECUTED_NOTEBOOK = "research_report.ipynb"
+
+
+@dataclass
+class ReportRun:
+    folder: Path
+    state: dict
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def report(self) -> dict:
+        return self.state["final_report"]
+
+
+def run_report(question: str, kb: str | Path, out_dir: str | Path, db: str | Path | None = None,
+               collection: str | None = None, answers: list[str] | None = None, approve_todo: str = "auto",
+               env_file: str | None = ".env") -> ReportRun:
+    """Research `question` unattended (HITL answered by `answers`, then /end) and write the report folder."""
+    from rabbithole_lab.agent.services import open_services
+    from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
+    from rabbithole_lab.kb.ingest import ingest
+    from rabbithole_lab.settings import load_settings
+
+    if approve_todo != "auto":
+        raise ValueError(f"approve_todo must be 'auto' in an unattended run, not {approve_todo!r}")
+    if not question.strip():
+        raise ValueError("The question is empty.")
+    settings = load_settings(env_file)
+    kb_dir, folder = Path(kb), Path(out_dir)
+    services = open_services(settings, kb_dir, Path(db) if db else None)
+    if ingest(kb_dir, services.kb.index, settings.kb, show_progress=False).files_ingested:
+        services = open_services(settings, kb_dir, Path(db) if db else None)
+    folder.mkdir(parents=True, exist_ok=True)
+    session = ResearchSession(services, folder / "session.sqlite", thread_id="report")
+    try:
+        first = session.resume() if session.state() else session.start(question, collection)
+        status = run_to_end(session, first, ScriptedAnswers(list(answers or [])))
+    finally:
+        session.close()
+    if status.kind != "done":
+        raise RuntimeError(status.error or f"the run ended as {status.kind}")
+    return ReportRun(folder, status.state, write_report_folder(status.state, folder))
+
+
+def report_state(report_dir: str | Path, question: str | None = None, kb: str | Path | None = None) -> dict:
+    """The saved state of a report folder; runs `question` on `kb` first when the folder has none."""
+    folder = Path(report_dir)
+    if not (folder / "report.json").is_file():
+        if not (question and kb):
+            raise FileNotFoundError(f"No report in {folder} (report.json missing)")
+        run_report(question, kb, folder)
+    return load_report_folder(folder)
+
+
+# ---- batches ------------------------------------------------------------------------------------
+@dataclass
+class BatchItem:
+    question: str
+    folder: Path
+    status: str  # done | skipped | failed
+    error: str = ""
+
+
+def read_questions(path: Path) -> list[str]:
+    """One question per line, or JSONL lines with a "question" field (the eval format)."""
+    questions = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("{"):
+            try:
+                questions.append(str(json.loads(line)["question"]))
+            except (json.JSONDecodeError, KeyError) as exc:
+                raise ValueError(f"{path}:{number}: expected a JSON object with 'question' ({exc})") from exc
+        else:
+            questions.append(line)
+    return questions
+
+
+def _finished_folder(out_root: Path, question: str) -> Path | None:
+    for candidate in sorted(out_root.glob(f"*_{slugify(question)}")):
+        if (candidate / "report.json").is_file():
+            return candidate
+    return None
+
+
+def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: Path, kernel: str | None) -> None:
+    import nbformat
+    import papermill
+    from nbformat.sign import NotebookNotary
+
+    folder.mkdir(parents=True, exist_ok=True)
+    executed = folder / EXECUTED_NOTEBOOK
+    papermill.execute_notebook(
+        str(notebook), str(executed), cwd=str(folder), progress_bar=False, kernel_name=kernel,
+        parameters={"question": question, "kb": str(kb.resolve()), "db": str(db.resolve()) if db else "",
+                    "collection": "", "answers": [], "approve_todo": "auto", "out_dir": str(folder.resolve())})
+    # our own output: sign it so JupyterLab on this machine shows its interactive graph
+    book = nbformat.read(executed, as_version=4)
+    NotebookNotary().sign(book)
+
+
+def run_batch(questions_file: Path, kb: Path, out_root: Path, workers: int = 1, db: Path | None = None,
+              notebook: Path = REPORT_NOTEBOOK, kernel: str | None = None,
+              day: date | None = None) -> list[BatchItem]:
+    """Run every question of the file; returns one item per question and writes `out_root/index.html`."""
+    questions = read_questions(questions_file)
+    out_root.mkdir(parents=True, exist_ok=True)
+
+    def one(question: str) -> BatchItem:
+        done = _finished_folder(out_root, question)
+        if done is not None:
+            return BatchItem(question, done, "skipped")
+        folder = out_root / report_folder_name(question, day)
+        try:
+            if not question.strip():
+                raise ValueError("empty question")
+            _execute(question, folder, kb, db, notebook, kernel)
+            (folder / "error.txt").unlink(missing_ok=True)
+            return BatchItem(question, folder, "done")
+        except Exception as exc:  # one failed question must not stop the batch
+            message = _short_error(exc)
+            logger.error("Question failed: %s: %s", question, message)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "error.txt").write_text(message + "\n", encoding="utf-8")
+            return BatchItem(question, folder, "failed", message)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        items = list(pool.map(one, questions))
+    write_index(out_root, items)
+    return items
+
+
+def _short_error(exc: Exception) -> str:
+    text = str(exc).strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    # papermill errors end with the exception line of the failing cell
+    tail = next((line for line in reversed(lines) if ("Error" in line or "Exception" in line)), lines[-1] if lines else "")
+    return f"{type(exc).__name__}: {tail}"[:500]
+
+
+def write_index(out_root: Path, items: list[BatchItem]) -> Path:
+    rows = []
+    for item in items:
+        relative = item.folder.relative_to(out_root).as_posix()
+        quality = ""
+        report_json = item.folder / "report.json"
+        if report_json.is_file():
+            report = json.loads(report_json.read_text(encoding="utf-8"))["report"]
+            quality = f"{report.get('quality_score', 0)}/500, {len(report.get('sources', []))} sources"
+        links = " · ".join(f'<a href="{relative}/{name}">{label}</a>' for name, label in (
+            ("report.html", "report"), ("graph.html", "graph"), (EXECUTED_NOTEBOOK, "notebook"))
+            if (item.folder / name).is_file())
+        detail = html.escape(item.error) if item.error else html.escape(quality)
+        rows.append(f"<tr><td>{html.escape(item.question)}</td><td>{item.status}</td><td>{links}</td>"
+                    f"<td>{detail}</td></tr>")
+    page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Rabbithole Lab reports</title>"
+            "<style>body{font-family:system-ui,sans-serif;margin:2rem}td,th{border:1px solid #ccc;padding:.3rem}"
+            "table{border-collapse:collapse}</style></head><body><h1>Reports</h1><table>"
+            "<tr><th>question</th><th>status</th><th>files</th><th>details</th></tr>"
+            + "".join(rows) + "</table></body></html>")
+    index = out_root / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

@@ -1,0 +1,104 @@
+"""Papermill parameters of the report notebook, and batches of questions into report folders."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import nbformat
+import papermill
+import pytest
+from nbformat.sign import NotebookNotary
+
+from rabbithole_lab.batch import REPORT_NOTEBOOK, read_questions, run_batch
+from rabbithole_lab.cli import main
+from tests.conftest import DEMO_KB, REPO
+
+NOTEBOOKS = REPO / "notebooks"
+
+
+def test_report_notebook_parameters_are_typed_and_plain():
+    parameters = papermill.inspect_notebook(str(REPORT_NOTEBOOK))
+    assert set(parameters) == {"question", "kb", "db", "collection", "answers", "approve_todo", "out_dir"}
+    assert parameters["question"]["inferred_type_name"] == "str"
+    assert parameters["answers"]["inferred_type_name"] == "list"
+    assert parameters["approve_todo"]["default"] == '"auto"'
+
+
+@pytest.mark.parametrize("name", ["research.ipynb", "research_report.ipynb", "reference_graph.ipynb",
+                                  "build_kb.ipynb"])
+def test_notebooks_are_thin(name):
+    book = nbformat.read(NOTEBOOKS / name, as_version=4)
+    code = [cell for cell in book.cells if cell.cell_type == "code"]
+    assert code[0].metadata.get("tags") == ["parameters"]
+    for cell in code:
+        logic = [line for line in cell.source.splitlines() if line.strip() and not line.startswith(("from ", "import "))]
+        assert len(logic) <= 8, f"{name}: move logic into the package"
+        assert not any(line.lstrip().startswith(("def ", "class ", "for ", "while ", "if ")) for line in logic)
+
+
+def test_parameter_injection_reaches_the_run(tmp_path, demo_db):
+    out = tmp_path / "run"
+    executed = tmp_path / "executed.ipynb"
+    papermill.execute_notebook(str(REPORT_NOTEBOOK), str(executed), cwd=str(NOTEBOOKS), progress_bar=False,
+                               parameters={"question": "How are detectors for quantum radiation calibrated?",
+                                           "kb": str(DEMO_KB), "db": str(demo_db), "out_dir": str(out),
+                                           "answers": ["only pulsed sources"]})
+    book = nbformat.read(executed, as_version=4)
+    injected = [c for c in book.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected and "only pulsed sources" in injected[0].source
+    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert payload["report"]["metadata"]["language"] == "en"
+    assert [t["content"] for t in payload["hitl_conversation_history"] if t["role"] == "user"] == ["only pulsed sources"]
+    outputs = json.dumps([c.get("outputs", []) for c in book.cells])
+    assert "image/svg+xml" in outputs and "rh-graph" in outputs
+
+
+def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db):
+    questions = tmp_path / "questions.txt"
+    questions.write_text(
+        "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?\n"
+        '{"id": "q2", "question": "How are detectors for quantum radiation calibrated?"}\n'
+        "Welche Pflichten hat der Betreiber?\n", encoding="utf-8")
+    out = tmp_path / "reports"
+    items = run_batch(questions, DEMO_KB, out, workers=2, db=demo_db, day=date(2026, 11, 22))
+    assert [i.status for i in items] == ["done", "done", "done"]
+    folders = sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert folders == ["2026-11-22_how-are-detectors-for-quantum-radiation-calibrated",
+                       "2026-11-22_welche-grenzwerte-gelten-fur-beruflich-exponierte-personen",
+                       "2026-11-22_welche-pflichten-hat-der-betreiber"]
+    for folder in out.iterdir():
+        if folder.is_dir():
+            for name in ("research_report.ipynb", "report.md", "report.html", "report.json", "graph.html",
+                         "tier_primary.csv", "tier_secondary.csv", "tier_tertiary.csv"):
+                assert (folder / name).is_file(), (folder, name)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert index.count("report.html") == 3 and index.count("graph.html") == 3
+    executed = nbformat.read(next(out.glob("*/research_report.ipynb")), as_version=4)
+    assert NotebookNotary().check_signature(executed)
+
+    # a second run redoes nothing; a failing question is recorded and the rest still run
+    questions.write_text(questions.read_text(encoding="utf-8") + "   \n{\"question\": \"\"}\n", encoding="utf-8")
+    before = {p: p.stat().st_mtime for p in out.glob("*/report.json")}
+    again = run_batch(questions, DEMO_KB, out, workers=1, db=demo_db, day=date(2026, 11, 22))
+    assert [i.status for i in again] == ["skipped", "skipped", "skipped", "failed"]
+    assert "empty question" in again[-1].error
+    assert {p: p.stat().st_mtime for p in out.glob("*/report.json")} == before
+    assert "failed" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_questions_file_errors_are_clear(tmp_path):
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"id": 1}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="q.jsonl:1: expected a JSON object with 'question'"):
+        read_questions(bad)
+
+
+def test_batch_cli_reports_a_failure_with_exit_code_1(tmp_path, demo_db, capsys):
+    questions = tmp_path / "q.txt"
+    questions.write_text('{"question": ""}\n', encoding="utf-8")
+    code = main(["--env-file", "none", "batch", str(questions), "--kb", str(DEMO_KB), "--db", str(demo_db),
+                 "--out", str(tmp_path / "out")])
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "[failed]" in printed and "Index:" in printed
