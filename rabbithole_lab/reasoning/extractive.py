@@ -10,6 +10,7 @@ source, structure, relevance to the question).
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable
 
@@ -211,7 +212,8 @@ class ExtractiveReasoner:
         for passage in passages:
             for reference in detect_references_regex(passage.text, passage.doc):
                 if reference.type in ("legal_section", "section", "document", "document_mention"):
-                    counts[reference.target] = counts.get(reference.target, 0) + 1
+                    target = re.sub(r"\.(?:pdf|md|txt)\b", "", reference.target)
+                    counts[target] = counts.get(target, 0) + 1
         entities = [target for target, _ in sorted(counts.items(), key=lambda kv: -kv[1])][:8]
         docs = sorted({p.doc for p in passages})
         scope = text["scope"].format(count=len(passages), docs=", ".join(docs) or text["none"])

@@ -172,7 +172,7 @@ class TodoPanel:
         self.task_ids = [item["id"] for item in items]
         self.tasks.children = [w.HTML(html.escape(item["task"])) for item in items]
         for index, item in enumerate(items):
-            mark = "✅" if item["completed"] else ("⏳" if item["id"] == current_id else "⬜")
+            mark = "[x]" if item["completed"] else ("[>]" if item["id"] == current_id else "[ ]")  # no emoji font needed
             self.tasks.set_title(index, f"{mark} {index + 1}. {item['task'][:60]}")
         position = next((i for i, item in enumerate(items) if item["id"] == current_id), None)
         self.tasks.selected_index = position
@@ -243,6 +243,7 @@ class ContextPanel:
             output = self.tables.children[index]
             output.outputs = ()
             output.append_display_data(HTML(frame.to_html(index=False, escape=True, classes="rh-tier-table")))
+        self.tables.selected_index = 0
         graph = reference_graph(state.get("reference_edges", []),
                                 [c for tier in TIERS for c in state.get(f"{tier}_context", [])])
         page = graph_html(graph, height="520px")

@@ -1,0 +1,105 @@
+"""A real JupyterLab on loopback with a token, and headless Debian Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def jupyter_lab(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian's chromium (apt-get install chromium), which .ci/run installs")
+    port, token = _free_port(), uuid.uuid4().hex
+    home = tmp_path_factory.mktemp("jupyter")
+    settings = home / "user-settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}), encoding="utf-8")
+    docmanager = home / "user-settings" / "@jupyterlab" / "docmanager-extension"
+    docmanager.mkdir(parents=True)  # never write the run's outputs into the repository's notebooks
+    (docmanager / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}), encoding="utf-8")
+    env = os.environ | {"LLM_PROVIDER": "extractive", "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+                        "TOKENIZERS_PARALLELISM": "false"}
+    log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={REPO}",
+         f"--LabApp.user_settings_dir={home / 'user-settings'}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
+         "--LabApp.extension_manager=readonly", "--allow-root"],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                break
+        except OSError:
+            if server.poll() is not None:
+                raise RuntimeError((home / "lab.log").read_text())
+            time.sleep(0.5)
+    else:
+        server.terminate()
+        raise RuntimeError("JupyterLab did not start: " + (home / "lab.log").read_text()[-2000:])
+    yield {"base": base, "token": token, "log": home / "lab.log"}
+    server.terminate()
+    try:
+        server.wait(20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+class Shots:
+    """Numbered screenshots of each step, kept as test artifacts."""
+
+    def __init__(self, page, folder: Path):
+        self.page, self.folder, self.count = page, folder, 0
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def __call__(self, name: str) -> Path:
+        self.count += 1
+        path = self.folder / f"{self.count:02d}_{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path

@@ -1,0 +1,131 @@
+"""A full research run in JupyterLab by clicking, and an executed report notebook whose graph renders.
+
+Screenshots of every step are written to test-artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from datetime import date
+
+import pytest
+
+from rabbithole_lab.batch import run_batch
+from tests.browser.conftest import ARTIFACTS, Shots
+from tests.conftest import DEMO_KB, REPO
+
+pytestmark = pytest.mark.browser
+QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
+SLOW_MS = 240_000
+
+
+def _open_notebook(page, lab, path: str) -> None:
+    page.goto(f"{lab['base']}/lab/tree/{path}?token={lab['token']}")
+    page.wait_for_selector(".jp-Notebook", timeout=90_000)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+
+
+def _run_all(page) -> None:
+    """Run > Run All Cells, retried until a cell prompt shows that execution started."""
+    started = "() => [...document.querySelectorAll('.jp-InputArea-prompt')].some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
+    for _ in range(3):
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        try:
+            page.wait_for_function(started, timeout=20_000)
+            return
+        except Exception:
+            page.keyboard.press("Escape")
+    raise AssertionError("Run All Cells did not start the notebook")
+
+
+def _kernels(lab) -> list[dict]:
+    with urllib.request.urlopen(f"{lab['base']}/api/kernels?token={lab['token']}", timeout=5) as response:
+        return json.loads(response.read())
+
+
+def test_full_research_run_by_clicking(jupyter_lab, page):
+    shot = Shots(page, ARTIFACTS / "workbench")
+    try:
+        _research_run(jupyter_lab, page, shot)
+    except Exception:
+        shot("failure")
+        raise
+
+
+def _research_run(jupyter_lab, page, shot) -> None:
+    _open_notebook(page, jupyter_lab, "notebooks/research.ipynb")
+    shot("notebook_open")
+    _run_all(page)
+    question = page.get_by_placeholder("Ihre Forschungsfrage …")
+    question.wait_for(timeout=SLOW_MS)
+    assert "extractive" in page.locator(".widget-html", has_text="Reasoner").first.inner_text()
+    shot("workbench_ready")
+
+    question.fill(QUESTION)
+    page.locator("button", has_text=re.compile(r"^\s*Start\s*$")).click()
+    page.get_by_text("Klärung · Runde 1").wait_for(timeout=SLOW_MS)
+    assert page.get_by_text("Abdeckung:").first.is_visible()
+    shot("hitl_round_1")
+
+    page.get_by_placeholder("Ihre Antwort …").fill("Nur Erwachsene")
+    page.locator("button", has_text="Senden").click()
+    page.get_by_text("Klärung · Runde 2").wait_for(timeout=SLOW_MS)
+    assert page.get_by_text(re.compile(r"Runde 2: \d+ Abschnitte, Anteil neu")).first.is_visible()
+    shot("hitl_round_2")
+
+    page.locator("button", has_text="/end").click()
+    approve = page.locator("button", has_text="Genehmigen")
+    approve.wait_for(timeout=SLOW_MS)
+    shot("todo_list")
+    approve.click()
+
+    page.get_by_text("Fertig.").wait_for(timeout=SLOW_MS)
+    answer = page.locator(".jp-RenderedMarkdown", has_text="Antwort auf die Frage").first
+    answer.scroll_into_view_if_needed()
+    shot("results")
+    assert "Millisievert" in answer.inner_text()
+    sources = page.locator("a.rh-source")
+    assert sources.count() >= 1
+    href = sources.first.get_attribute("href")
+    assert re.search(r"\.pdf#page=\d+$", href), href
+    tiers = page.locator("table.rh-tier-table").first
+    tiers.scroll_into_view_if_needed()
+    assert tiers.is_visible()
+    shot("tier_tables")
+    graph = page.locator("iframe.rh-graph").first
+    graph.scroll_into_view_if_needed()
+    assert graph.is_visible()
+    page.frame_locator("iframe.rh-graph").first.locator("canvas").first.wait_for(timeout=60_000)
+    shot("graph")
+
+    before = len(_kernels(jupyter_lab))
+    page.locator("button", has_text="Kernel beenden").click()
+    for _ in range(40):
+        if len(_kernels(jupyter_lab)) < before:
+            break
+        page.wait_for_timeout(500)
+    assert len(_kernels(jupyter_lab)) == before - 1
+    shot("kernel_shut_down")
+
+
+def test_executed_report_notebook_shows_the_graph(jupyter_lab, page, tmp_path):
+    questions = tmp_path / "questions.txt"
+    questions.write_text(QUESTION + "\n", encoding="utf-8")
+    out = REPO / "reports" / "browser-test"
+    items = run_batch(questions, DEMO_KB, out, day=date(2026, 11, 22))
+    assert items[0].status in ("done", "skipped"), items[0].error
+    relative = (items[0].folder / "research_report.ipynb").relative_to(REPO).as_posix()
+    shot = Shots(page, ARTIFACTS / "report_notebook")
+    _open_notebook(page, jupyter_lab, relative)
+    svg = page.locator(".jp-RenderedSVG img, .jp-RenderedSVG svg").first
+    svg.scroll_into_view_if_needed()
+    svg.wait_for(timeout=60_000)
+    assert svg.is_visible()
+    frame = page.locator("iframe.rh-graph").first  # trusted: batch signed the notebook
+    frame.scroll_into_view_if_needed()
+    page.frame_locator("iframe.rh-graph").first.locator("canvas").first.wait_for(timeout=60_000)
+    assert frame.is_visible()
+    shot("report_graph")
