@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
+import uuid
 from datetime import date
 
 import pytest
@@ -22,9 +23,10 @@ SLOW_MS = 240_000
 
 
 def _open_notebook(page, lab, path: str) -> None:
-    page.goto(f"{lab['base']}/lab/tree/{path}?token={lab['token']}")
+    # a fresh workspace per test: nothing restored from an earlier test's tabs
+    page.goto(f"{lab['base']}/lab/workspaces/{uuid.uuid4().hex[:8]}/tree/{path}?token={lab['token']}")
     page.wait_for_selector(".jp-Notebook", timeout=90_000)
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle'] >> visible=true").first.wait_for(timeout=90_000)
 
 
 def _run_all(page) -> None:
