@@ -59,7 +59,7 @@ def jupyter_lab(tmp_path_factory):
                 break
         except OSError:
             if server.poll() is not None:
-                raise RuntimeError((home / "lab.log").read_text())
+                raise RuntimeError((home / "lab.log").read_text()) from None
             time.sleep(0.5)
     else:
         server.terminate()
