@@ -185,7 +185,7 @@ class ReferenceEdge(BaseModel):
     score: float = 0.0
     from_doc: str = ""
     from_section: str = ""
-    to_docs: list[str] = Field(default_factory=list)
+    to_docs: list[str] = Field(default_factory=list, description="Where the reference points, also when skipped")
     to_sections: list[str] = Field(default_factory=list)
 
 

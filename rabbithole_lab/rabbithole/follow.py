@@ -218,6 +218,8 @@ class RabbitholeFollower:
               resolution: Resolution | None = None, targets: list[VectorResult] | None = None,
               score: float = 0.0) -> ReferenceEdge:
         targets = targets or []
+        # a skipped reference still records where it points (to_docs/to_sections), not what was taken
+        located = targets or (resolution.results[:1] if resolution is not None and resolution.results else [])
         return ReferenceEdge(
             from_chunk=item.result.chunk_id,
             to_chunks=[t.chunk_id for t in targets],
@@ -230,8 +232,8 @@ class RabbitholeFollower:
             score=round(score, 4),
             from_doc=item.result.doc,
             from_section=item.result.section,
-            to_docs=[t.doc for t in targets],
-            to_sections=[t.section for t in targets],
+            to_docs=[t.doc for t in located],
+            to_sections=[t.section for t in located],
         )
 
     def _level(self, frontier: list[TrailItem], anchor: str, language: str, state: _TaskState, trail: Trail,

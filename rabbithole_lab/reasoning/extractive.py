@@ -57,6 +57,7 @@ IRRELEVANT_BELOW = 0.12
 ANSWER_SENTENCES = 8
 MMR_LAMBDA = 0.7
 SUPPORT_OVERLAP = 0.6
+ON_TOPIC_OVERLAP = 0.3
 
 _TEXT = {
     "de": {
@@ -269,7 +270,8 @@ class ExtractiveReasoner:
 
     def extract_info(self, chunk, anchor, task, language):
         self._count()
-        sentences = split_sentences(chunk.text)
+        # titles and headings alone ("Gesetz zum Schutz vor …") state nothing: keep real sentences
+        sentences = [s for s in split_sentences(chunk.text) if s.endswith((".", "!", "?", ";", ":", "…"))]
         if not sentences:
             return InfoExtractionWithQuotes(extracted_info="")
         similarity = self._similarities(anchor, sentences)
@@ -365,17 +367,20 @@ class ExtractiveReasoner:
         valid = [s for s in cited if all((doc, page) in by_page for doc, page in citations_in(s))]
         supported = [s for s in valid if _supported(strip_citations(s), citations_in(s), by_page)]
         factual = len(statements) or 1
+        plain = [strip_citations(s) for s in statements]
         citation_correctness = round(100 * len(valid) / factual)
         factual_accuracy = round(100 * len(supported) / (len(cited) or 1)) if cited else 0
-        plain = [strip_citations(s) for s in statements]
         duplicates = len(plain) - len(set(plain))
         semantic = max(0, 100 - 20 * duplicates)
         structure = (40 if answer.strip() and not answer.strip().startswith("-") else 0)
         structure += 30 if len(statements) >= 2 else 0
         structure += 30 if all(s.rstrip().endswith(("]", ".", ":", "?", "!")) for s in statements) else 0
+        # half for the answer as a whole, half for the share of statements that address the question
         overlap = self._overlap(query, answer)
         cosine = float(self._similarities(query, [strip_citations(answer)[:2000]])[0]) if answer else 0.0
-        relevance = round(100 * max(overlap, vector_score(cosine)))
+        on_topic = [s for s in plain if self._overlap(query, s) >= ON_TOPIC_OVERLAP]
+        share = len(on_topic) / len(plain) if plain else 0.0
+        relevance = round(100 * (0.5 * max(overlap, vector_score(cosine)) + 0.5 * share))
         issues = []
         if len(valid) < len(statements):
             issues.append(text["issue_citation"].format(count=len(statements) - len(valid)))

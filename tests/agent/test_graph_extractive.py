@@ -44,6 +44,8 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     # the rabbithole: QStrV § 5 cites "§ 12 des Quantenstrahlenschutzgesetzes"
     followed = [e for e in state["reference_edges"] if e["decision"] == "followed"]
     assert followed and all(e["reason"] for e in state["reference_edges"])
+    located = [e for e in state["reference_edges"] if e["decision"] == "skipped" and e["resolution"] == "section_index"]
+    assert located and all(e["to_docs"] and not e["to_chunks"] for e in located)
     report = status.report
     assert "20 Millisievert" in report["answer"]
     assert report["answer"].startswith("Antwort auf die Frage")
