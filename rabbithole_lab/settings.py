@@ -191,6 +191,10 @@ class SearchSettings(_Group):
     candidates: int = _env(
         "SEARCH_CANDIDATES", 50, "Candidates each retriever contributes to fusion", ge=1
     )
+    section_context_max_chars: int = _env(
+        "SECTION_CONTEXT_MAX_CHARS", 6000,
+        "Research context carries a hit's whole section up to this many characters (0 = the chunk only)", ge=0
+    )
 
 
 class ReferenceSettings(_Group):

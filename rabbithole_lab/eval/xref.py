@@ -77,7 +77,10 @@ def run_question(
         assert follower is not None
         seeds = first_stage(kb, question["question"], seed_count or k)
         trail = follower.run(seeds, question["question"], language)
-        context = [_entry(item.result, item.depth, item.tier) for item in trail.items][: max(k, CONTEXT_DEPTH)]
+        # the rabbithole opens whole sections: each context item carries its section's text
+        section_chars = kb.settings.section_context_max_chars
+        context = [_entry(kb.whole_section(item.result, section_chars), item.depth, item.tier)
+                   for item in trail.items[: max(k, CONTEXT_DEPTH)]]
     return {
         "id": question["id"],
         "mode": mode,

@@ -59,6 +59,22 @@ def canonical_section(label: str) -> str:
     return text
 
 
+def _join_chunks(texts: list[str], heading: str) -> str:
+    """Consecutive chunks of one section as one text: continuation chunks repeat the heading and
+    overlap their predecessor, both removed."""
+    joined = texts[0]
+    for text in texts[1:]:
+        if heading and text.startswith(heading):
+            text = text[len(heading):].lstrip("\n")
+        probe = text[:80]
+        cut = joined.rfind(probe, max(0, len(joined) - 4000)) if len(probe) >= 20 else -1
+        if cut >= 0 and text.startswith(joined[cut:]):
+            joined += text[len(joined) - cut:]
+        else:
+            joined += "\n" + text
+    return joined
+
+
 class KnowledgeBase:
     """Everything upper layers need from the knowledge base."""
 
@@ -198,6 +214,34 @@ class KnowledgeBase:
                     chunks.sort(key=lambda chunk: chunk.char_start)
                     return [_result(chunk, 1.0, "section") for chunk in chunks]
         return []
+
+    def whole_section(self, result: VectorResult, max_chars: int) -> VectorResult:
+        """`result` carrying the text of its whole section (chunks joined in reading order, repeated
+        headings and overlaps removed), or the window of neighbouring chunks around it that fits
+        `max_chars`. Unchanged when it has no section, the section is one chunk, or max_chars <= 0."""
+        if max_chars <= 0 or not result.section:
+            return result
+        chunks = self.section_lookup(result.doc, result.section, result.collection)
+        if len(chunks) <= 1 or not any(c.chunk_id == result.chunk_id for c in chunks):
+            return result
+        position = next(i for i, c in enumerate(chunks) if c.chunk_id == result.chunk_id)
+        low = high = position
+        size = len(chunks[position].text)
+        while True:  # grow around the matched chunk, alternating after and before it
+            grown = False
+            for candidate in (high + 1, low - 1):
+                if 0 <= candidate < len(chunks) and size + len(chunks[candidate].text) <= max_chars:
+                    size += len(chunks[candidate].text)
+                    low, high = min(low, candidate), max(high, candidate)
+                    grown = True
+            if not grown:
+                break
+        window = chunks[low : high + 1]
+        if len(window) == 1:
+            return result
+        text = _join_chunks([c.text for c in window], result.heading)
+        return result.model_copy(update={"text": text, "page_start": min(c.page_start for c in window),
+                                         "page_end": max(c.page_end for c in window)})
 
     def similarity(self, results: list[VectorResult], query: str) -> dict[str, float]:
         """Cosine similarity of each result's chunk to `query`."""

@@ -81,8 +81,8 @@ def make_research_nodes(services: Services) -> dict:
         trail = follower.run(seeds, question, lang, visited=set(state.get("visited_refs", [])))
 
         def extract(item) -> ChunkWithInfo:
-            info = reasoner.extract_info(item.result, question, task.task, lang)
-            result = item.result
+            result = kb.whole_section(item.result, settings.search.section_context_max_chars)
+            info = reasoner.extract_info(result, question, task.task, lang)
             return ChunkWithInfo(chunk_text=result.text, extracted_info=info.extracted_info, document=result.doc,
                                  page=result.page_start, page_end=result.page_end, chunk_id=result.chunk_id,
                                  section=result.section, collection=result.collection,
