@@ -37,9 +37,8 @@ def run_report(question: str, kb: str | Path, out_dir: str | Path, db: str | Pat
                collection: str | None = None, answers: list[str] | None = None, approve_todo: str = "auto",
                env_file: str | None = ".env") -> ReportRun:
     """Research `question` unattended (HITL answered by `answers`, then /end) and write the report folder."""
-    from rabbithole_lab.agent.services import open_services
+    from rabbithole_lab.agent.services import prepare_services
     from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
-    from rabbithole_lab.kb.ingest import ingest
     from rabbithole_lab.settings import load_settings
 
     if approve_todo != "auto":
@@ -48,9 +47,7 @@ def run_report(question: str, kb: str | Path, out_dir: str | Path, db: str | Pat
         raise ValueError("The question is empty.")
     settings = load_settings(env_file)
     kb_dir, folder = Path(kb), Path(out_dir)
-    services = open_services(settings, kb_dir, Path(db) if db else None)
-    if ingest(kb_dir, services.kb.index, settings.kb, show_progress=False).files_ingested:
-        services = open_services(settings, kb_dir, Path(db) if db else None)
+    services = prepare_services(settings, kb_dir, Path(db) if db else None, show_progress=False)
     folder.mkdir(parents=True, exist_ok=True)
     session = ResearchSession(services, folder / "session.sqlite", thread_id="report")
     try:

@@ -228,9 +228,8 @@ def _progress(node: str, update: dict) -> None:
 
 
 def cmd_research(args) -> int:
-    from rabbithole_lab.agent.services import open_services
+    from rabbithole_lab.agent.services import prepare_services
     from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end, saved_values
-    from rabbithole_lab.kb.ingest import format_report, ingest
     from rabbithole_lab.report.folder import report_folder_name, write_report_folder
     from rabbithole_lab.terminal import TerminalAnswers
 
@@ -240,17 +239,13 @@ def cmd_research(args) -> int:
     if args.resume and not saved:
         print(f"error: no saved session '{args.resume}' in {sessions}", file=sys.stderr)
         return 2
-    if not args.resume and not args.question:
+    if not args.resume and not (args.question or "").strip():
         print("error: give a QUESTION or --resume THREAD_ID", file=sys.stderr)
         return 2
     kb_arg = args.kb or saved.get("kb_dir")
     db_arg = args.db or saved.get("db_path")
     kb_dir, db = _kb_paths(argparse.Namespace(kb=kb_arg, db=db_arg), settings)
-    services = open_services(settings, kb_dir, db)
-    report = ingest(kb_dir, services.kb.index, settings.kb, show_progress=not args.no_progress)
-    if report.files_ingested:
-        logger.info(format_report(report))
-        services = open_services(settings, kb_dir, db, provider_choice=_choice_of(services))
+    services = prepare_services(settings, kb_dir, db, show_progress=not args.no_progress)
     info = services.reasoner.info
     print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})")
     session = ResearchSession(services, sessions, thread_id=args.resume, on_progress=_progress)
@@ -308,13 +303,6 @@ def cmd_batch(args) -> int:
         print(f"[{item.status}] {item.question} -> {item.folder}{detail}")
     print(f"Index: {Path(args.out) / 'index.html'}")
     return 1 if any(item.status == "failed" for item in items) else 0
-
-
-def _choice_of(services):
-    from rabbithole_lab.reasoning.provider import ProviderChoice
-
-    info = services.reasoner.info
-    return ProviderChoice(info.provider, info.model, info.reason)  # type: ignore[arg-type]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -110,6 +110,22 @@ def test_bad_arguments_are_clear_errors(tmp_path, demo_db, capsys, monkeypatch):
     assert "Unknown collection 'Nirgendwo'" in capsys.readouterr().err
 
 
+def test_a_missing_or_empty_kb_is_a_clear_error_and_creates_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    missing = tmp_path / "no-such-kb"
+    args = ["--env-file", "none", "research", GERMAN, "--no-hitl", "--sessions", str(tmp_path / "s.sqlite"),
+            "--no-progress"]
+    assert main([*args, "--kb", str(missing)]) == 2
+    assert "Knowledge-base folder not found" in capsys.readouterr().err
+    assert not missing.exists()
+    empty = tmp_path / "empty-kb"
+    empty.mkdir()
+    assert main([*args, "--kb", str(empty), "--db", str(tmp_path / "db")]) == 2
+    assert "No usable documents" in capsys.readouterr().err
+    assert main([*args[:3], "   ", *args[4:], "--kb", str(DEMO_KB)]) == 2
+    assert "give a QUESTION" in capsys.readouterr().err
+
+
 def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monkeypatch):
     if not CORPUS.is_dir():
         pytest.skip("needs ../shared/corpus/de-strahlenschutz")

@@ -28,8 +28,30 @@ def open_services(settings: Settings, kb_dir: Path | None = None, db_path: Path 
                   provider_choice=None) -> Services:
     """Open the knowledge base and choose the reasoner (probing Ollama unless a choice is given)."""
     from rabbithole_lab.kb.factory import open_knowledge_base
+    from rabbithole_lab.kb.ingest import KBFolderError
     from rabbithole_lab.reasoning.factory import build_reasoner
 
+    if kb_dir is not None and not Path(kb_dir).is_dir():
+        raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
     kb = open_knowledge_base(settings, kb_dir, db_path)
     reasoner = build_reasoner(settings, kb.index.embedder.embed_documents, provider_choice)
     return Services(settings, kb, reasoner, Path(kb_dir) if kb_dir else None)
+
+
+def prepare_services(settings: Settings, kb_dir: Path, db_path: Path | None = None,
+                     show_progress: bool = True) -> Services:
+    """Services over an ingested knowledge base: the folder must exist; new or changed files are
+    ingested first; a folder without any usable document is an error, not an empty research run."""
+    from rabbithole_lab.kb.ingest import KBFolderError, ingest
+
+    services = open_services(settings, kb_dir, db_path)
+    report = ingest(Path(kb_dir), services.kb.index, settings.kb, show_progress=show_progress)
+    if report.files_ingested:
+        info = services.reasoner.info
+        from rabbithole_lab.reasoning.provider import ProviderChoice
+
+        services = open_services(settings, kb_dir, db_path,
+                                 provider_choice=ProviderChoice(info.provider, info.model, info.reason))  # type: ignore[arg-type]
+    if not services.kb.collections():
+        raise KBFolderError(f"No usable documents in {kb_dir} (expected <Collection>__db_inserted/*.pdf|md|txt)")
+    return services

@@ -62,6 +62,8 @@ class ResearchSession:
     # ---- driving the graph --------------------------------------------------------------------
     def start(self, question: str, collection: str | None = None, extra: dict | None = None) -> RunStatus:
         """Start a new run; `extra` holds run facts kept in the state (e.g. kb_dir, db_path)."""
+        if not question.strip():
+            raise ValueError("The question is empty.")
         if collection:
             known = self.services.kb.collections()
             if collection not in known:

@@ -56,16 +56,12 @@ class Workbench:
     def open(cls, kb: str | Path = "kb", db: str | Path | None = None, sessions: str | Path | None = None,
              env_file: str | None = ".env") -> Workbench:
         """The workbench over a knowledge-base folder (ingested if needed), with the configured reasoner."""
-        from rabbithole_lab.agent.services import open_services
-        from rabbithole_lab.kb.ingest import ingest
+        from rabbithole_lab.agent.services import prepare_services
         from rabbithole_lab.settings import load_settings
 
         settings = load_settings(env_file)
         kb_dir = Path(kb)
-        services = open_services(settings, kb_dir, Path(db) if db else None)
-        report = ingest(kb_dir, services.kb.index, settings.kb, show_progress=True)
-        if report.files_ingested:
-            services = open_services(settings, kb_dir, Path(db) if db else None)
+        services = prepare_services(settings, kb_dir, Path(db) if db else None, show_progress=True)
         checkpoint = Path(sessions) if sessions else kb_dir.resolve().parent / "reports" / "sessions.sqlite"
         return cls(GraphBackend(services, checkpoint))
 

@@ -111,6 +111,13 @@ def test_unknown_collection_is_a_clear_error(extractive_services, session_factor
         session_factory(extractive_services).start(GERMAN_QUESTION, collection="Nirgendwo")
 
 
+def test_an_empty_question_is_refused_before_anything_runs(extractive_services, session_factory):
+    session = session_factory(extractive_services)
+    with pytest.raises(ValueError, match="The question is empty"):
+        session.start("   ")
+    assert session.state() == {}
+
+
 def test_resume_of_an_unknown_session_is_a_clear_error(extractive_services, session_factory):
     with pytest.raises(ValueError, match="No saved session"):
         session_factory(extractive_services, thread_id="nope").resume()
