@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
-    except (SettingsError, RegistryError, IndexError_, KBFolderError, EmbeddingModelError, ValueError) as exc:
+    except (SettingsError, RegistryError, IndexError_, KBFolderError, EmbeddingModelError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -126,6 +126,13 @@ def test_a_missing_or_empty_kb_is_a_clear_error_and_creates_nothing(tmp_path, mo
     assert "give a QUESTION" in capsys.readouterr().err
 
 
+def test_a_missing_answers_file_is_a_clear_error(tmp_path, demo_db, monkeypatch, capsys):
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    code = main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--answers", str(tmp_path / "nope.txt"))])
+    assert code == 2
+    assert "nope.txt" in capsys.readouterr().err
+
+
 def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monkeypatch):
     if not CORPUS.is_dir():
         pytest.skip("needs ../shared/corpus/de-strahlenschutz")
