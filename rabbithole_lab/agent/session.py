@@ -86,7 +86,7 @@ class ResearchSession:
         if values.get("error") and values.get("failed_node"):
             logger.info("Retrying node %s of session %s", values["failed_node"], self.thread_id)
             return self._run(Command(goto=values["failed_node"], update={"error": "", "failed_node": ""}))
-        pending = self.pending_interrupt()
+        pending = self.pending_interrupt(snapshot)
         if pending is not None:
             return RunStatus("interrupt", pending, state=values)
         if not snapshot.next:
@@ -110,8 +110,8 @@ class ResearchSession:
         return self.status(stopped)
 
     # ---- inspecting ---------------------------------------------------------------------------
-    def pending_interrupt(self) -> dict | None:
-        snapshot = self.graph.get_state(self.config)
+    def pending_interrupt(self, snapshot=None) -> dict | None:
+        snapshot = snapshot or self.graph.get_state(self.config)
         for task in snapshot.tasks:
             for item in task.interrupts:
                 return item.value
@@ -121,13 +121,14 @@ class ResearchSession:
         return dict(self.graph.get_state(self.config).values or {})
 
     def status(self, stopped: bool = False) -> RunStatus:
-        values = self.state()
-        pending = self.pending_interrupt()
+        snapshot = self.graph.get_state(self.config)
+        values = dict(snapshot.values or {})
+        pending = self.pending_interrupt(snapshot)
         if pending is not None:
             return RunStatus("interrupt", pending, state=values)
         if values.get("error"):
             return RunStatus("error", error=values["error"], state=values)
-        if stopped or self.graph.get_state(self.config).next:
+        if stopped or snapshot.next:
             return RunStatus("stopped", state=values)
         return RunStatus("done", state=values)
 

@@ -458,15 +458,9 @@ def _cited_sentences(chunks: list[ChunkWithInfo], language: str,
             if sentence in seen:
                 continue
             seen.add(sentence)
-            page = _page_of(sentence, chunk)
             weight = (weights or {}).get(chunk.tier, 1.0)
-            out.append((f"{sentence} {citation_label(chunk.document, page, language)}", weight))
+            out.append((f"{sentence} {citation_label(chunk.document, chunk.page, language)}", weight))
     return out
-
-
-def _page_of(sentence: str, chunk: ChunkWithInfo) -> int:
-    """The page a sentence starts on is unknown inside a multi-page chunk: cite the first page."""
-    return chunk.page
 
 
 def _answer_statements(answer: str) -> list[str]:
@@ -476,7 +470,7 @@ def _answer_statements(answer: str) -> list[str]:
         line = line.strip().lstrip("-•* ").strip()
         if not line or line.endswith(":"):
             continue
-        statements.extend(s for s in _split_cited(line))
+        statements.extend(_split_cited(line))
     return statements
 
 

@@ -52,7 +52,6 @@ logger = logging.getLogger(__name__)
 Model = TypeVar("Model", bound=BaseModel)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-LANGUAGE_NAMES = {"de": "Deutsch", "en": "English"}
 CHARS_PER_TOKEN = 4  # documented estimate used for the safe-context guard and token counts
 PASSAGE_CHARS = 1200
 
@@ -113,10 +112,6 @@ class LLMReasoner:
     @property
     def llm_calls(self) -> int:
         return self.calls
-
-    @property
-    def warnings(self) -> list[str]:
-        return list(self._warnings)
 
     @classmethod
     def from_settings(cls, settings: Settings, model: str | None = None, reason: str = "") -> LLMReasoner:
@@ -261,7 +256,7 @@ class LLMReasoner:
 
     def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
         prompt = prompts.REFERENCE_DECISION_PROMPT.format(
-            language=LANGUAGE_NAMES.get(language, language),
+            language=language_name(language),
             anchor=anchor,
             reference=item.reference.original_text,
             reference_type=item.reference.type,

@@ -11,7 +11,7 @@ from pathlib import Path
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_html, render_markdown
 from rabbithole_lab.viz.graph import graph_html, reference_graph
-from rabbithole_lab.viz.tables import TIERS, tier_tables
+from rabbithole_lab.viz.tables import context_chunks, tier_tables
 
 STATE_KEYS_IN_JSON = ("reference_edges", "task_summaries", "retrieval_history", "relevance_validation",
                       "hitl_conversation_history", "quality_history", "todo_list", "query_anchor",
@@ -28,10 +28,6 @@ def slugify(text: str, max_chars: int = 60) -> str:
 
 def report_folder_name(question: str, day: date | None = None) -> str:
     return f"{(day or date.today()).isoformat()}_{slugify(question)}"
-
-
-def context_chunks(state: dict) -> list[dict]:
-    return [entry for tier in TIERS for entry in state.get(f"{tier}_context", [])]
 
 
 def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:

@@ -14,7 +14,7 @@ from rabbithole_lab.report.links import relative_page_link
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.text import ui_text
 from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
-from rabbithole_lab.viz.tables import TIERS, tier_tables
+from rabbithole_lab.viz.tables import TIERS, context_chunks, tier_tables
 
 PREVIEW_CHARS = 240
 
@@ -244,8 +244,7 @@ class ContextPanel:
             output.outputs = ()
             output.append_display_data(HTML(frame.to_html(index=False, escape=True, classes="rh-tier-table")))
         self.tables.selected_index = 0
-        graph = reference_graph(state.get("reference_edges", []),
-                                [c for tier in TIERS for c in state.get(f"{tier}_context", [])])
+        graph = reference_graph(state.get("reference_edges", []), context_chunks(state))
         page = graph_html(graph, height="520px")
         self.graph.value = (f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '
                             f'style="width:100%;height:560px;border:1px solid #ddd"></iframe>'

@@ -9,11 +9,7 @@ from IPython.display import HTML, SVG, Markdown, display
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_markdown
 from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
-from rabbithole_lab.viz.tables import TIERS, tier_tables
-
-
-def context_chunks(state: dict) -> list[dict]:
-    return [entry for tier in TIERS for entry in state.get(f"{tier}_context", []) or []]
+from rabbithole_lab.viz.tables import context_chunks, tier_tables
 
 
 def show_report(state: dict) -> None:

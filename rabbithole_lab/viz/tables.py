@@ -9,6 +9,11 @@ COLUMNS = ["doc", "section", "page", "depth", "score", "task_id", "cited_by", "e
 EXTRACT_CHARS = 300
 
 
+def context_chunks(state: dict) -> list[dict]:
+    """Every context entry of a run's state, primary first."""
+    return [entry for tier in TIERS for entry in state.get(f"{tier}_context", []) or []]
+
+
 def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
     tables = {}
     for tier in TIERS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 
 from rabbithole_lab.agent.nodes.common import anchor, language
@@ -19,8 +20,6 @@ def make_attribution_nodes(services: Services) -> dict:
     reasoner = services.reasoner
 
     def attribute_sources(state: AgentState) -> dict:
-        import re
-
         context = context_for_synthesis(state)
         chunks = context["primary"] + context["secondary"] + context["tertiary"]
         answer = state.get("synthesis", {}).get("answer", "")

@@ -6,13 +6,13 @@ import logging
 
 from langgraph.types import interrupt
 
-from rabbithole_lab.agent.nodes.common import anchor, chunk_key, concurrent_map, language
+from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.reasoning.language import detect_language
 from rabbithole_lab.reasoning.text import concepts as query_concepts
-from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
+from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, RetrievalAnalysis, VectorResult
 
 logger = logging.getLogger(__name__)
 
@@ -110,8 +110,6 @@ def make_hitl_nodes(services: Services) -> dict:
         }
 
     def hitl_generate_questions(state: AgentState) -> dict:
-        from rabbithole_lab.records import RetrievalAnalysis
-
         passages = [VectorResult.model_validate(c) for c in state["query_retrieval"]][-9:]
         analysis = RetrievalAnalysis(key_concepts=state.get("key_concepts", []), entities=state.get("entities", []),
                                      scope=state.get("scope", ""), knowledge_gaps=state.get("knowledge_gaps", []),
@@ -205,5 +203,3 @@ def make_hitl_nodes(services: Services) -> dict:
         "hitl_finalize": hitl_finalize,
     }
 
-
-__all__ = ["END_COMMAND", "make_hitl_nodes", "anchor"]

@@ -87,12 +87,11 @@ def make_planning_nodes(services: Services) -> dict:
     def hitl_approve_todo(state: AgentState) -> dict:
         decision = interrupt({"type": "todo_approval", "todo_list": state["todo_list"], "language": language(state),
                               "max_items": settings.todo.max_items})
-        return {"todo_decision": decision if isinstance(decision, dict) else {"approved": True}}
+        return {"todo_decision": decision if isinstance(decision, dict) else {}}  # {} = approve as is
 
     def process_hitl_todo(state: AgentState) -> dict:
         todo = ToDoList.model_validate(state["todo_list"])
-        decision = state.get("todo_decision") or "approve"
-        todo, warnings = apply_todo_decision(todo, decision if decision != {"approved": True} else "approve")
+        todo, warnings = apply_todo_decision(todo, state.get("todo_decision") or {})
         if not todo.items:
             warnings.append(localized(state, "Alle Aufgaben wurden entfernt; die ursprüngliche Frage wird bearbeitet",
                                       "All tasks were removed; researching the original question"))

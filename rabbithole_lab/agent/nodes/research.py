@@ -11,7 +11,6 @@ from rabbithole_lab.agent.nodes.common import (
     concurrent_map,
     language,
     localized,
-    tier_chunks,
 )
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
@@ -189,5 +188,3 @@ def make_research_nodes(services: Services) -> dict:
 
     return {"execute_task": execute_task, "validate_relevance": validate_relevance}
 
-
-__all__ = ["make_research_nodes", "tier_chunks"]
