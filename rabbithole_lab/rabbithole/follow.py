@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.rabbithole.gate import GateInput, ReferenceDecider, gate_references
+from rabbithole_lab.rabbithole.references import is_own_label
 from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, Scored, filter_by_relevance, relevance_score
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier
@@ -181,10 +182,20 @@ class RabbitholeFollower:
             frontier = self._level(frontier, anchor, language, state, trail, children)
             depth += 1
         ordered: list[TrailItem] = []
+        emitted: set[str] = set()
+        # A seed moved under its citer keeps what it found itself as a seed: its subtree follows it there.
+        root_by_chunk = {root.result.chunk_id: root for root in roots}
 
         def walk(item: TrailItem) -> None:
+            if item.result.chunk_id in emitted:
+                return
+            emitted.add(item.result.chunk_id)
             ordered.append(item)
-            for child in children.get(id(item), []):
+            subtree = list(children.get(id(item), []))
+            own_root = root_by_chunk.get(item.result.chunk_id)
+            if item.depth > 0 and own_root is not None:
+                subtree += children.get(id(own_root), [])
+            for child in subtree:
                 walk(child)
 
         if self.limits.rerank_weight > 0:
@@ -242,7 +253,8 @@ class RabbitholeFollower:
         candidates: list[tuple[TrailItem, DetectedReference, Resolution, list[VectorResult]]] = []
         level_keys: set[str] = set()
         for item in frontier:
-            references = self.detect(item.result.text, item.result.doc)
+            references = [reference for reference in self.detect(item.result.text, item.result.doc)
+                          if not is_own_label(reference, item.result.text, item.result.section)]
             item.references = references
             for reference in references:
                 if reference.type == "external":

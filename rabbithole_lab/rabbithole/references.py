@@ -381,6 +381,23 @@ def detect_references_regex(text: str, doc: str | None = None) -> list[DetectedR
     return sorted(kept, key=lambda r: r.start)
 
 
+def _compact(text: str) -> str:
+    return re.sub(r"[\s.]+", "", text).lower()
+
+
+def is_own_label(reference: DetectedReference, text: str, section: str) -> bool:
+    """The reference is the chunk's own section label in its first (heading) line, e.g. the
+    "Chapter 6.78.(5)" of a passage headed "Part 6.Chapter 6.78.(5)": it names the chunk itself,
+    it does not cite anything. Citations in a title ("(§§ 78, 80)") are not the label."""
+    if not section:
+        return False
+    first_line_end = text.find("\n")
+    if first_line_end >= 0 and reference.start >= first_line_end:
+        return False
+    cited = _compact(reference.original_text)
+    return bool(cited) and cited in _compact(section)
+
+
 def _llm_to_detected(result: ExtractedReferenceList, text: str, doc: str | None) -> list[DetectedReference]:
     references = []
     for item in result.references:

@@ -82,6 +82,24 @@ def test_follows_the_cited_section_right_after_the_citing_chunk(demo_kb, setting
     assert f"legal_section:{edge.target}" in trail.visited
 
 
+def test_a_seed_moved_under_its_citer_keeps_what_it_found(demo_kb, settings):
+    # § 3 QStrG cites § 4, a later seed; § 4 cites §§ 8, 9. Moving § 4 under § 3 must not lose its subtree.
+    seeds = _seed(demo_kb, "QStrG.pdf", "§ 3") + _seed(demo_kb, "QStrG.pdf", "§ 4")
+    anchor = "Wann braucht der Betrieb einer Quantenquelle eine Anzeige oder eine Genehmigung?"
+    trail = _follower(demo_kb, settings, max_follow_per_chunk=3).run(seeds, anchor, "de")
+    keys = [(i.result.section, i.depth) for i in trail.items]
+    assert keys.index(("§ 4", 1)) > keys.index(("§ 3", 0))
+    assert ("§ 4", 0) not in keys and len({i.result.chunk_id for i in trail.items}) == len(trail.items)
+    from_four = {s for e in trail.followed_edges if e.from_section == "§ 4" for s in e.to_sections}
+    assert from_four & {"§ 8", "§ 9"}
+    assert from_four <= {section for section, _ in keys}
+
+
+def test_the_own_heading_label_is_not_followed(demo_kb, settings):
+    trail = _follower(demo_kb, settings, follow_depth=1).run(_seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
+    assert not any(e.target == "§ 5 QStrV.pdf" for e in trail.edges)
+
+
 def test_depth_limit_stops_the_recursion(demo_kb, settings):
     seeds = _seed(demo_kb, "QStrV.pdf", "§ 5")
     none = _follower(demo_kb, settings, follow_depth=0).run(seeds, ANCHOR, "de")

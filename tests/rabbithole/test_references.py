@@ -7,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rabbithole_lab.cli import main as cli_main
-from rabbithole_lab.rabbithole.references import detect_references, detect_references_regex, merge_hybrid
+from rabbithole_lab.rabbithole.references import (
+    detect_references,
+    detect_references_regex,
+    is_own_label,
+    merge_hybrid,
+)
 from rabbithole_lab.records import ExtractedReference, ExtractedReferenceList
 from tests.conftest import CORPUS
 
@@ -146,6 +151,23 @@ def test_arbitrary_text_gives_consistent_spans(text):
 def test_any_unicode_text_never_crashes(text):
     for ref in detect_references_regex(text):
         assert text[ref.start : ref.end] == ref.original_text
+
+
+@pytest.mark.parametrize(
+    ("text", "section", "own"),
+    [
+        ("[PID 1] Part 6.Chapter 6.78.(5)\nThe Regulator may act under section 78(2).", "Part 6.Chapter 6.78.(5)",
+         ["Chapter 6.78.(5)"]),
+        ("§ 5 Dosisbegrenzung\n(1) Die Grenzwerte nach § 12 QStrG sind einzuhalten.", "§ 5", ["§ 5"]),
+        # a citation in the title is a citation, and the label repeated in the body is one too
+        ("§ 212 Grenzwerte (§§ 78, 80)\nDer Grenzwert nach § 78 Absatz 2 gilt; § 212 bleibt.", "§ 212", ["§ 212"]),
+    ],
+)
+def test_own_section_label_in_the_heading_is_not_a_citation(text, section, own):
+    references = detect_references_regex(text, "X.pdf")
+    assert [r.original_text for r in references if is_own_label(r, text, section)] == own
+    assert any(not is_own_label(r, text, section) for r in references)
+    assert not any(is_own_label(r, text, "") for r in references)
 
 
 def test_hybrid_dedups_by_key_and_overlap():
