@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
 from rabbithole_lab.rabbithole.gate import GateInput, ReferenceDecider, gate_references
 from rabbithole_lab.rabbithole.references import is_own_label
 from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, Scored, filter_by_relevance, relevance_score
@@ -53,6 +54,11 @@ class FollowLimits:
     rerank_weight: float = 0.0
     # The gate also sees the resolved target (its stored embedding and text), not only the citing window.
     gate_lookahead: bool = True
+    # Backlinks: at most this many first-stage hits from below the cut join the context because they
+    # cite a passage in it (0 turns it off).
+    max_cited_by: int = 2
+    cited_by_pool: int = 20  # first-stage hits below the cut that the caller passes as `pool`
+    cited_by_top_seeds: int = 1  # backlinks lead only to the best N seeds
 
     @classmethod
     def from_settings(cls, settings: ReferenceSettings, concurrency: int = 4) -> FollowLimits:
@@ -66,6 +72,9 @@ class FollowLimits:
             min_results=settings.min_results,
             gate_window_chars=settings.gate_window_chars,
             max_follow_per_chunk=settings.max_follow_per_chunk,
+            max_cited_by=settings.max_cited_by if settings.cited_by_pool > 0 else 0,
+            cited_by_pool=settings.cited_by_pool,
+            cited_by_top_seeds=settings.cited_by_top_seeds,
             concurrency=concurrency,
         )
 
@@ -78,6 +87,7 @@ class TrailItem:
     own_score: float
     tier: Tier
     cited_by: str = ""
+    cites: str = ""  # a backlink: the context chunk this one cites
     via: str = ""  # the reference text that led here
     root: int = -1  # index of the seed this item descends from
     references: list[DetectedReference] = field(default_factory=list)
@@ -154,8 +164,12 @@ class RabbitholeFollower:
         language: str = "de",
         visited: set[str] | None = None,
         seed_scores: dict[str, float] | None = None,
+        pool: list[VectorResult] | None = None,
     ) -> Trail:
-        """Follow references best-first, level by level; return items in tree order."""
+        """Follow references best-first, level by level; return items in tree order.
+
+        `pool` holds the first-stage hits ranked below the seeds: one of them that cites a passage
+        in the context joins it right after that passage (a backlink)."""
         state = _TaskState(visited or set())
         trail = Trail()
         cosine = self.kb.similarity(seeds, anchor) if seeds else {}
@@ -181,6 +195,8 @@ class RabbitholeFollower:
                 break
             frontier = self._level(frontier, anchor, language, state, trail, children)
             depth += 1
+        if pool and self.limits.max_cited_by > 0:
+            self._pull_citers(pool, roots, children, anchor, language, state, trail)
         ordered: list[TrailItem] = []
         emitted: set[str] = set()
         # A seed moved under its citer keeps what it found itself as a seed: its subtree follows it there.
@@ -372,6 +388,45 @@ class RabbitholeFollower:
             children.setdefault(id(item), []).extend(new_children)
             next_frontier.extend(new_children)
         return next_frontier
+
+    def _pull_citers(self, pool: list[VectorResult], roots: list[TrailItem], children: dict[int, list[TrailItem]],
+                     anchor: str, language: str, state: _TaskState, trail: Trail) -> None:
+        # Only the best seeds: a passage that cites the best hit is the likeliest subject of the question.
+        in_context = {context_key(root.result.doc, root.result.section): root
+                      for root in reversed(roots[: self.limits.cited_by_top_seeds]) if root.result.section}
+
+        def target_document(reference: DetectedReference) -> str | None:
+            return self.resolver.target_document(reference)[0]
+
+        german = language == "de"
+        pulled = 0
+        for candidate in pool:
+            if pulled >= self.limits.max_cited_by:
+                break
+            if not state.available(candidate, len(roots)) or candidate.chunk_id in state.root_position:
+                continue
+            for reference in self.detect(candidate.text, candidate.doc):
+                if is_own_label(reference, candidate.text, candidate.section):
+                    continue
+                cited = next((in_context[key] for key in cited_keys(reference, target_document) if key in in_context),
+                             None)
+                if cited is None or (cited.result.doc, cited.result.section) == (candidate.doc, candidate.section):
+                    continue
+                state.add(candidate)
+                own = relevance_score(self.kb.similarity([candidate], anchor).get(candidate.chunk_id, 0.0), anchor,
+                                      candidate.text, language="english" if language == "en" else "german")
+                own = max(own, candidate.score)
+                citer = TrailItem(candidate, cited.depth, own, own, classify_tier(cited.depth, own),
+                                  cites=cited.result.chunk_id, via=reference.original_text, root=cited.root)
+                children.setdefault(id(cited), []).insert(0, citer)
+                trail.edges.append(ReferenceEdge(
+                    from_chunk=candidate.chunk_id, to_chunks=[cited.result.chunk_id], type=reference.type,
+                    target=reference.target, depth=cited.depth + 1, decision="followed",
+                    reason="zitiert eine Fundstelle im Kontext" if german else "cites a passage in the context",
+                    resolution="cited_by", score=round(own, 4), from_doc=candidate.doc, from_section=candidate.section,
+                    to_docs=[cited.result.doc], to_sections=[cited.result.section]))
+                pulled += 1
+                break
 
     def _choose(self, targets: list[VectorResult], anchor: str) -> list[VectorResult]:
         """The chunks of a resolved section most similar to the anchor, in reading order."""

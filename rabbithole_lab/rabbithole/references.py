@@ -301,7 +301,7 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
         for piece in re.split(r"\s*(?:,|and|or)\s*", nums):
             range_match = _EN_RANGE.fullmatch(piece.strip())
             if range_match:
-                sections.extend([range_match.group("a").rstrip("."), range_match.group("b").rstrip(".")])
+                sections.extend(_expand_range(range_match.group("a").rstrip("."), range_match.group("b").rstrip(".")))
             elif piece.strip():
                 sections.append(piece.strip().rstrip("."))
         if unit.startswith(("chapter", "part")) and not any(ch.isdigit() for ch in nums):

@@ -9,6 +9,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.rabbithole.follow import FollowLimits, estimate_tokens
 from rabbithole_lab.rabbithole.gate import GateInput, gate_references
@@ -211,3 +212,45 @@ def test_eval_end_to_end_on_a_slice(corpus_db, tmp_path):
         assert "xref-de: both@10=" in scored
     rabbit = [json.loads(line) for line in (tmp_path / "rabbithole.jsonl").read_text().splitlines()]
     assert any(entry["depth"] > 0 for row in rabbit for entry in row["context"])
+
+
+def test_backlink_keys_match_sections_exactly():
+    documents = {"QStrG": "QStrG.pdf", "FSMR": "FSMR.md"}
+
+    def target_document(reference):
+        return documents.get(reference.book or "", reference.document_context)
+
+    german = detect_references_regex("nach § 12 Absatz 2 QStrG", "QStrV.pdf")[0]
+    assert cited_keys(german, target_document)[0] == context_key("QStrG.pdf", "§ 12")
+    rule = detect_references_regex("as required by Rule 3.2.4(a)", "COBS.md")[0]
+    keys = cited_keys(rule, target_document)
+    assert keys == [("COBS.md", "3.2.4(a)"), ("COBS.md", "3.2.4")]  # a sub-paragraph falls back to its rule
+    assert context_key("COBS.md", "3.2.4") in keys
+    assert context_key("FSMR.md", "Part 6.Chapter 1.65.") == ("FSMR.md", "65")
+    assert cited_keys(detect_references_regex("see https://example.org/a", "X.md")[0], target_document) == []
+    assert cited_keys(detect_references_regex("nach § 9 BGB", "QStrV.pdf")[0], lambda r: None) == []
+
+
+def test_a_hit_below_the_cut_that_cites_the_best_seed_joins_right_after_it(demo_kb, settings):
+    seeds = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
+    citer = _seed(demo_kb, "QStrV.pdf", "§ 6")  # "§ 6 ... nach § 12 QStrG"
+    unrelated = _seed(demo_kb, "QStrG.pdf", "§ 13")  # cites Anlage 2, nothing in the context
+    pool = unrelated + citer
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(seeds, ANCHOR, "de", pool=pool)
+    keys = [(i.result.doc, i.result.section) for i in trail.items]
+    assert keys[:2] == [("QStrG.pdf", "§ 12"), ("QStrV.pdf", "§ 6")]
+    assert ("QStrG.pdf", "§ 13") not in keys
+    pulled = trail.items[1]
+    assert pulled.cites == seeds[0].chunk_id and pulled.depth == 0 and "12" in pulled.via
+    edge = next(e for e in trail.edges if e.resolution == "cited_by")
+    assert edge.from_section == "§ 6" and edge.to_chunks == [seeds[0].chunk_id] and edge.decision == "followed"
+    # off, or only the second seed is cited: nothing joins
+    off = _follower(demo_kb, settings, follow_depth=0, max_cited_by=0).run(seeds, ANCHOR, "de", pool=pool)
+    assert len(off.items) == 2
+    reversed_seeds = list(reversed(seeds))
+    second = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(reversed_seeds, ANCHOR, "de",
+                                                                                 pool=pool)
+    assert len(second.items) == 2
+    # a pool hit already in the context is not pulled twice
+    again = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(seeds + citer, ANCHOR, "de", pool=citer)
+    assert [i.result.section for i in again.items].count("§ 6") == 1

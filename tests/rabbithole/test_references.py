@@ -111,6 +111,7 @@ def test_documents_standards_citations_and_urls(text, kind, target):
          "Financial Services and Markets Regulations"),
         ("as described in GEN Rule 2.2.1", ["2.2.1"], "GEN"),
         ("see Chapter 3", ["3"], None),
+        ("sections 58 to 61 of FSMR", ["58", "59", "60", "61"], "FSMR"),  # whole-number ranges expand
     ],
 )
 def test_english_section_references(text, sections, book):

@@ -34,18 +34,31 @@ def make_research_nodes(services: Services) -> dict:
     reasoner = services.reasoner
     kb = services.kb
 
-    def _search(state: AgentState, queries: list[str], k: int, seen: set[str]) -> list[VectorResult]:
+    def _search(state: AgentState, queries: list[str], k: int, seen: set[str],
+                pool: list[VectorResult] | None = None) -> list[VectorResult]:
+        """The best k new hits per query; with `pool`, the next ones (below the cut) are collected there
+        for backlinks, without being marked as seen."""
         found: list[VectorResult] = []
+        extra = settings.references.cited_by_pool if pool is not None else 0
         for query in queries:
             if query == anchor(state):
-                hits = kb.retrieve(query, k=k, collection=state.get("collection"))
+                hits = kb.retrieve(query, k=k + extra, collection=state.get("collection"))
             else:
-                hits = kb.search(query, k=k, collection=state.get("collection"))
+                hits = kb.search(query, k=k + extra, collection=state.get("collection"))
+            taken = 0
             for hit in hits:
                 key = chunk_key(hit)
-                if key not in seen:
+                if key in seen:
+                    continue
+                if taken < k:
                     seen.add(key)
                     found.append(hit)
+                    taken += 1
+                elif pool is not None and all(chunk_key(other) != key for other in pool):
+                    pool.append(hit)
+        if pool is not None:
+            chosen = {chunk_key(hit) for hit in found}
+            pool[:] = sorted((hit for hit in pool if chunk_key(hit) not in chosen), key=lambda hit: -hit.score)
         return sorted(found, key=lambda hit: -hit.score)
 
     def execute_task(state: AgentState) -> dict:
@@ -69,7 +82,8 @@ def make_research_nodes(services: Services) -> dict:
         queries = list(dict.fromkeys([base, *targeted]))[: settings.search.queries_per_task]
         seen = set(state.get("seen_chunks", []))
         k = settings.search.chunks_per_query
-        seeds = _search(state, queries, k, seen)
+        below_cut: list[VectorResult] = []
+        seeds = _search(state, queries, k, seen, below_cut)
         iterations = 1
         while len(seeds) < settings.references.min_results and iterations < settings.search.max_iterations_per_task:
             iterations += 1  # too little new material: widen the search
@@ -77,7 +91,7 @@ def make_research_nodes(services: Services) -> dict:
             seeds += _search(state, widened, k * iterations, seen)
 
         follower = services.follower()
-        trail = follower.run(seeds, question, lang, visited=set(state.get("visited_refs", [])))
+        trail = follower.run(seeds, question, lang, visited=set(state.get("visited_refs", [])), pool=below_cut)
 
         def extract(item) -> ChunkWithInfo:
             result = kb.whole_section(item.result, settings.search.section_context_max_chars)

@@ -1,0 +1,40 @@
+"""Backlinks: which passage in the context does a reference point at (no search, no I/O)?
+
+Following goes forward, from a citing chunk to the cited one. Its mirror image pulls a chunk that
+first-stage retrieval ranked just below the cut into the context when it cites a passage already
+there: the question was about the citing passage, and search only found what it cites.
+The match is exact (document from the registry or the containing document, section key with
+sub-paragraph fallback), so a backlink never rests on similarity alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rabbithole_lab.kb.search import canonical_section
+from rabbithole_lab.kb.sections import parent_keys, section_key
+from rabbithole_lab.records import DetectedReference
+
+SectionKey = tuple[str, str]  # (doc, section key)
+
+MAX_SECTIONS_PER_BACKLINK = 20  # a range such as "sections 58 to 71" still counts as naming 65
+
+
+def context_key(doc: str, section: str) -> SectionKey:
+    return doc, section_key(canonical_section(section))
+
+
+def cited_keys(reference: DetectedReference, target_document: Callable[[DetectedReference], str | None]) -> list[SectionKey]:
+    """Every (doc, section key) the reference may name, most specific first."""
+    if reference.type not in ("legal_section", "section") or not reference.sections:
+        return []
+    doc = target_document(reference)
+    if not doc:
+        return []
+    keys: list[SectionKey] = []
+    for section in reference.sections[:MAX_SECTIONS_PER_BACKLINK]:
+        label = f"{reference.unit} {section}" if reference.unit in ("§", "Art.") else section
+        for key in parent_keys(section_key(canonical_section(label))):
+            if (doc, key) not in keys:
+                keys.append((doc, key))
+    return keys
