@@ -98,11 +98,12 @@ _SHORTFORM_CITATION = re.compile(r"\[(?P<body>[A-Z][A-Za-zÄÖÜäöüß\-]+(?:\
 # English section references: "see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR", "Chapter 3".
 _EN_UNIT = (r"(?P<unit>[Ss]ections?|[Ss]ec\.|Rules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
             r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?)")
+_EN_UNIT_WORD = _EN_UNIT.replace("?P<unit>", "?:")
 _EN_NUM = r"(?:\d+(?:\.\d+)*\.?(?:\(\w{1,4}\))*|\(\w{1,4}\)(?:\(\w{1,4}\))*|[A-Z](?:\.\d+)*)"
 _EN_REF = re.compile(
     rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
-    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){{0,6}}))?"
+    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*){{0,6}}))?"
 )
 _EN_RANGE = re.compile(rf"(?P<a>{_EN_NUM})\s*(?:to|-|–)\s*(?P<b>{_EN_NUM})")
 _NOT_BOOKS = {

@@ -119,6 +119,11 @@ def test_english_section_references(text, sections, book):
     assert ref.type == "section" and ref.sections == sections and ref.book == book
 
 
+def test_an_english_book_name_ends_before_the_next_unit():
+    refs = detect_references_regex("Sections 58 to 59 of FSMR and Chapter 4 of COBS")
+    assert [(r.book, r.sections) for r in refs] == [("FSMR", ["58", "59"]), ("COBS", ["4"])]
+
+
 @pytest.mark.parametrize(
     "text",
     [
