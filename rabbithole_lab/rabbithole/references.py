@@ -46,7 +46,8 @@ _SUBPART = re.compile(
     rf"(?!\s*§)(?=[\s,;.)\]]|$))*"
 )
 _FF = re.compile(r"\s*(?:ff\.?|f\.)(?![a-zäöü])")
-_SECTION_CONNECTOR = re.compile(r"(?:\s*,\s*|\s+(?:und|oder|sowie)\s+|\s*,\s*(?:und|oder|sowie)\s+)")
+# ", und" before the bare comma: the first alternative that matches wins
+_SECTION_CONNECTOR = re.compile(r"(?:\s*,\s*(?:und|oder|sowie)\s+|\s*,\s*|\s+(?:und|oder|sowie)\s+)")
 _RANGE_CONNECTOR = re.compile(r"\s*(?:bis|-|–)\s*")
 
 _ROMAN = r"(?:XIV|XIII|XII|XI|X|IX|VIII|VII|VI|V|IV|III|II|I)"

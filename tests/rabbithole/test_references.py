@@ -44,6 +44,7 @@ def _one(text, doc=None):
         ("§ 193 Abs 4 Satz 1 Sozialgerichtsgesetz", "Sozialgerichtsgesetz", ["193"], "§"),
         ("§ 12 Abs. 1 der HeizkostenV", "HeizkostenV", ["12"], "§"),
         ("§ 3 UWG 2004", "UWG 2004", ["3"], "§"),
+        ("§§ 10, und 12 AtG", "AtG", ["10", "12"], "§"),
     ],
 )
 def test_german_legal_chains(text, book, sections, unit):
