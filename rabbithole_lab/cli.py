@@ -193,25 +193,26 @@ def cmd_eval(args) -> int:
 def cmd_trail(args) -> int:
     from rabbithole_lab.kb.factory import open_knowledge_base
     from rabbithole_lab.kb.query import query_language
-    from rabbithole_lab.rabbithole.engine import build_follower
+    from rabbithole_lab.rabbithole.engine import build_follower, follow_question
 
     settings = _settings(args)
     kb_dir, db = _kb_paths(args, settings)
     kb = open_knowledge_base(settings, kb_dir, db)
     language = query_language(args.question)
-    seeds = kb.retrieve(args.question, k=args.k, collection=args.collection)
-    trail = build_follower(kb, settings).run(seeds, args.question, language)
+    trail = follow_question(kb, build_follower(kb, settings), args.question, args.k, language, args.collection)
     if args.json:
         print(json.dumps({
             "items": [{"doc": i.result.doc, "section": i.result.section, "page_start": i.result.page_start,
-                       "depth": i.depth, "tier": i.tier, "score": i.score, "via": i.via} for i in trail.items],
+                       "depth": i.depth, "tier": i.tier, "score": i.score, "via": i.via, "cites": i.cites}
+                      for i in trail.items],
             "edges": [edge.model_dump() for edge in trail.edges],
             "stop_reasons": trail.stop_reasons,
         }, ensure_ascii=False, indent=1))
         return 0
     for item in trail.items:
         indent = "    " * item.depth
-        via = f"  <- {item.via}" if item.via else ""
+        reference = " ".join(item.via.split())
+        via = f"  -> cites: {reference}" if item.cites else f"  <- {reference}" if reference else ""
         print(f"{indent}{item.result.doc} {item.result.section or '-'} (p. {item.result.page_start}, "
               f"{item.tier}, {item.score:.2f}){via}")
     followed = trail.followed_edges

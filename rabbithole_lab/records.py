@@ -169,6 +169,7 @@ class ChunkWithInfo(BaseModel):
     references: list[DetectedReference] = Field(default_factory=list)
     preserved_quotes: list[PreservedQuote] = Field(default_factory=list)
     cited_by: str = Field("", description="chunk_id of the chunk whose reference led here")
+    cites: str = Field("", description="A backlink: chunk_id of the context chunk this one cites")
 
 
 class ReferenceEdge(BaseModel):

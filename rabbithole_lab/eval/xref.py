@@ -17,6 +17,7 @@ from typing import Literal
 from tqdm.auto import tqdm
 
 from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.rabbithole.engine import follow_question
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
 from rabbithole_lab.records import VectorResult
 
@@ -75,10 +76,7 @@ def run_question(
         context = [_entry(hit, 0, "primary") for hit in first_stage(kb, question["question"], max(k, CONTEXT_DEPTH))]
     else:
         assert follower is not None
-        seed_total = seed_count or k
-        pool_size = follower.limits.cited_by_pool if follower.limits.max_cited_by > 0 else 0
-        hits = first_stage(kb, question["question"], seed_total + pool_size)
-        trail = follower.run(hits[:seed_total], question["question"], language, pool=hits[seed_total:])
+        trail = follow_question(kb, follower, question["question"], seed_count or k, language)
         # the rabbithole opens whole sections: each context item carries its section's text
         section_chars = kb.settings.section_context_max_chars
         context = [_entry(kb.whole_section(item.result, section_chars), item.depth, item.tier)

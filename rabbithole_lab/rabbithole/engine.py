@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.rabbithole.follow import FollowLimits, RabbitholeFollower
+from rabbithole_lab.rabbithole.follow import FollowLimits, RabbitholeFollower, Trail
 from rabbithole_lab.rabbithole.gate import ExtractiveDecider, ReferenceDecider
 from rabbithole_lab.rabbithole.references import detect_references
 from rabbithole_lab.records import DetectedReference, ExtractedReferenceList
@@ -31,3 +31,18 @@ def build_follower(
         limits or FollowLimits.from_settings(settings.references, settings.llm.concurrency),
         detect,
     )
+
+
+def follow_question(
+    kb: KnowledgeBase,
+    follower: RabbitholeFollower,
+    question: str,
+    k: int,
+    language: str,
+    collection: str | None = None,
+) -> Trail:
+    """The whole rabbithole for one question: first-stage retrieval of k seeds plus the hits below
+    them that backlinks may pull in, then following."""
+    pool_size = follower.limits.cited_by_pool if follower.limits.max_cited_by > 0 else 0
+    hits = kb.retrieve(question, k=k + pool_size, collection=collection)
+    return follower.run(hits[:k], question, language, pool=hits[k:])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 TIERS = ("primary", "secondary", "tertiary")
-COLUMNS = ["doc", "section", "page", "depth", "score", "task_id", "cited_by", "extract"]
+COLUMNS = ["doc", "section", "page", "depth", "score", "task_id", "cited_by", "cites", "extract"]
 EXTRACT_CHARS = 300
 
 
@@ -25,6 +25,7 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
             "score": round(float(entry.get("relevance_score", 0.0)), 3),
             "task_id": entry.get("task_id"),
             "cited_by": entry.get("cited_by", ""),
+            "cites": entry.get("cites", ""),
             "extract": " ".join((entry.get("extracted_info") or "").split())[:EXTRACT_CHARS],
         } for entry in state.get(f"{tier}_context", [])]
         frame = pd.DataFrame(rows, columns=COLUMNS)

@@ -76,11 +76,12 @@ def test_tier_tables_have_one_frame_per_tier():
     state = {"primary_context": [{"document": "a.pdf", "section": "§ 1", "page": 3, "depth": 0, "relevance_score": 0.5,
                                   "extracted_info": "x"},
                                  {"document": "b.pdf", "section": "§ 2", "page": 1, "depth": 0, "relevance_score": 0.9,
-                                  "extracted_info": "y"}]}
+                                  "extracted_info": "y", "cites": "chunk-of-a"}]}
     tables = tier_tables(state)
     assert set(tables) == {"primary", "secondary", "tertiary"}
     assert isinstance(tables["primary"], pd.DataFrame) and list(tables["primary"]["doc"]) == ["b.pdf", "a.pdf"]
     assert tables["tertiary"].empty and "extract" in tables["tertiary"].columns
+    assert list(tables["primary"]["cites"]) == ["chunk-of-a", ""]  # a backlink names what it cites
 
 
 def test_report_folder_round_trip(tmp_path):

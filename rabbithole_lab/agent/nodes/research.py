@@ -101,7 +101,7 @@ def make_research_nodes(services: Services) -> dict:
                                  section=result.section, collection=result.collection,
                                  relevance_score=round(item.score, 4), depth=item.depth, tier=item.tier,
                                  references=item.references, preserved_quotes=info.preserved_quotes,
-                                 cited_by=item.cited_by)
+                                 cited_by=item.cited_by, cites=item.cites)
 
         findings = concurrent_map(extract, trail.items, settings.llm.concurrency)
         for item, finding in zip(trail.items, findings, strict=True):
