@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from rabbithole_lab.eval.xref import run_question
@@ -51,13 +52,18 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     follower = build_follower(kb, settings)
+    # flat is DESIGN §6's baseline (plain hybrid top-k); first_stage_only is the rabbithole's own retrieval
+    # with following and backlinks off
+    no_following = build_follower(kb, settings, limits=replace(follower.limits, follow_depth=0, max_cited_by=0))
+    runs = {"flat": ("flat", None), "first_stage_only": ("rabbithole", no_following),
+            "rabbithole": ("rabbithole", follower)}
     summary = {"ingest_s": round(ingest_s, 1), "chunks_added": report.chunks_added}
-    for mode in ("flat", "rabbithole"):
-        path = out / f"pred_{mode}.jsonl"
+    for name, (mode, mode_follower) in runs.items():
+        path = out / f"pred_{name}.jsonl"
         seconds = []
         with open(path, "w", encoding="utf-8") as sink:
             for question in questions:
-                row = run_question(kb, question, mode, 10, follower if mode == "rabbithole" else None)
+                row = run_question(kb, question, mode, 10, mode_follower)
                 seconds.append(row["seconds"])
                 pids: list[str] = []
                 for entry in row["context"]:
@@ -68,12 +74,12 @@ def main() -> None:
                         pids.append(match.group(1))
                 sink.write(json.dumps({"id": question["id"], "retrieved_pids": pids}) + "\n")
         scores = {}
-        for split in ("ADGM-ALL-test", "all"):
+        for split in ("ADGM-ALL-test", "ADGM-DPEL-test", "ADGM-SCHEMA-test", "all"):
             result = subprocess.run([sys.executable, str(BENCH / "score.py"), str(path), "--split", split],
                                     capture_output=True, text=True, check=True).stdout.strip().splitlines()
             scores[split] = result[-1]
-        summary[mode] = {"seconds_mean": round(sum(seconds) / len(seconds), 3), **scores}
-        print(mode, json.dumps(summary[mode]), flush=True)
+        summary[name] = {"seconds_mean": round(sum(seconds) / len(seconds), 3), **scores}
+        print(name, json.dumps(summary[name]), flush=True)
     print(json.dumps(summary, indent=1))
 
 

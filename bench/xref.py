@@ -3,13 +3,14 @@ detection on the refex court-decision set. No LLM.
 
     .venv/bin/python bench/xref.py [--db /tmp/corpus-db]
 
-Writes bench/out/xref/pred_{flat,rabbithole}.jsonl and prints the scorers' summaries.
+Writes bench/out/xref/pred_{flat,first_stage_only,rabbithole}.jsonl and prints the scorers' summaries.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -21,8 +22,8 @@ QUESTIONS = CORPUS / "questions.dev.jsonl"
 REFEX = SHARED / "bench" / "refex"
 
 
-def run(command: list[str]) -> str:
-    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+def run(command: list[str], env: dict[str, str] | None = None) -> str:
+    return subprocess.run(command, capture_output=True, text=True, check=True, env=env).stdout
 
 
 def main() -> None:
@@ -34,13 +35,20 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     db = args.db or tempfile.mkdtemp(prefix="corpus-db-")
     rabbithole = [sys.executable, "-m", "rabbithole_lab.cli"]
-    for mode in ("flat", "rabbithole"):
-        prediction = out / f"pred_{mode}.jsonl"
+    # flat is DESIGN §6's baseline (plain hybrid top-k); "first stage only" is the rabbithole's own
+    # retrieval with following and backlinks off, to show what following adds on top of it
+    runs = {
+        "flat": ("flat", {}),
+        "first_stage_only": ("rabbithole", {"REFERENCE_FOLLOW_DEPTH": "0", "REFERENCE_MAX_CITED_BY": "0"}),
+        "rabbithole": ("rabbithole", {}),
+    }
+    for name, (mode, overrides) in runs.items():
+        prediction = out / f"pred_{name}.jsonl"
         run(rabbithole + ["eval", "--kb", str(CORPUS), "--db", db, "--questions", str(QUESTIONS), "--mode", mode,
-                          "--k", "10", "--out", str(prediction), "--no-progress"])
+                          "--k", "10", "--out", str(prediction), "--no-progress"], {**os.environ, **overrides})
         rows = [json.loads(line) for line in prediction.read_text().splitlines()]
         chars10 = sum(sum(len(c["text"]) for c in r["context"][:10]) for r in rows) / len(rows)
-        print(f"== {mode} (context chars@10 mean {chars10:.0f})")
+        print(f"== {name} (context chars@10 mean {chars10:.0f})")
         print(run([sys.executable, str(SHARED / "bench" / "score_xref.py"), str(QUESTIONS), str(prediction)]))
 
     refex_in = out / "refex_in.jsonl"

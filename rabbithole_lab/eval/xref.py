@@ -56,8 +56,10 @@ def _entry(result: VectorResult, depth: int, tier: str) -> dict:
     }
 
 
-def first_stage(kb: KnowledgeBase, question: str, k: int) -> list[VectorResult]:
-    return kb.retrieve(question, k=k)
+def flat_search(kb: KnowledgeBase, question: str, k: int) -> list[VectorResult]:
+    """The baseline of DESIGN.md §6: plain hybrid top-k for the question, nothing else (no scoped
+    search in named documents, no one-chunk-per-section, no following)."""
+    return kb.search(question, k=k)
 
 
 def run_question(
@@ -73,7 +75,7 @@ def run_question(
     calls_before = llm_calls()
     language = question.get("language", "de")
     if mode == "flat":
-        context = [_entry(hit, 0, "primary") for hit in first_stage(kb, question["question"], max(k, CONTEXT_DEPTH))]
+        context = [_entry(hit, 0, "primary") for hit in flat_search(kb, question["question"], max(k, CONTEXT_DEPTH))]
     else:
         assert follower is not None
         trail = follow_question(kb, follower, question["question"], seed_count or k, language)

@@ -190,7 +190,7 @@ def test_follower_with_a_scripted_llm_gate(demo_kb, settings):
 
 
 @pytest.mark.corpus
-def test_eval_end_to_end_on_a_slice(corpus_db, tmp_path):
+def test_eval_end_to_end_on_a_slice(corpus_db, corpus_kb, tmp_path):
     questions = tmp_path / "q.jsonl"
     lines = (CORPUS / "questions.dev.jsonl").read_text(encoding="utf-8").splitlines()[:4]
     questions.write_text("\n".join(lines) + "\n")
@@ -212,6 +212,11 @@ def test_eval_end_to_end_on_a_slice(corpus_db, tmp_path):
         assert "xref-de: both@10=" in scored
     rabbit = [json.loads(line) for line in (tmp_path / "rabbithole.jsonl").read_text().splitlines()]
     assert any(entry["depth"] > 0 for row in rabbit for entry in row["context"])
+    # flat is DESIGN §6's baseline: plain hybrid top-k of the question, in search order
+    flat = [json.loads(line) for line in (tmp_path / "flat.jsonl").read_text().splitlines()]
+    for row, line in zip(flat, lines, strict=True):
+        plain = [hit.chunk_id for hit in corpus_kb.search(json.loads(line)["question"], k=20)]
+        assert [entry["chunk_id"] for entry in row["context"]] == plain
 
 
 def test_backlink_keys_match_sections_exactly():
