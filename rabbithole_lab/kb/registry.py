@@ -79,18 +79,27 @@ def load_registry_file(path: Path) -> list[RegistryEntry]:
     return _parse(data, str(path))
 
 
+def _is_abbreviation(name: str) -> bool:
+    return " " not in name and sum(ch.isupper() for ch in name) >= 2
+
+
 class DocumentRegistry:
     def __init__(self, entries: list[RegistryEntry]):
         self.entries = entries
         self._exact: dict[str, tuple[str, str]] = {}
         self._inflected: dict[str, tuple[str, str]] = {}
+        # abbreviations ("FUNDS", "StrlSchG"): in free text only their capitals make them names
+        self._abbreviations: set[str] = set()
         # auto entries first so hand entries overwrite them
         for entry in sorted(entries, key=lambda e: e.source != "auto"):
             target = (entry.filename, entry.collection)
             for name in [*entry.synonyms, Path(entry.filename).stem]:
                 if name.strip():
                     self._exact[name.strip().lower()] = target
-                    self._inflected[inflection_key(name)] = target
+                    if _is_abbreviation(name.strip()):
+                        self._abbreviations.add(name.strip().lower())
+                    else:  # an abbreviation has no inflected forms: "the Fund" is not "FUNDS"
+                        self._inflected[inflection_key(name)] = target
 
     @classmethod
     def merged(cls, hand: list[RegistryEntry], auto: list[RegistryEntry]) -> DocumentRegistry:
@@ -125,6 +134,8 @@ class DocumentRegistry:
     def exact_or_inflected(self, text: str) -> tuple[str, str] | None:
         """Only the exact and inflection stages (no fuzzy guessing): for spotting names in free text."""
         lowered = text.strip().lower()
+        if lowered in self._abbreviations and not _is_abbreviation(text.strip()):
+            return None  # "funds" in a question is a word, "FUNDS" the rulebook
         if lowered in self._exact:
             return self._exact[lowered]
         if len(lowered) < 5:

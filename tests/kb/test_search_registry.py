@@ -10,6 +10,7 @@ from rabbithole_lab.kb.embedder import EmbeddingModelError, SentenceTransformerE
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.index import EmbeddingMismatchError, UnknownCollectionError
 from rabbithole_lab.kb.ingest import ingest
+from rabbithole_lab.kb.query import named_documents
 from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry, RegistryError, load_registry_file
 from rabbithole_lab.records import VectorResult
 from rabbithole_lab.settings import load_settings
@@ -119,6 +120,21 @@ def test_registry_resolves_abbreviations_long_names_genitives_and_typos(corpus_r
 def test_registry_unknown_names_resolve_to_none(corpus_registry):
     assert corpus_registry.resolve_document_name("Bürgerliches Gesetzbuch") == (None, None)
     assert corpus_registry.resolve_document_name("") == (None, None)
+
+
+def test_an_abbreviation_names_a_document_in_free_text_only_in_capitals():
+    registry = DocumentRegistry([RegistryEntry("FUNDS.md", "corpus", ["FUNDS", "Fund Rules"], "hand"),
+                                 RegistryEntry("StrlSchG.pdf", "Recht", ["StrlSchG", "Strahlenschutzgesetz"], "auto")])
+    questions = {
+        "Which duties does the Fund manager have under FUNDS?": ["FUNDS.md"],
+        "How must the Fund report to its investors, and who checks the funds?": [],
+        "What do the Fund Rules say about valuation?": ["FUNDS.md"],
+        "Was verlangt das StrlSchG?": ["StrlSchG.pdf"],
+        "Welche Grenzwerte nennt das Strahlenschutzgesetzes?": ["StrlSchG.pdf"],  # long names still inflect
+    }
+    for question, documents in questions.items():
+        assert named_documents(question, registry) == documents, question
+    assert registry.resolve_document_name("funds") == ("FUNDS.md", "corpus")  # a citation's book: any case
 
 
 def test_registry_substring_stage_and_hand_entries_win():
