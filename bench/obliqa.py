@@ -2,8 +2,8 @@
 
 Ingests ../shared/bench/obliqa-xref/corpus (40 ADGM rulebooks, one "## [PID ...]" heading per
 passage), registers each rulebook's aliases from documents.json, runs every question three ways
-(flat, first stage only, rabbithole), maps the ranked context to passage ids and scores with the benchmark's own score.py on the
-ALL/DPEL/SCHEMA test splits and all 172 questions.
+(flat, first stage only, rabbithole), maps the ranked context to passage ids and scores with the
+benchmark's own score.py on the ALL/DPEL/SCHEMA test splits and all 172 questions.
 
     .venv/bin/python bench/obliqa.py [--db /tmp/obliqa-db] [--limit N]
 """
