@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from rabbithole_lab.kb.search import canonical_section
 from rabbithole_lab.kb.sections import parent_keys, section_key
+from rabbithole_lab.rabbithole.resolve import section_labels
 from rabbithole_lab.records import DetectedReference
 
 SectionKey = tuple[str, str]  # (doc, section key)
@@ -32,8 +33,7 @@ def cited_keys(reference: DetectedReference, target_document: Callable[[Detected
     if not doc:
         return []
     keys: list[SectionKey] = []
-    for section in reference.sections[:MAX_SECTIONS_PER_BACKLINK]:
-        label = f"{reference.unit} {section}" if reference.unit in ("§", "Art.") else section
+    for label in section_labels(reference, MAX_SECTIONS_PER_BACKLINK):
         for key in parent_keys(section_key(canonical_section(label))):
             if (doc, key) not in keys:
                 keys.append((doc, key))

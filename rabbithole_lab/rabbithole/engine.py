@@ -43,6 +43,5 @@ def follow_question(
 ) -> Trail:
     """The whole rabbithole for one question: first-stage retrieval of k seeds plus the hits below
     them that backlinks may pull in, then following."""
-    pool_size = follower.limits.cited_by_pool if follower.limits.max_cited_by > 0 else 0
-    hits = kb.retrieve(question, k=k + pool_size, collection=collection)
+    hits = kb.retrieve(question, k=k + follower.limits.backlink_pool, collection=collection)
     return follower.run(hits[:k], question, language, pool=hits[k:])

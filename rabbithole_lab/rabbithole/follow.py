@@ -60,6 +60,11 @@ class FollowLimits:
     cited_by_pool: int = 20  # first-stage hits below the cut that the caller passes as `pool`
     cited_by_top_seeds: int = 1  # backlinks lead only to the best N seeds
 
+    @property
+    def backlink_pool(self) -> int:
+        """How many first-stage hits below the seeds a caller should pass as `pool` (0 when off)."""
+        return self.cited_by_pool if self.max_cited_by > 0 else 0
+
     @classmethod
     def from_settings(cls, settings: ReferenceSettings, concurrency: int = 4) -> FollowLimits:
         return cls(
@@ -269,8 +274,7 @@ class RabbitholeFollower:
         candidates: list[tuple[TrailItem, DetectedReference, Resolution, list[VectorResult]]] = []
         level_keys: set[str] = set()
         for item in frontier:
-            references = [reference for reference in self.detect(item.result.text, item.result.doc)
-                          if not is_own_label(reference, item.result.text, item.result.section)]
+            references = self._citations(item.result)
             item.references = references
             for reference in references:
                 if reference.type == "external":
@@ -389,6 +393,11 @@ class RabbitholeFollower:
             next_frontier.extend(new_children)
         return next_frontier
 
+    def _citations(self, result: VectorResult) -> list[DetectedReference]:
+        """The references in a chunk, without its own heading label."""
+        return [reference for reference in self.detect(result.text, result.doc)
+                if not is_own_label(reference, result.text, result.section)]
+
     def _pull_citers(self, pool: list[VectorResult], roots: list[TrailItem], children: dict[int, list[TrailItem]],
                      anchor: str, language: str, state: _TaskState, trail: Trail) -> None:
         # Only the best seeds: a passage that cites the best hit is the likeliest subject of the question.
@@ -405,9 +414,7 @@ class RabbitholeFollower:
                 break
             if not state.available(candidate, len(roots)) or candidate.chunk_id in state.root_position:
                 continue
-            for reference in self.detect(candidate.text, candidate.doc):
-                if is_own_label(reference, candidate.text, candidate.section):
-                    continue
+            for reference in self._citations(candidate):
                 cited = next((in_context[key] for key in cited_keys(reference, target_document) if key in in_context),
                              None)
                 if cited is None or (cited.result.doc, cited.result.section) == (candidate.doc, candidate.section):

@@ -35,9 +35,10 @@ class Resolution:
         return bool(self.results)
 
 
-def _section_labels(reference: DetectedReference) -> list[str]:
+def section_labels(reference: DetectedReference, limit: int = MAX_SECTIONS_PER_REFERENCE) -> list[str]:
+    """The section labels a reference names ("§ 78", "Art. 3", "3.2.4(a)"), at most `limit`."""
     labels = []
-    for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]:
+    for section in reference.sections[:limit]:
         if reference.type == "legal_section" and reference.unit == "§":
             labels.append(f"§ {section}")
         elif reference.type == "legal_section" and reference.unit == "Art.":
@@ -81,7 +82,7 @@ class ReferenceResolver:
         doc, collection = self.target_document(reference)
         if doc:
             hits: list[VectorResult] = []
-            for label in _section_labels(reference):
+            for label in section_labels(reference):
                 hits.extend(self.kb.section_lookup(doc, label, collection))
             if hits:
                 return Resolution("section_index", hits, doc, collection, 1.0)

@@ -35,11 +35,12 @@ def make_research_nodes(services: Services) -> dict:
     kb = services.kb
 
     def _search(state: AgentState, queries: list[str], k: int, seen: set[str],
-                pool: list[VectorResult] | None = None) -> list[VectorResult]:
-        """The best k new hits per query; with `pool`, the next ones (below the cut) are collected there
-        for backlinks, without being marked as seen."""
+                pool: list[VectorResult] | None = None, pool_size: int = 0) -> list[VectorResult]:
+        """The best k new hits per query; with `pool`, the next `pool_size` ones (below the cut) are
+        collected there for backlinks, without being marked as seen."""
         found: list[VectorResult] = []
-        extra = settings.references.cited_by_pool if pool is not None else 0
+        below: dict[str, VectorResult] = {}
+        extra = pool_size if pool is not None else 0
         for query in queries:
             if query == anchor(state):
                 hits = kb.retrieve(query, k=k + extra, collection=state.get("collection"))
@@ -54,11 +55,11 @@ def make_research_nodes(services: Services) -> dict:
                     seen.add(key)
                     found.append(hit)
                     taken += 1
-                elif pool is not None and all(chunk_key(other) != key for other in pool):
-                    pool.append(hit)
+                elif pool is not None:
+                    below.setdefault(key, hit)
         if pool is not None:
             chosen = {chunk_key(hit) for hit in found}
-            pool[:] = sorted((hit for hit in pool if chunk_key(hit) not in chosen), key=lambda hit: -hit.score)
+            pool[:] = sorted((hit for key, hit in below.items() if key not in chosen), key=lambda hit: -hit.score)
         return sorted(found, key=lambda hit: -hit.score)
 
     def execute_task(state: AgentState) -> dict:
@@ -82,15 +83,15 @@ def make_research_nodes(services: Services) -> dict:
         queries = list(dict.fromkeys([base, *targeted]))[: settings.search.queries_per_task]
         seen = set(state.get("seen_chunks", []))
         k = settings.search.chunks_per_query
+        follower = services.follower()
         below_cut: list[VectorResult] = []
-        seeds = _search(state, queries, k, seen, below_cut)
+        seeds = _search(state, queries, k, seen, below_cut, follower.limits.backlink_pool)
         iterations = 1
         while len(seeds) < settings.references.min_results and iterations < settings.search.max_iterations_per_task:
             iterations += 1  # too little new material: widen the search
             widened = [" ".join(concepts) or question, f"{task.task} {question}"]
             seeds += _search(state, widened, k * iterations, seen)
 
-        follower = services.follower()
         trail = follower.run(seeds, question, lang, visited=set(state.get("visited_refs", [])), pool=below_cut)
 
         def extract(item) -> ChunkWithInfo:
