@@ -19,6 +19,16 @@ logger = logging.getLogger(__name__)
 FUZZY_THRESHOLD = 0.7
 _ARTICLE = re.compile(r"^(des|der|dem|den|die|das|dieses|dieser|the|of)\s+", re.IGNORECASE)
 _INFLECTION = re.compile(r"(es|en|em|er|s|n|e)$")
+# The type of an act, not its name: alone ("der Verordnung vom 19. Juni 2020") it names no document.
+GENERIC_ACT_WORDS = frozenset({
+    "gesetz", "gesetzes", "verordnung", "richtlinie", "satzung", "vertrag", "vertrages", "vertrags", "abkommen",
+    "übereinkommen", "bekanntmachung", "vorschrift", "regel", "regeln", "norm", "act", "law", "regulation",
+    "regulations", "directive", "rules", "rulebook", "code", "ordinance", "guidance", "standard",
+})
+MIN_SHARED_SUFFIX = 4  # a shared compound head ("...verordnung") longer than this must not carry a fuzzy match
+# A German compound that names an act by itself ("Kostenverordnung") ends in the act's type. English first
+# words ("Financial ...", "Investment ...") are only modifiers and never name a document alone.
+_COMPOUND_ACT_NAME = re.compile(r"^[A-ZÄÖÜ][a-zäöüß-]{3,}(gesetz|verordnung|richtlinie|satzung|ordnung|vertrag)$")
 
 
 class RegistryError(ValueError):
@@ -83,6 +93,21 @@ def _is_abbreviation(name: str) -> bool:
     return " " not in name and sum(ch.isupper() for ch in name) >= 2
 
 
+def _fuzzy_ratio(query: str, name: str) -> float:
+    """Spelling similarity that a shared compound head cannot carry alone: "Kostenverordnung" is
+    not "Meldeverordnung", and "Gesetz" is not "Atomgesetz", however much of the string they share."""
+    shared = 0
+    while shared < min(len(query), len(name)) and query[-1 - shared] == name[-1 - shared]:
+        shared += 1
+    whole = difflib.SequenceMatcher(None, query, name).ratio()
+    if shared < MIN_SHARED_SUFFIX:
+        return whole
+    query_head, name_head = query[: len(query) - shared], name[: len(name) - shared]
+    if not query_head or not name_head:
+        return 0.0 if query_head != name_head else whole
+    return min(whole, difflib.SequenceMatcher(None, query_head, name_head).ratio())
+
+
 class DocumentRegistry:
     def __init__(self, entries: list[RegistryEntry]):
         self.entries = entries
@@ -90,6 +115,9 @@ class DocumentRegistry:
         self._inflected: dict[str, tuple[str, str]] = {}
         # abbreviations ("FUNDS", "StrlSchG"): in free text only their capitals make them names
         self._abbreviations: set[str] = set()
+        # the first word of a long name ("Kostenverordnung" of "Kostenverordnung zum Atomgesetz"), when it is
+        # a compound act name and belongs to one document only
+        head_documents: dict[str, set[tuple[str, str]]] = {}
         # auto entries first so hand entries overwrite them
         for entry in sorted(entries, key=lambda e: e.source != "auto"):
             target = (entry.filename, entry.collection)
@@ -100,6 +128,11 @@ class DocumentRegistry:
                         self._abbreviations.add(name.strip().lower())
                     else:  # an abbreviation has no inflected forms: "the Fund" is not "FUNDS"
                         self._inflected[inflection_key(name)] = target
+                    words = name.split()
+                    if len(words) > 1 and _COMPOUND_ACT_NAME.match(words[0]):
+                        head_documents.setdefault(inflection_key(words[0]), set()).add(target)
+        self._heads = {key: next(iter(targets)) for key, targets in head_documents.items()
+                       if len(targets) == 1 and key not in GENERIC_ACT_WORDS and key not in self._inflected}
 
     @classmethod
     def merged(cls, hand: list[RegistryEntry], auto: list[RegistryEntry]) -> DocumentRegistry:
@@ -140,10 +173,16 @@ class DocumentRegistry:
             return self._exact[lowered]
         if len(lowered) < 5:
             return None  # short words ("und", "AtG"-like noise) only match exactly
-        return self._inflected.get(inflection_key(text))
+        key = inflection_key(text)
+        if key in self._inflected:
+            return self._inflected[key]
+        if " " not in text.strip() and text.strip()[:1].isupper():  # a noun: "die Kostenverordnung"
+            return self._heads.get(key)
+        return None
 
     def resolve_document_name(self, text: str | None) -> tuple[str | None, str | None]:
-        """exact synonym > inflected form > fuzzy >= 0.7 > substring of a file name."""
+        """exact synonym > inflected form > head word of one document's long name > fuzzy >= 0.7 >
+        substring of a file name. A generic act word alone ("Verordnung") names nothing."""
         if not text or not text.strip():
             return None, None
         query = text.strip().strip(".,;:()")
@@ -156,9 +195,13 @@ class DocumentRegistry:
         key = inflection_key(query)
         if key in self._inflected:
             return self._inflected[key]
+        if key in GENERIC_ACT_WORDS or without_article in GENERIC_ACT_WORDS:
+            return None, None
+        if key in self._heads:
+            return self._heads[key]
         best, best_ratio = None, 0.0
         for name, target in self._exact.items():
-            ratio = difflib.SequenceMatcher(None, without_article, name).ratio()
+            ratio = _fuzzy_ratio(without_article, name)
             if ratio > best_ratio:
                 best, best_ratio = target, ratio
         if best is not None and best_ratio >= FUZZY_THRESHOLD:

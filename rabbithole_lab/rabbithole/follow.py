@@ -276,7 +276,11 @@ class RabbitholeFollower:
         for item in frontier:
             references = self._citations(item.result)
             item.references = references
+            keys_in_chunk: set[str] = set()
             for reference in references:
+                if reference.key in keys_in_chunk:
+                    continue  # one chunk citing "Anlage 2" twice is one edge
+                keys_in_chunk.add(reference.key)
                 if reference.type == "external":
                     trail.edges.append(self._edge(
                         item, reference, "skipped",

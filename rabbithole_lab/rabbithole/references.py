@@ -140,8 +140,12 @@ def _clean_number(number: str) -> str:
 
 
 def _expand_range(first: str, last: str) -> list[str]:
-    if first.isdigit() and last.isdigit() and 0 < int(last) - int(first) <= MAX_RANGE_EXPANSION:
-        return [str(n) for n in range(int(first), int(last) + 1)]
+    """"184" to "187" and "4.13.5" to "4.13.7" expand (same prefix, last part numeric); others stay ends."""
+    prefix, _, low = first.rpartition(".")
+    last_prefix, _, high = last.rpartition(".")
+    if (prefix == last_prefix and low.isdigit() and high.isdigit()
+            and 0 < int(high) - int(low) <= MAX_RANGE_EXPANSION):
+        return [f"{prefix}.{n}" if prefix else str(n) for n in range(int(low), int(high) + 1)]
     return [first, last]
 
 

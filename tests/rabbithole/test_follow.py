@@ -51,6 +51,15 @@ def test_resolution_paths(demo_kb):
     assert citation.path == "broad" and all(r.doc != "Quantum_Dosimetry_Paper.pdf" for r in citation.results)
 
 
+def test_an_amending_act_resolves_to_nothing(corpus_kb):
+    # KrWG § 2 cites the Bundesberggesetz "zuletzt durch Artikel 237 der Verordnung vom 19. Juni 2020 ...
+    # geändert": fuzzy matching once took "Verordnung" for the AtSMV and followed it into an unrelated annex
+    text = ("die nach dem Bundesberggesetz vom 13. August 1980 (BGBl. I S. 1310), das zuletzt durch Artikel 237 "
+            "der Verordnung vom 19. Juni 2020 (BGBl. I S. 1328) geändert worden ist, zugelassen sind")
+    amending = next(r for r in detect_references_regex(text, "KrWG.pdf") if "237" in r.original_text)
+    assert ReferenceResolver(corpus_kb).resolve(amending, "Abfall Bergaufsicht").path == "none"
+
+
 def test_window_is_cut_at_word_boundaries():
     text = "alpha beta gamma § 12 delta epsilon zeta"
     assert window_around(text, 17, 21, 8) == "gamma § 12 delta"
@@ -99,6 +108,15 @@ def test_a_seed_moved_under_its_citer_keeps_what_it_found(demo_kb, settings):
 def test_the_own_heading_label_is_not_followed(demo_kb, settings):
     trail = _follower(demo_kb, settings, follow_depth=1).run(_seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
     assert not any(e.target == "§ 5 QStrV.pdf" for e in trail.edges)
+
+
+def test_a_reference_cited_twice_in_one_chunk_is_one_edge(demo_kb, settings):
+    seed = _seed(demo_kb, "QStrV.pdf", "§ 5")[0]
+    twice = seed.model_copy(update={"text": seed.text + "\nDie Grenzwerte nach § 12 des Quantenstrahlenschutzgesetzes "
+                                                      "gelten auch hier; § 12 des Quantenstrahlenschutzgesetzes bleibt."})
+    trail = _follower(demo_kb, settings, follow_depth=1).run([twice], ANCHOR, "de")
+    targets = [e.target for e in trail.edges if e.from_chunk == twice.chunk_id]
+    assert targets.count("§ 12 Quantenstrahlenschutzgesetzes") == 1, targets
 
 
 def test_depth_limit_stops_the_recursion(demo_kb, settings):

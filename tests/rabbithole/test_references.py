@@ -107,7 +107,8 @@ def test_documents_standards_citations_and_urls(text, kind, target):
         ("The interval is given in section 4.2 of this guide.", ["4.2"], None),
         ("see section 5.2", ["5.2"], None),
         ("comply with Rule 3.3.16(1) of FSMR", ["3.3.16(1)"], "FSMR"),
-        ("Rules 4.9.17 to 4.9.20 apply", ["4.9.17", "4.9.20"], None),
+        ("Rules 4.9.17 to 4.9.20 apply", ["4.9.17", "4.9.18", "4.9.19", "4.9.20"], None),  # dotted ranges too
+        ("Rules 3.2 to 4.1 apply", ["3.2", "4.1"], None),  # different prefixes: the ends only
         ("under section 82 of the Financial Services and Markets Regulations", ["82"],
          "Financial Services and Markets Regulations"),
         ("as described in GEN Rule 2.2.1", ["2.2.1"], "GEN"),
