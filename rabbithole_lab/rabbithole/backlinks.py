@@ -13,12 +13,10 @@ from collections.abc import Callable
 
 from rabbithole_lab.kb.search import canonical_section
 from rabbithole_lab.kb.sections import parent_keys, section_key
-from rabbithole_lab.rabbithole.resolve import section_labels
+from rabbithole_lab.rabbithole.resolve import MAX_SECTIONS_PER_REFERENCE, section_labels
 from rabbithole_lab.records import DetectedReference
 
 SectionKey = tuple[str, str]  # (doc, section key)
-
-MAX_SECTIONS_PER_BACKLINK = 20  # a range such as "sections 58 to 71" still counts as naming 65
 
 
 def context_key(doc: str, section: str) -> SectionKey:
@@ -33,7 +31,7 @@ def cited_keys(reference: DetectedReference, target_document: Callable[[Detected
     if not doc:
         return []
     keys: list[SectionKey] = []
-    for label in section_labels(reference, MAX_SECTIONS_PER_BACKLINK):
+    for label in section_labels(reference, MAX_SECTIONS_PER_REFERENCE):
         for key in parent_keys(section_key(canonical_section(label))):
             if (doc, key) not in keys:
                 keys.append((doc, key))

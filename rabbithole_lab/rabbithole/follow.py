@@ -312,18 +312,19 @@ class RabbitholeFollower:
                 level_keys.add(reference.key)
         if not candidates:
             return []
-        lookahead = self.kb.similarity([targets[0] for _, _, _, targets in candidates], anchor) \
-            if self.limits.gate_lookahead else {}
+        # The gate judges the chunk following would take: of a section or range, the one closest to the anchor.
+        cosine = self.kb.similarity([t for _, _, _, targets in candidates for t in targets], anchor)
+        closest = [max(targets, key=lambda t: cosine.get(t.chunk_id, 0.0)) for _, _, _, targets in candidates]
         gate_inputs = [
             GateInput(
                 reference=reference,
                 window=window_around(item.result.text, reference.start, reference.end, self.limits.gate_window_chars),
                 document=item.result.doc,
-                target_title=targets[0].heading if resolution.path == "section_index" else "",
-                target_text=targets[0].text if self.limits.gate_lookahead else "",
-                target_similarity=lookahead.get(targets[0].chunk_id) if self.limits.gate_lookahead else None,
+                target_title=target.heading if resolution.path == "section_index" else "",
+                target_text=target.text if self.limits.gate_lookahead else "",
+                target_similarity=cosine.get(target.chunk_id) if self.limits.gate_lookahead else None,
             )
-            for item, reference, resolution, targets in candidates
+            for (item, reference, resolution, _), target in zip(candidates, closest, strict=True)
         ]
         verdicts = gate_references(gate_inputs, anchor, self.decider, language, self.limits.concurrency)
         # best-first: the most promising references of the whole level are followed first; a reference

@@ -14,12 +14,15 @@ from typing import Literal
 
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
+from rabbithole_lab.rabbithole.references import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
 
 logger = logging.getLogger(__name__)
 
 ResolutionPath = Literal["section_index", "scoped", "broad", "external", "none"]
-MAX_SECTIONS_PER_REFERENCE = 6
+# A whole expanded range ("§§ 184 bis 187", "sections 58 to 71") is looked up; following then takes
+# the chunk most similar to the question, so a long range no longer stops at its first members.
+MAX_SECTIONS_PER_REFERENCE = MAX_RANGE_EXPANSION + 1
 
 
 @dataclass

@@ -18,6 +18,7 @@ from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
 from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.records import ReferenceDecision
 from tests.conftest import CORPUS, SHARED
 
 ANCHOR = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
@@ -58,6 +59,40 @@ def test_an_amending_act_resolves_to_nothing(corpus_kb):
             "der Verordnung vom 19. Juni 2020 (BGBl. I S. 1328) geändert worden ist, zugelassen sind")
     amending = next(r for r in detect_references_regex(text, "KrWG.pdf") if "237" in r.original_text)
     assert ReferenceResolver(corpus_kb).resolve(amending, "Abfall Bergaufsicht").path == "none"
+
+
+def test_a_long_range_is_resolved_beyond_its_first_members(demo_kb):
+    resolution = ReferenceResolver(demo_kb).resolve(_ref("nach den §§ 1 bis 14 des Quantenstrahlenschutzgesetzes",
+                                                         "QStrV.pdf"))
+    assert resolution.path == "section_index"
+    assert {"§ 1", "§ 12", "§ 14"} <= {r.section for r in resolution.results}
+
+
+class RecordingDecider:
+    """Follows everything and remembers what the gate was shown (a test double, no LLM involved)."""
+
+    def __init__(self):
+        self.shown: list[GateInput] = []
+
+    def decide_reference(self, item, anchor, language):
+        self.shown.append(item)
+        return ReferenceDecision(follow=True, reason="recorded")
+
+
+def test_the_gate_judges_the_chunk_that_following_takes(demo_kb, settings):
+    seed = _seed(demo_kb, "QStrV.pdf", "§ 5")[0]
+    ranged = seed.model_copy(update={"text": "Es gelten die §§ 1 bis 14 des Quantenstrahlenschutzgesetzes."})
+    decider = RecordingDecider()
+    limits = FollowLimits(follow_depth=1, filter_relevance=False, max_cited_by=0)
+    anchor = "Wie oft sind Beschäftigte zu unterweisen?"  # § 9, the 6th member of the range
+    trail = build_follower(demo_kb, settings, decider=decider, limits=limits).run([ranged], anchor, "de")
+    edge = next(e for e in trail.followed_edges if e.from_chunk == ranged.chunk_id)
+    taken = next(i.result for i in trail.items if i.result.chunk_id == edge.to_chunks[0])
+    assert [item.target_text for item in decider.shown] == [taken.text]
+    members = ReferenceResolver(demo_kb).resolve(decider.shown[0].reference).results
+    similarity = demo_kb.similarity(members, anchor)
+    assert taken.chunk_id == max(members, key=lambda m: similarity[m.chunk_id]).chunk_id
+    assert taken.section == "§ 9"  # the first six members (§§ 1 to 6) alone would have hidden it
 
 
 def test_window_is_cut_at_word_boundaries():
