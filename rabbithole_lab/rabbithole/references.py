@@ -80,6 +80,8 @@ _CHAIN_CONTINUES = re.compile(
     rf"\d{{1,4}}(?:\s?[a-z](?![a-zäöüß]))?(?=\s*(?:[,;.)]|und\b|oder\b|bis\b|sowie\b|ff|f\.|$|{_SUBUNIT}\b|"
     r"des\b|der\b|dieses\b|dieser\b|[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*[A-Z]))"
 )
+# "nach § 117,\n2. bei der Notfallreaktion": a list item on the next line, not a second section
+_ENUMERATION_ITEM = re.compile(r"\d{1,4}[a-z]?\.\s")
 _SELF_BOOK = re.compile(r"\s*(?P<book>dieses\s+Gesetzes|dieser\s+Verordnung|dieser\s+Richtlinie|dieses\s+Abkommens)\b")
 _EU_ACT = re.compile(
     r"(?P<text>(?:(?:Durchführungs|Delegierte[rn]?\s)?(?:Richtlinie|Verordnung|Beschluss|Entscheidung)|"
@@ -239,6 +241,8 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
             position = following
             expecting_unit = True
             continue
+        if "\n" in text[position:following] and _ENUMERATION_ITEM.match(text, following):
+            break
         if _NUM.match(text, following) and _CHAIN_CONTINUES.match(text, following):
             position = following
             expecting_unit = False

@@ -65,6 +65,13 @@ def test_absatz_continuations_are_not_sections():
     assert ref.sections == ["708", "711"] and ref.book == "ZPO"
 
 
+def test_a_list_item_on_the_next_line_is_not_a_chain_member():
+    # StrlSchG § 92: "... nach diesem Kapitel und nach § 117,\n2. bei der Notfallreaktion ..."
+    ref = _one("Rechtsverordnungen nach diesem Kapitel und nach § 117,\n2. bei der Notfallreaktion von den Behörden")
+    assert ref.sections == ["117"]
+    assert _one("nach den §§ 3,\n5 und 7 UWG").sections == ["3", "5", "7"]  # a wrapped chain still continues
+
+
 def test_annex_with_part_and_bookless_reference_points_into_its_document():
     ref = _one("Die Dosis ist nach Anlage 4 Teil B zu ermitteln.", doc="StrlSchV.pdf")
     assert ref.sections == ["Anlage 4"] and ref.book is None and ref.document_context == "StrlSchV.pdf"
