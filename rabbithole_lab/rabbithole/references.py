@@ -45,6 +45,11 @@ _SUBPART = re.compile(
     rf"(?:(?:,(?=\S)|\s*,\s*(?=(?:\d{{1,2}}|[a-z]\)?)(?![\d\w]))|\s+(?:und|oder|bis|sowie|u\.)\s+){_SUBVAL}"
     rf"(?!\s*§)(?=[\s,;.)\]]|$))*"
 )
+# "§ 9a Absatz 3 Satz 2 zweiter Halbsatz des Atomgesetzes": an ordinal sub-part before the book
+_ORDINAL_SUBPART = re.compile(
+    r"\s*(?:(?:,|und|oder)\s+)?(?:erste[rns]?|zweite[rns]?|dritte[rns]?|vierte[rns]?|letzte[rns]?)\s+"
+    r"(?:Halbsatz|Halbs\.|Satzteil|Alternative|Alt\.|Variante|Spiegelstrich)(?![\wäöüß])"
+)
 _FF = re.compile(r"\s*(?:ff\.?|f\.)(?![a-zäöü])")
 # ", und" before the bare comma: the first alternative that matches wins
 _SECTION_CONNECTOR = re.compile(r"(?:\s*,\s*(?:und|oder|sowie)\s+|\s*,\s*|\s+(?:und|oder|sowie)\s+)")
@@ -65,9 +70,14 @@ _LONG_NAME_SUFFIX = (
     r"(?:gesetz(?:es|s)?|gesetzbuch(?:es|s)?|ordnung|verordnung|richtlinie|vertrag(?:es|s)?|"
     r"abkommen(?:s)?|übereinkommen(?:s)?|statut(?:s)?|satzung)"
 )
+_ACT_TYPE_WORD = (
+    r"(?:Gesetz(?:es|s)?|Gesetzbuch(?:es|s)?|Verordnung|Richtlinie|Vertrag(?:es|s)?|Abkommen(?:s)?|"
+    r"Übereinkommen(?:s)?|Statut(?:s)?|Satzung)"
+)
 _GENITIVE_BOOK = re.compile(
     rf"\s*(?P<article>des|der|dem|den|im|zum|zur)\s+"
     rf"(?P<book>{_ORDINALS}\s+Buch(?:es|s)?\s+(?:des\s+)?Sozialgesetzbuch(?:es|s)?|"
+    rf"(?:[A-ZÄÖÜ][\wäöüß-]*\s+){{1,3}}{_ACT_TYPE_WORD}|"
     rf"(?:[A-ZÄÖÜ][\wäöüß-]*\s+){{0,3}}[A-ZÄÖÜ][\wäöüß-]*{_LONG_NAME_SUFFIX}"
     rf"(?:\s+\((?P<abbr>[A-Z][\w-]{{1,15}})\))?)(?![\wäöüß])"
 )
@@ -155,6 +165,18 @@ _TITLED_ACT = re.compile(
     r"\s*(?:des|der)\s+(?:Gesetzes|Verordnung)\s+(?:über|zur|zum|zu|für|vom)\s+[^()§;]{3,160}?"
     r"\s+\((?P<abbr>[A-Z][\wÄÖÜäöü-]{1,15})\)"
 )
+# "des Gesetzes über die Umweltverträglichkeitsprüfung": the title is the book (the registry knows it or not)
+_TITLED_ACT_NAME = re.compile(
+    r"\s*(?:des|der)\s+(?P<book>(?:Gesetzes|Verordnung)\s+(?:über|zur|zum|für)\s+"
+    r"(?:(?!(?:vom|in|nach|ist|sind|wird|werden|gilt|gelten|bleibt|entsprechend)\b)[\wÄÖÜäöüß-]+\s*){1,7})"
+    r"(?=[\s,;.()§]|$)"
+)
+# An act named only by type and date ("Artikel 237 der Verordnung vom 19. Juni 2020", "Art. 1 G v. 10.8.2021",
+# the amendment notes of German statutes): a document of its own, never the containing one
+_DATED_ACT = re.compile(
+    r"(?:\s*(?:des|der)\s+(?P<named>(?:Gesetzes|Verordnung|Bekanntmachung)\s+vom\s+\d{1,2}\.\s*[A-Za-zä]+\s+\d{4})"
+    r"|\s+(?P<noted>(?:G|V|Bek\.)\s+v\.\s*\d{1,2}\.\d{1,2}\.\d{4}))"
+)
 _ARTICLE_ABBREVIATION = re.compile(r"\s*(?:des|der|dem|den)\s+(?=[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*[A-Z])")
 
 
@@ -166,6 +188,12 @@ def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
     titled = _TITLED_ACT.match(text, position)
     if titled:
         return titled.group("abbr"), False, titled.end()
+    dated = _DATED_ACT.match(text, position)
+    if dated:
+        return re.sub(r"\s+", " ", dated.group("named") or dated.group("noted")), False, dated.end()
+    titled_name = _TITLED_ACT_NAME.match(text, position)
+    if titled_name:
+        return re.sub(r"\s+", " ", titled_name.group("book")).strip(), False, titled_name.end("book")
     article = _ARTICLE_ABBREVIATION.match(text, position)
     if article:
         abbreviation = _BOOK_ABBREVIATION.match(text, article.end())
@@ -196,6 +224,8 @@ def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
 
 def _parse_chain(text: str, match: re.Match) -> _Chain | None:
     """Parse one citation chain starting at a § / Art. / Anlage token."""
+    if "\n" in match.group(0) and (match.group("unit") == "Anlagen" or _ENUMERATION_ITEM.match(text, match.end())):
+        return None  # "Genehmigung von Anlagen\n2. gewährleistet ist": a plural noun before a list item
     chain = _Chain(unit=_normal_unit(match.group("unit")), start=match.start(), end=match.end())
     position = match.end()
     expecting_unit = False
@@ -211,7 +241,7 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
         position = number.end()
         chain.end = position
         while True:
-            sub = _SUBPART.match(text, position)
+            sub = _SUBPART.match(text, position) or _ORDINAL_SUBPART.match(text, position)
             if not sub or sub.end() == position:
                 break
             position = chain.end = sub.end()
@@ -228,7 +258,7 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
                 chain.sections.extend(_expand_range(first, last))
                 position = chain.end = after.end()
                 while True:
-                    sub = _SUBPART.match(text, position)
+                    sub = _SUBPART.match(text, position) or _ORDINAL_SUBPART.match(text, position)
                     if not sub or sub.end() == position:
                         break
                     position = chain.end = sub.end()

@@ -58,7 +58,14 @@ def test_an_amending_act_resolves_to_nothing(corpus_kb):
     text = ("die nach dem Bundesberggesetz vom 13. August 1980 (BGBl. I S. 1310), das zuletzt durch Artikel 237 "
             "der Verordnung vom 19. Juni 2020 (BGBl. I S. 1328) geändert worden ist, zugelassen sind")
     amending = next(r for r in detect_references_regex(text, "KrWG.pdf") if "237" in r.original_text)
-    assert ReferenceResolver(corpus_kb).resolve(amending, "Abfall Bergaufsicht").path == "none"
+    resolver = ReferenceResolver(corpus_kb)
+    assert resolver.resolve(amending, "Abfall Bergaufsicht").path == "none"
+    # the amendment note atop a statute: once book-less, so scoped search in the AtG found some passage
+    noted = _ref("Zuletzt geändert durch: Art. 1 G v. 10.8.2021 I 3530", "AtG.pdf")
+    assert resolver.resolve(noted).path == "none"
+    # an ordinal sub-part no longer hides the book: § 9a of the AtG, not a § 9a the AtEV does not have
+    halbsatz = resolver.resolve(_ref("nach § 9a Absatz 3 Satz 2 zweiter Halbsatz\ndes Atomgesetzes", "AtEV.pdf"))
+    assert halbsatz.path == "section_index" and {(r.doc, r.section) for r in halbsatz.results} == {("AtG.pdf", "§ 9a")}
 
 
 def test_a_long_range_is_resolved_beyond_its_first_members(demo_kb):

@@ -72,6 +72,33 @@ def test_a_list_item_on_the_next_line_is_not_a_chain_member():
     assert _one("nach den §§ 3,\n5 und 7 UWG").sections == ["3", "5", "7"]  # a wrapped chain still continues
 
 
+@pytest.mark.parametrize(
+    "text, book",
+    [
+        # sub-parts written as ordinals still lead to the book (StrlSchV, AtEV, StrlSchG cite § 9a AtG so)
+        ("im Sinne des § 9a Absatz 3 Satz 1\nzweiter Satzteil des Atomgesetzes oder", "Atomgesetzes"),
+        ("nach § 9a Absatz 3 Satz 2 zweiter Halbsatz\ndes Atomgesetzes zu übermitteln", "Atomgesetzes"),
+        # a book whose last word is the act type itself
+        ("Sicherheit im Sinne von § 232 des\nBürgerlichen Gesetzbuchs leistet", "Bürgerlichen Gesetzbuchs"),
+        ("aus Artikel 5 Abs. d des Pariser\nÜbereinkommens etwas anderes", "Pariser Übereinkommens"),
+        # a titled act without abbreviation: its title is the book
+        ("auf Grund des § 31 Absatz 1 Satz 1 des\nGesetzes über die Umweltverträglichkeitsprüfung in der Fassung",
+         "Gesetzes über die Umweltverträglichkeitsprüfung"),
+        # acts named by type and date (amendment notes): a document of their own, never the containing one
+        ("das zuletzt durch Artikel 5 des Gesetzes vom 6. Oktober 2011 (BGBl. I S. 2", "Gesetzes vom 6. Oktober 2011"),
+        ("Zuletzt geändert durch: Art. 1 G v. 10.8.2021 I 3530", "G v. 10.8.2021"),
+    ],
+)
+def test_books_after_ordinal_sub_parts_type_words_titles_and_dates(text, book):
+    ref = _one(text)
+    assert ref.book == book and ref.document_context == book
+
+
+def test_a_plural_unit_before_a_list_item_is_no_reference():
+    assert detect_references_regex("§ 7 Genehmigung von Anlagen\n2. gewährleistet ist", "AtG.pdf")[0].sections == ["7"]
+    assert len(detect_references_regex("§ 7 Genehmigung von Anlagen\n2. gewährleistet ist", "AtG.pdf")) == 1
+
+
 def test_annex_with_part_and_bookless_reference_points_into_its_document():
     ref = _one("Die Dosis ist nach Anlage 4 Teil B zu ermitteln.", doc="StrlSchV.pdf")
     assert ref.sections == ["Anlage 4"] and ref.book is None and ref.document_context == "StrlSchV.pdf"
