@@ -215,6 +215,17 @@ class KnowledgeBase:
                     return [_result(chunk, 1.0, "section") for chunk in chunks]
         return []
 
+    def documents_with_section(self, section: str, collection: str | None = None) -> dict[str, list[VectorResult]]:
+        """Every document that has a section with this exact label or key, with its chunks in reading order."""
+        label = canonical_section(section)
+        found: dict[str, list[VectorResult]] = {}
+        for target in self._targets(collection, None):
+            chunks = self.index.get_chunks(target, where={"section": label}) or \
+                self.index.get_chunks(target, where={"section_key": section_key(label)})
+            for chunk in sorted(chunks, key=lambda c: (c.doc, c.char_start)):
+                found.setdefault(chunk.doc, []).append(_result(chunk, 1.0, "section"))
+        return found
+
     def whole_section(self, result: VectorResult, max_chars: int) -> VectorResult:
         """`result` carrying the text of its whole section (chunks joined in reading order, repeated
         headings and overlaps removed), or the window of neighbouring chunks around it that fits

@@ -191,6 +191,10 @@ class RabbitholeFollower:
             roots.append(TrailItem(seed, 0, own, own, classify_tier(0, own), root=len(roots)))
         children: dict[int, list[TrailItem]] = {}
         state.root_position = {root.result.chunk_id: index for index, root in enumerate(roots)}
+        # Backlinks first: a passage that cites the best seed and is also cited further down takes the
+        # better-ranked place, right after the best seed.
+        if pool and self.limits.max_cited_by > 0:
+            self._pull_citers(pool, roots, children, anchor, language, state, trail)
         frontier = roots[: self.limits.follow_from_top_seeds]
         depth = 0
         while frontier:
@@ -200,8 +204,6 @@ class RabbitholeFollower:
                 break
             frontier = self._level(frontier, anchor, language, state, trail, children)
             depth += 1
-        if pool and self.limits.max_cited_by > 0:
-            self._pull_citers(pool, roots, children, anchor, language, state, trail)
         ordered: list[TrailItem] = []
         emitted: set[str] = set()
         # A seed moved under its citer keeps what it found itself as a seed: its subtree follows it there.

@@ -112,7 +112,9 @@ _SHORTFORM_CITATION = re.compile(r"\[(?P<body>[A-Z][A-Za-zÄÖÜäöüß\-]+(?:\
 _EN_UNIT = (r"(?P<unit>[Ss]ections?|[Ss]ec\.|Rules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
             r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?)")
 _EN_UNIT_WORD = _EN_UNIT.replace("?P<unit>", "?:")
-_EN_NUM = r"(?:\d+(?:\.\d+)*\.?(?:\(\w{1,4}\))*|\(\w{1,4}\)(?:\(\w{1,4}\))*|[A-Z](?:\.\d+)*)"
+# a bare sub-part "(b)" continues a list ("section 51(3)(b) and (c)"); "(PRU)" after "Rules" is an abbreviation
+_EN_SUB = r"\((?:\d{1,3}[a-z]?|[a-z]{1,4}|[A-Z])\)"
+_EN_NUM = rf"(?:\d+(?:\.\d+)*\.?(?:\(\w{{1,4}}\))*|{_EN_SUB}(?:{_EN_SUB})*|[A-Z](?:\.\d+)*)"
 _EN_REF = re.compile(
     rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
@@ -339,11 +341,15 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
         nums = match.group("nums")
         sections: list[str] = []
         for piece in re.split(r"\s*(?:,|and|or)\s*", nums):
-            range_match = _EN_RANGE.fullmatch(piece.strip())
+            piece = piece.strip()
+            if piece.startswith("(") and sections and not sections[-1].startswith("("):
+                # "51(3)(b) and (c)" -> 51(3)(c): a bare sub-part replaces the last sub-part of the previous one
+                piece = re.sub(r"\([^()]*\)$", "", sections[-1]) + piece if "(" in sections[-1] else sections[-1] + piece
+            range_match = _EN_RANGE.fullmatch(piece)
             if range_match:
                 sections.extend(_expand_range(range_match.group("a").rstrip("."), range_match.group("b").rstrip(".")))
-            elif piece.strip():
-                sections.append(piece.strip().rstrip("."))
+            elif piece:
+                sections.append(piece.rstrip("."))
         if unit.startswith(("chapter", "part")) and not any(ch.isdigit() for ch in nums):
             continue
         book = match.group("book") or match.group("prefix")

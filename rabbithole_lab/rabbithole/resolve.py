@@ -23,6 +23,7 @@ ResolutionPath = Literal["section_index", "scoped", "broad", "external", "none"]
 # A whole expanded range ("§§ 184 bis 187", "sections 58 to 71") is looked up; following then takes
 # the chunk most similar to the question, so a long range no longer stops at its first members.
 MAX_SECTIONS_PER_REFERENCE = MAX_RANGE_EXPANSION + 1
+MAX_ELSEWHERE_SECTIONS = 3  # a book-less reference is looked up in other documents only when it names few sections
 
 
 @dataclass
@@ -89,6 +90,9 @@ class ReferenceResolver:
                 hits.extend(self.kb.section_lookup(doc, label, collection))
             if hits:
                 return Resolution("section_index", hits, doc, collection, 1.0)
+            elsewhere = self._unique_elsewhere(reference, doc, collection)
+            if elsewhere is not None:
+                return elsewhere
             query = f"{reference.original_text} {query_hint}".strip()
             scoped = self.kb.search(query, k=self.scoped_k, doc=doc, collection=collection)
             if scoped:
@@ -98,6 +102,24 @@ class ReferenceResolver:
             return Resolution("none")  # a law we do not hold: searching broadly would only add noise
         broad = self.kb.search(f"{reference.original_text} {query_hint}".strip(), k=self.broad_k)
         return Resolution("broad", broad, score=broad[0].score if broad else 0.0) if broad else Resolution("none")
+
+    def _unique_elsewhere(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
+        """A book-less reference its own document lacks ("Rule 11.7.1" in a guidance note on the rulebook):
+        the one other document of the collection that has every named section, if exactly one has."""
+        if reference.book or len(reference.sections) > MAX_ELSEWHERE_SECTIONS:
+            return None
+        holders: set[str] | None = None
+        hits: dict[str, list[VectorResult]] = {}
+        for label in section_labels(reference):
+            by_doc = self.kb.documents_with_section(label, collection)
+            by_doc.pop(doc, None)
+            holders = set(by_doc) if holders is None else holders & set(by_doc)
+            for holder, chunks in by_doc.items():
+                hits.setdefault(holder, []).extend(chunks)
+        if not holders or len(holders) != 1:
+            return None
+        (holder,) = holders
+        return Resolution("section_index", hits[holder], holder, self.kb.registry.collection_of(holder) or collection, 1.0)
 
     def _resolve_document(self, reference: DetectedReference, query_hint: str) -> Resolution:
         doc, collection = self.kb.registry.resolve_document_name(reference.book or reference.target)

@@ -68,6 +68,17 @@ def test_an_amending_act_resolves_to_nothing(corpus_kb):
     assert halbsatz.path == "section_index" and {(r.doc, r.section) for r in halbsatz.results} == {("AtG.pdf", "§ 9a")}
 
 
+def test_a_bookless_reference_its_document_lacks_resolves_in_the_one_document_that_has_it(demo_kb):
+    resolver = ReferenceResolver(demo_kb)
+    # the paper has sections 1-3 only; of the other documents only the calibration guide has 4.2
+    elsewhere = resolver.resolve(_ref("as calibrated per section 4.2", "Quantum_Dosimetry_Paper.pdf"))
+    assert elsewhere.path == "section_index"
+    assert {(r.doc, r.section) for r in elsewhere.results} == {("Detector_Calibration_Guide.pdf", "4.2")}
+    # two other documents have a section 2: no guess, the usual search instead
+    ambiguous = resolver.resolve(_ref("see section 2", "QStrV.pdf"), "Grenzwerte")
+    assert ambiguous.path != "section_index"
+
+
 def test_a_long_range_is_resolved_beyond_its_first_members(demo_kb):
     resolution = ReferenceResolver(demo_kb).resolve(_ref("nach den §§ 1 bis 14 des Quantenstrahlenschutzgesetzes",
                                                          "QStrV.pdf"))

@@ -148,11 +148,17 @@ def test_documents_standards_citations_and_urls(text, kind, target):
         ("as described in GEN Rule 2.2.1", ["2.2.1"], "GEN"),
         ("see Chapter 3", ["3"], None),
         ("sections 58 to 61 of FSMR", ["58", "59", "60", "61"], "FSMR"),  # whole-number ranges expand
+        ("referred to in section 51(3)(b) and (c), the", ["51(3)(b)", "51(3)(c)"], None),  # a bare sub-part
+        ("under section 1(1) and (2) of the FSMR.", ["1(1)", "1(2)"], "FSMR"),  # continues the list
     ],
 )
 def test_english_section_references(text, sections, book):
     ref = _one(text)
     assert ref.type == "section" and ref.sections == sections and ref.book == book
+
+
+def test_an_abbreviation_in_parentheses_after_rules_is_no_reference():
+    assert detect_references_regex("Fund Passporting Rules (FP)\ndoc_id: adgm_doc_5", "FP.md") == []
 
 
 def test_an_english_book_name_ends_before_the_next_unit():
