@@ -132,7 +132,7 @@ class DocumentRegistry:
                     if len(words) > 1 and _COMPOUND_ACT_NAME.match(words[0]):
                         head_documents.setdefault(inflection_key(words[0]), set()).add(target)
         self._heads = {key: next(iter(targets)) for key, targets in head_documents.items()
-                       if len(targets) == 1 and key not in GENERIC_ACT_WORDS and key not in self._inflected}
+                       if len(targets) == 1 and key not in self._inflected}
 
     @classmethod
     def merged(cls, hand: list[RegistryEntry], auto: list[RegistryEntry]) -> DocumentRegistry:

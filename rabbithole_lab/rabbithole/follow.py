@@ -369,8 +369,7 @@ class RabbitholeFollower:
                 trail.edges.append(self._edge(item, reference, "skipped", skip_reason, resolution, score=verdict.score))
                 continue
             state.visited.add(reference.key)
-            chosen = self._choose(targets, anchor)
-            cosine = self.kb.similarity(chosen, anchor)
+            chosen = self._choose(targets, cosine)
             new_children = []
             for target in chosen:
                 if target.chunk_id in state.root_position:
@@ -442,11 +441,11 @@ class RabbitholeFollower:
                 pulled += 1
                 break
 
-    def _choose(self, targets: list[VectorResult], anchor: str) -> list[VectorResult]:
-        """The chunks of a resolved section most similar to the anchor, in reading order."""
+    def _choose(self, targets: list[VectorResult], cosine: dict[str, float]) -> list[VectorResult]:
+        """The chunks of a resolved section most similar to the anchor (`cosine`: chunk id -> similarity,
+        computed once per level), in reading order."""
         if len(targets) <= self.limits.chunks_per_reference:
             return targets
-        cosine = self.kb.similarity(targets, anchor)
         best = sorted(targets, key=lambda t: -cosine.get(t.chunk_id, 0.0))[: self.limits.chunks_per_reference]
         order = {t.chunk_id: index for index, t in enumerate(targets)}
         return sorted(best, key=lambda t: order[t.chunk_id])

@@ -224,6 +224,15 @@ def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
     return None, False, position
 
 
+def _after_subparts(text: str, position: int) -> int:
+    """Where the sub-parts after a section number end ("Absatz 3 Satz 2 zweiter Halbsatz")."""
+    while True:
+        sub = _SUBPART.match(text, position) or _ORDINAL_SUBPART.match(text, position)
+        if not sub or sub.end() == position:
+            return position
+        position = sub.end()
+
+
 def _parse_chain(text: str, match: re.Match) -> _Chain | None:
     """Parse one citation chain starting at a § / Art. / Anlage token."""
     if "\n" in match.group(0) and (match.group("unit") == "Anlagen" or _ENUMERATION_ITEM.match(text, match.end())):
@@ -240,13 +249,7 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
         if not number:
             break
         chain.sections.append(_clean_number(number.group("num")))
-        position = number.end()
-        chain.end = position
-        while True:
-            sub = _SUBPART.match(text, position) or _ORDINAL_SUBPART.match(text, position)
-            if not sub or sub.end() == position:
-                break
-            position = chain.end = sub.end()
+        position = chain.end = _after_subparts(text, number.end())
         ff = _FF.match(text, position)
         if ff:
             position = chain.end = ff.end()
@@ -258,12 +261,7 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
                 first = chain.sections.pop()
                 last = _clean_number(after.group("num"))
                 chain.sections.extend(_expand_range(first, last))
-                position = chain.end = after.end()
-                while True:
-                    sub = _SUBPART.match(text, position) or _ORDINAL_SUBPART.match(text, position)
-                    if not sub or sub.end() == position:
-                        break
-                    position = chain.end = sub.end()
+                position = chain.end = _after_subparts(text, after.end())
         connector = _SECTION_CONNECTOR.match(text, position)
         if not connector:
             break
@@ -344,7 +342,7 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
             piece = piece.strip()
             if piece.startswith("(") and sections and not sections[-1].startswith("("):
                 # "51(3)(b) and (c)" -> 51(3)(c): a bare sub-part replaces the last sub-part of the previous one
-                piece = re.sub(r"\([^()]*\)$", "", sections[-1]) + piece if "(" in sections[-1] else sections[-1] + piece
+                piece = re.sub(r"\([^()]*\)$", "", sections[-1]) + piece
             range_match = _EN_RANGE.fullmatch(piece)
             if range_match:
                 sections.extend(_expand_range(range_match.group("a").rstrip("."), range_match.group("b").rstrip(".")))
