@@ -1,0 +1,62 @@
+"""Query understanding without an LLM: the EN->DE glossary, language guess and clauses."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from rabbithole_lab.kb.query import clauses, german_terms, glossary, query_language
+
+
+def _glossary_lines() -> list[str]:
+    text = resources.files("rabbithole_lab.kb").joinpath("glossary_en_de.tsv").read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_every_glossary_line_is_one_lowercase_english_key_and_german_terms():
+    for line in _glossary_lines():
+        english, _, german = line.partition("\t")
+        assert english and english == english.lower().strip(), line
+        assert "\t" not in german and all(term.strip() for term in german.split(";")), line
+
+
+def test_no_english_key_is_defined_twice():
+    keys = [line.split("\t", 1)[0] for line in _glossary_lines()]
+    assert len(keys) == len(set(keys)) == len(glossary())
+
+
+def test_the_longest_known_phrase_wins():
+    assert german_terms("the type approval of a device") == "Bauartzulassung Vorrichtung Gerät"
+    assert german_terms("approval") == "Zulassung Genehmigung"
+
+
+@pytest.mark.parametrize("question", ["What was found in the subject?", "Who can use it and keep it?"])
+def test_everyday_english_words_add_no_german_terms(question):
+    assert german_terms(question) == ""
+
+
+def test_query_language_tells_english_from_german():
+    assert query_language("Which dose limits apply to occupationally exposed persons?") == "en"
+    assert query_language("Welche Grenzwerte gelten für beruflich exponierte Personen?") == "de"
+
+
+def test_a_multi_part_question_splits_into_clauses():
+    parts = clauses("Welche Gebühr wird erhoben, und wie oft fällt die Prüfung an?")
+    assert parts == ["Welche Gebühr wird erhoben", "und wie oft fällt die Prüfung an"]
+
+
+# ---- the real corpus: English questions over German law ------------------------------
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize(
+    ("question", "section"),
+    [
+        ("How often must the leak tightness of a sealed radioactive source be tested?", ("StrlSchV.pdf", "§ 89")),
+        ("When must a worker carry a radiation passbook?", ("StrlSchV.pdf", "§ 174")),
+        ("What does teleradiology with an x-ray device require?", ("StrlSchV.pdf", "§ 123")),
+    ],
+)
+def test_an_english_question_finds_the_german_section_through_the_glossary(corpus_kb, question, section):
+    assert section in {(hit.doc, hit.section) for hit in corpus_kb.search(question, k=5)}
