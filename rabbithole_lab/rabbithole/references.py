@@ -31,11 +31,12 @@ MAX_RANGE_EXPANSION = 30
 _UNIT = re.compile(
     r"(?P<unit>§§?|Art(?:ikel|\.|(?=\s+\d))|Artt\.|Anlagen?|Anhang|Anh\.)\s*(?=\d|[IVX]+\b)"
 )
-_NUM = re.compile(r"(?P<num>\d{1,4}(?:\s?[a-z](?![a-zäöüß]))?|[IVX]{1,6}\b)(?!\d|[.,]\d|/)")
+# a letter suffix ("§ 9a") is not the start of an abbreviation ("§ 5 i.V.m.", "§ 3 a.F.")
+_NUM = re.compile(r"(?P<num>\d{1,4}(?:\s?[a-z](?![a-zäöüß]|\.\s?[A-Za-z]\.))?|[IVX]{1,6}\b)(?!\d|[.,]\d|/)")
 _SUBUNIT = (
     r"(?:Abs(?:atz|\.)?|Absätze|S(?:atz|ätze|\.|(?=\s\d))|Nr(?:n)?\.?|Nummer(?:n)?|Buchst(?:abe|aben|\.)?|lit\.|"
     r"Halbs(?:atz|\.)|Hs\.|Alt(?:ernative|\.)|Var(?:iante|\.)|UAbs\.|Unterabs(?:atz|\.)|Teil|Tabelle|"
-    r"Spiegelstrich|Ziff(?:er|\.)|Tz\.|Rn\.)"
+    r"Spiegelstrich|Ziff(?:er|\.))"
 )
 _SUBVAL = r"(?:\d{1,4}[a-z]?|[a-z]{1,2}\)?|[IVX]{1,5}|[A-Z](?![a-zA-Z]))"
 _SUBPART = re.compile(
@@ -126,6 +127,20 @@ _NOT_BOOKS = {
     "EuGH", "NJW", "DB", "BB", "ZIP", "WRP", "GRUR", "BStBl", "BGBl", "BT", "BR", "Drucks", "Rn", "Urt",
     "Abs", "Nr", "Satz", "EU", "EG", "EWG", "DM", "EUR", "II", "III", "IV", "VI", "VII", "VIII", "IX", "XI",
 }
+
+# Not a statute reference: a decision collection's index label ("SozR 3-2500 § 240 Nr 6", "Buchholz 406.11
+# § 9 BauGB Nr. 74", "AP Nr. 7 zu Art. 12 GG"), a commentary ("Köhler/Bornkamm, UWG, 28. Aufl., § 3 UWG Rdn. 4",
+# "aaO, § 38 II") or a clause of a private contract ("§ 3 Nr. 8 des Mietvertrages")
+_COLLECTION_OR_COMMENTARY_BEFORE = re.compile(
+    r"(?:\bSozR\s+\d(?:-\d+)?|\bBuchholz\s+\d+(?:\.\d+)?|\bAP\s+Nrn?\.?\s+\d+(?:\s*(?:,|und)\s*\d+)*\s+zu"
+    r"|\bAufl\.(?:\s*(?:\d{4}|Bd\.\s*\d+))?,?|\baaO,?)\s*$"
+)
+_COMMENTARY_AFTER = re.compile(r"\s*(?:Rdn|Rdnr|RdNr|Randnr|Randziffer|Rn|Rz|Tz|Anm)\.?\s*\d")
+_IN_CONNECTION_WITH = re.compile(r"\s*(?:in\s+Verbindung\s+mit|i\.\s?V\.\s?m\.?)\s*")
+_PRIVATE_CONTRACT = re.compile(
+    r"(?:Arbeits|Miet|Kauf|Pacht|Dienst|Anstellungs|Gesellschafts|Darlehens|Werk|Leasing|Übergabe|Praxisübergabe)"
+    r"vertrag(?:e)?s$"
+)
 
 
 @dataclass
@@ -293,8 +308,25 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
     return chain
 
 
+def _cites_a_statute(text: str, chain: _Chain) -> bool:
+    if chain.book and _PRIVATE_CONTRACT.search(chain.book):
+        return False
+    if _COMMENTARY_AFTER.match(text, chain.end):
+        return False
+    return not _COLLECTION_OR_COMMENTARY_BEFORE.search(text[max(0, chain.start - 40) : chain.start])
+
+
+def _share_books_across_in_connection_with(text: str, chains: list[_Chain]) -> None:
+    """"§ 21b Abs. 3 in Verbindung mit § 54 des Atomgesetzes": German drafting names a shared book once,
+    after the last member, so a book-less member takes the book of the member it is joined to."""
+    for earlier, later in reversed(list(zip(chains, chains[1:], strict=False))):
+        joined = _IN_CONNECTION_WITH.fullmatch(text, earlier.end, later.start)
+        if joined and earlier.book is None and later.book and not later.self_book and earlier.unit == later.unit:
+            earlier.book = later.book
+
+
 def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
-    references: list[DetectedReference] = []
+    chains: list[_Chain] = []
     position = 0
     while True:
         match = _UNIT.search(text, position)
@@ -305,6 +337,11 @@ def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
             position = match.end()
             continue
         position = max(chain.end, match.end())
+        if _cites_a_statute(text, chain):
+            chains.append(chain)
+    _share_books_across_in_connection_with(text, chains)
+    references: list[DetectedReference] = []
+    for chain in chains:
         book = None if chain.self_book else chain.book
         if chain.unit in {"Anlage", "Anhang"}:
             sections = [f"{chain.unit} {number}" for number in chain.sections]

@@ -181,6 +181,46 @@ def test_no_false_references(text):
     assert detect_references_regex(text) == []
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "BSGE 70, 13 = SozR 3-2500 § 240 Nr 6",
+        "BVerwG 4 NB 43.93 - Buchholz 406.11 § 9 BauGB Nr. 74",
+        "BAG 6, 291 = AP Nr. 7 zu Art. 12 GG",
+        "vgl. Köhler in Köhler/Bornkamm, UWG, 28. Aufl., § 3 UWG",
+        "Bornkamm in Köhler/Bornkamm aaO § 5 UWG Rdn. 2.92",
+        "Jansen FGG 2.Aufl. § 5 Rn.19",
+        "die in § 3 Nr. 8 des Mietvertrages enthaltene Klausel",
+    ],
+)
+def test_decision_collections_commentaries_and_contract_clauses_are_no_statute_references(text):
+    assert [r for r in detect_references_regex(text) if r.type == "legal_section"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "books"),
+    [
+        ("nach § 21b Abs. 3 in Verbindung mit § 54 des Atomgesetzes", ["Atomgesetzes", "Atomgesetzes"]),
+        ("nach § 12 i.V.m. § 13 i. V. m. § 14 StrlSchG", ["StrlSchG"] * 3),
+        ("§ 5 i.V.m. Art. 3 GG", [None, "GG"]),
+        ("§ 12 dieses Gesetzes i.V.m. § 13 StrlSchG", [None, "StrlSchG"]),
+    ],
+)
+def test_a_member_joined_by_in_verbindung_mit_shares_the_book_named_after_it(text, books):
+    assert [r.book for r in detect_references_regex(text)] == books
+
+
+@pytest.mark.parametrize(("text", "sections"), [("§ 5 i.V.m. § 6", ["5"]), ("§ 3 a.F. gilt", ["3"]),
+                                                ("nach § 9a. Der Betreiber", ["9a"])])
+def test_an_abbreviation_after_the_number_is_no_letter_suffix(text, sections):
+    assert detect_references_regex(text)[0].sections == sections
+
+
+def test_a_statute_reference_next_to_a_decision_citation_still_counts():
+    refs = detect_references_regex("nach § 240 SGB V (BSG SozR 3-2500 § 240 Nr 6)")
+    assert [(r.book, r.sections) for r in refs if r.type == "legal_section"] == [("SGB V", ["240"])]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("§§ .,;()[]/-abcdefgSatzAbsNrundbisff1234567890AtGStrlSchV\nhttps:/ ")), max_size=200))
 def test_arbitrary_text_gives_consistent_spans(text):
