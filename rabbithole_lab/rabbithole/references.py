@@ -130,10 +130,11 @@ _NOT_BOOKS = {
 
 # Not a statute reference: a decision collection's index label ("SozR 3-2500 § 240 Nr 6", "Buchholz 406.11
 # § 9 BauGB Nr. 74", "AP Nr. 7 zu Art. 12 GG"), a commentary ("Köhler/Bornkamm, UWG, 28. Aufl., § 3 UWG Rdn. 4",
-# "aaO, § 38 II") or a clause of a private contract ("§ 3 Nr. 8 des Mietvertrages")
+# "aaO, § 38 II"), an explanatory memorandum ("Begründung zu § 18") or a clause of a private contract
+# ("§ 3 Nr. 8 des Mietvertrages")
 _COLLECTION_OR_COMMENTARY_BEFORE = re.compile(
     r"(?:\bSozR\s+\d(?:-\d+)?|\bBuchholz\s+\d+(?:\.\d+)?|\bAP\s+Nrn?\.?\s+\d+(?:\s*(?:,|und)\s*\d+)*\s+zu"
-    r"|\bAufl\.(?:\s*(?:\d{4}|Bd\.\s*\d+))?,?|\baaO,?)\s*$"
+    r"|\bAufl\.(?:\s*(?:\d{4}|Bd\.\s*\d+))?,?|\baaO,?|\bBegründung\s+zu)\s*$"
 )
 _COMMENTARY_AFTER = re.compile(r"\s*(?:Rdn|Rdnr|RdNr|Randnr|Randziffer|Rn|Rz|Tz|Anm)\.?\s*\d")
 _IN_CONNECTION_WITH = re.compile(r"\s*(?:in\s+Verbindung\s+mit|i\.\s?V\.\s?m\.?)\s*")
@@ -308,8 +309,18 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
     return chain
 
 
+def _is_a_heading(text: str, chain: _Chain) -> bool:
+    """A book-less label alone on its line ("\n\n§ 185\n") heads a quoted section; it cites nothing."""
+    line_start = text.rfind("\n", 0, chain.start) + 1
+    line_end = text.find("\n", chain.end)
+    rest = text[chain.end :] if line_end == -1 else text[chain.end : line_end]
+    return chain.book is None and not text[line_start : chain.start].strip() and not rest.strip()
+
+
 def _cites_a_statute(text: str, chain: _Chain) -> bool:
     if chain.book and _PRIVATE_CONTRACT.search(chain.book):
+        return False
+    if _is_a_heading(text, chain):
         return False
     if _COMMENTARY_AFTER.match(text, chain.end):
         return False

@@ -191,6 +191,8 @@ def test_no_false_references(text):
         "Bornkamm in Köhler/Bornkamm aaO § 5 UWG Rdn. 2.92",
         "Jansen FGG 2.Aufl. § 5 Rn.19",
         "die in § 3 Nr. 8 des Mietvertrages enthaltene Klausel",
+        "(Begründung zu § 18 Nr 15, aaO S 103)",
+        "Die Vorschriften lauten:\n\n§ 185\nDie Gebühr wird fällig.",
     ],
 )
 def test_decision_collections_commentaries_and_contract_clauses_are_no_statute_references(text):
