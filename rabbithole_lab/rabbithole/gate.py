@@ -82,12 +82,12 @@ class ExtractiveDecider:
         vectors = self._embed(unique)
         vector_of = {text: vectors[index] for index, text in enumerate(unique)}
         anchor_vector = vector_of[anchor]
-        # English questions about German documents compare through the glossary's German terms
-        lexical_anchor = anchor
-        if query_language(anchor) == "en":
-            lexical_anchor = german_terms(anchor) or anchor
+        # English questions about German documents compare through the glossary's German terms;
+        # about English documents they compare as they are
+        translated_anchor = (german_terms(anchor) or anchor) if query_language(anchor) == "en" else anchor
         out = []
         for item in items:
+            lexical_anchor = translated_anchor if query_language(item.window) == "de" else anchor
             if item.target_similarity is None:
                 similarity = float(vector_of[_core(item.window)] @ anchor_vector)
             else:

@@ -59,6 +59,9 @@ class ReferenceResolver:
         self.kb = kb
         self.scoped_k = scoped_k
         self.broad_k = broad_k
+        # one Chroma get per collection per label, once per resolver: a follower (and its resolver) lives
+        # for one task or one evaluation run, while the index does not change
+        self._holders: dict[tuple[str, str | None], dict[str, list[VectorResult]]] = {}
 
     def target_document(self, reference: DetectedReference) -> tuple[str | None, str | None]:
         """The document a reference points into: its book through the registry, else the containing doc."""
@@ -111,8 +114,10 @@ class ReferenceResolver:
         holders: set[str] | None = None
         hits: dict[str, list[VectorResult]] = {}
         for label in section_labels(reference):
-            by_doc = self.kb.documents_with_section(label, collection)
-            by_doc.pop(doc, None)
+            key = (label, collection)
+            if key not in self._holders:
+                self._holders[key] = self.kb.documents_with_section(label, collection)
+            by_doc = {holder: chunks for holder, chunks in self._holders[key].items() if holder != doc}
             holders = set(by_doc) if holders is None else holders & set(by_doc)
             for holder, chunks in by_doc.items():
                 hits.setdefault(holder, []).extend(chunks)

@@ -9,10 +9,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.rabbithole.follow import FollowLimits, estimate_tokens
-from rabbithole_lab.rabbithole.gate import GateInput, gate_references
+from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, gate_references
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
@@ -77,6 +78,18 @@ def test_a_bookless_reference_its_document_lacks_resolves_in_the_one_document_th
     # two other documents have a section 2: no guess, the usual search instead
     ambiguous = resolver.resolve(_ref("see section 2", "QStrV.pdf"), "Grenzwerte")
     assert ambiguous.path != "section_index"
+
+
+def test_the_section_holders_are_looked_up_once_per_resolver(demo_kb, monkeypatch):
+    resolver = ReferenceResolver(demo_kb)
+    lookups = []
+    real = demo_kb.documents_with_section
+    monkeypatch.setattr(demo_kb, "documents_with_section", lambda *args: lookups.append(args) or real(*args))
+    first = resolver.resolve(_ref("as calibrated per section 4.2", "Quantum_Dosimetry_Paper.pdf"))
+    again = resolver.resolve(_ref("see section 4.2 again", "Quantum_Dosimetry_Paper.pdf"))
+    assert len(lookups) == 1
+    assert [r.chunk_id for r in again.results] == [r.chunk_id for r in first.results]
+    assert {r.doc for r in first.results} == {"Detector_Calibration_Guide.pdf"}
 
 
 def test_a_long_range_is_resolved_beyond_its_first_members(demo_kb):
@@ -230,6 +243,24 @@ def test_tiers_follow_the_seed_rules():
     assert classify_tier(1, 0.95) == "secondary" and classify_tier(2, 0.9) == "tertiary"
     assert classify_tier(0, 0.9, source="hitl") == "tertiary"
     assert (tier_weight("primary"), tier_weight("secondary"), tier_weight("tertiary")) == (1.0, 0.7, 0.4)
+
+
+def test_the_extractive_gate_translates_an_english_question_only_for_a_german_window(demo_kb, monkeypatch):
+    compared: list[tuple[str, str]] = []
+    real_overlap = gate_module.keyword_overlap
+    monkeypatch.setattr(gate_module, "keyword_overlap",
+                        lambda anchor, text, language: compared.append((anchor, text)) or real_overlap(anchor, text, language))
+    decider = ExtractiveDecider(demo_kb.index.embedder.embed_documents, threshold=0.5)
+    question = "Which conditions apply to the licence of the operator?"
+    english = GateInput(reference=_ref("see Rule 3.2", "Guide.md"), document="Guide.md",
+                        window="The conditions of the licence of the operator are set out in Rule 3.2.")
+    german = GateInput(reference=_ref("nach § 12", "QStrV.pdf"), document="QStrV.pdf",
+                       window="Die Auflagen der Genehmigung des Betreibers regelt § 12 dieser Verordnung.")
+    english_score, german_score = decider.scores([english, german], question)
+    anchors = dict((text, anchor) for anchor, text in compared)
+    assert anchors[english.window] == question
+    assert "Genehmigung" in anchors[german.window] and "licence" not in anchors[german.window]
+    assert english_score > 0 and german_score > 0
 
 
 def test_llm_gate_decisions_and_fallback_on_garbage(demo_kb, caplog):
