@@ -119,8 +119,9 @@ _EN_NUM = rf"(?:\d+(?:\.\d+)*\.?(?:\(\w{{1,4}}\))*|{_EN_SUB}(?:{_EN_SUB})*|[A-Z]
 _EN_REF = re.compile(
     rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
-    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*){{0,6}}))?"
+    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*){{0,6}}))?"
 )
+_SCHEDULE_TO_BOOK = re.compile(r"\s+to\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){0,6})")
 _EN_RANGE = re.compile(rf"(?P<a>{_EN_NUM})\s*(?:to|-|–)\s*(?P<b>{_EN_NUM})")
 _NOT_BOOKS = {
     "BGH", "BVerfG", "BVerwG", "BAG", "BSG", "BFH", "OLG", "LG", "VG", "OVG", "VGH", "LSG", "SG", "AG",
@@ -399,6 +400,9 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
         if unit.startswith(("chapter", "part")) and not any(ch.isdigit() for ch in nums):
             continue
         book = match.group("book") or match.group("prefix")
+        if not book and unit.startswith("schedule"):
+            annexed = _SCHEDULE_TO_BOOK.match(text, match.end())  # "Schedule 1 to FSMR"
+            book = annexed.group("book") if annexed else None
         if book and book.split()[0] in {"The", "This", "These", "Such", "A", "An"}:
             book = None
         start = match.start("unit") if not match.group("prefix") else match.start("prefix")
@@ -418,7 +422,17 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
                 extraction_method="regex",
             )
         )
+    _share_books_with_the_schedule(text, references)
     return references
+
+
+def _share_books_with_the_schedule(text: str, references: list[DetectedReference]) -> None:
+    """"paragraph 64 of Schedule 1 to FSMR": the paragraph is in the book the schedule is annexed to."""
+    for inner, schedule in zip(references, references[1:], strict=False):
+        joined = re.fullmatch(r"\s+of\s+(?:the\s+)?", text[inner.end : schedule.start])
+        if joined and inner.book is None and schedule.unit.startswith("schedule") and schedule.book:
+            inner.book = inner.document_context = schedule.book
+            inner.target = f"{inner.unit} {', '.join(inner.sections)} {schedule.book}"
 
 
 def _simple(pattern: re.Pattern, kind: str, text: str, target: Callable[[re.Match], str],

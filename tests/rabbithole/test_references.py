@@ -167,6 +167,18 @@ def test_an_english_book_name_ends_before_the_next_unit():
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("paragraph 64 of Schedule 1 to FSMR", [("FSMR", ["64"]), ("FSMR", ["1"])]),
+        ("under paragraph 64(2) of Schedule 1", [(None, ["64(2)"]), (None, ["1"])]),
+        ("apply Rule 5 to Authorised Persons", [(None, ["5"])]),
+    ],
+)
+def test_a_schedule_is_no_book_and_shares_the_book_it_is_annexed_to(text, expected):
+    assert [(r.book, r.sections) for r in detect_references_regex(text)] == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Im Jahr 2019 wurden 78 Anlagen geprüft.",
