@@ -109,6 +109,11 @@ class DetectedReference(BaseModel):
     found: bool = False
     nested_chunks: list[NestedChunk] = Field(default_factory=list)
     document_context: str | None = Field(None, description="Resolved document name hint")
+    joined_book: str | None = Field(
+        None,
+        description="Book of the reference this one is joined to by 'in Verbindung mit' ('§ 21 Abs. 3 i.V.m. § 54 "
+        "AtG'); tried when the containing document lacks the section",
+    )
     extraction_method: Literal["regex", "llm"] = "regex"
     resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, none")
 

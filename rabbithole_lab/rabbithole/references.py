@@ -328,13 +328,18 @@ def _cites_a_statute(text: str, chain: _Chain) -> bool:
     return not _COLLECTION_OR_COMMENTARY_BEFORE.search(text[max(0, chain.start - 40) : chain.start])
 
 
-def _share_books_across_in_connection_with(text: str, chains: list[_Chain]) -> None:
-    """"§ 21b Abs. 3 in Verbindung mit § 54 des Atomgesetzes": German drafting names a shared book once,
-    after the last member, so a book-less member takes the book of the member it is joined to."""
-    for earlier, later in reversed(list(zip(chains, chains[1:], strict=False))):
-        joined = _IN_CONNECTION_WITH.fullmatch(text, earlier.end, later.start)
-        if joined and earlier.book is None and later.book and not later.self_book and earlier.unit == later.unit:
-            earlier.book = later.book
+def _books_joined_by_in_connection_with(text: str, chains: list[_Chain]) -> list[str | None]:
+    """For each chain, the book of the chain it is joined to by "in Verbindung mit" ("§ 21 Abs. 3 in Verbindung
+    mit § 54 des Atomgesetzes"), when it has none of its own. Only a fallback: in the corpus's statutes the
+    first member is more often the citing law's own section ("§ 179 … in Verbindung mit § 17 … des Atomgesetzes"
+    in the StrlSchG) than the named law's."""
+    joined: list[str | None] = [None] * len(chains)
+    for index in range(len(chains) - 2, -1, -1):
+        earlier, later = chains[index], chains[index + 1]
+        if earlier.book is None and earlier.unit == later.unit and \
+                _IN_CONNECTION_WITH.fullmatch(text, earlier.end, later.start):
+            joined[index] = later.book if later.book and not later.self_book else joined[index + 1]
+    return joined
 
 
 def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
@@ -351,9 +356,9 @@ def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
         position = max(chain.end, match.end())
         if _cites_a_statute(text, chain):
             chains.append(chain)
-    _share_books_across_in_connection_with(text, chains)
+    joined_books = _books_joined_by_in_connection_with(text, chains)
     references: list[DetectedReference] = []
-    for chain in chains:
+    for chain, joined_book in zip(chains, joined_books, strict=True):
         book = None if chain.self_book else chain.book
         if chain.unit in {"Anlage", "Anhang"}:
             sections = [f"{chain.unit} {number}" for number in chain.sections]
@@ -375,6 +380,7 @@ def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
                 sections=sections,
                 unit=chain.unit,
                 document_context=context,
+                joined_book=joined_book,
                 extraction_method="regex",
             )
         )

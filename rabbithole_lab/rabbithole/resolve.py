@@ -93,6 +93,9 @@ class ReferenceResolver:
                 hits.extend(self.kb.section_lookup(doc, label, collection))
             if hits:
                 return Resolution("section_index", hits, doc, collection, 1.0)
+            joined = self._in_joined_book(reference)
+            if joined is not None:
+                return joined
             elsewhere = self._unique_elsewhere(reference, doc, collection)
             if elsewhere is not None:
                 return elsewhere
@@ -105,6 +108,16 @@ class ReferenceResolver:
             return Resolution("none")  # a law we do not hold: searching broadly would only add noise
         broad = self.kb.search(f"{reference.original_text} {query_hint}".strip(), k=self.broad_k)
         return Resolution("broad", broad, score=broad[0].score if broad else 0.0) if broad else Resolution("none")
+
+    def _in_joined_book(self, reference: DetectedReference) -> Resolution | None:
+        """The section in the book of the reference this one is joined to by "in Verbindung mit"."""
+        if reference.book or not reference.joined_book:
+            return None
+        doc, collection = self.kb.registry.resolve_document_name(reference.joined_book)
+        if not doc:
+            return None
+        hits = [hit for label in section_labels(reference) for hit in self.kb.section_lookup(doc, label, collection)]
+        return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
     def _unique_elsewhere(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
         """A book-less reference its own document lacks ("Rule 11.7.1" in a guidance note on the rulebook):

@@ -69,6 +69,17 @@ def test_an_amending_act_resolves_to_nothing(corpus_kb):
     assert halbsatz.path == "section_index" and {(r.doc, r.section) for r in halbsatz.results} == {("AtG.pdf", "§ 9a")}
 
 
+@pytest.mark.corpus
+def test_a_member_joined_by_in_verbindung_mit_falls_back_to_the_book_named_after_it(corpus_kb):
+    resolver = ReferenceResolver(corpus_kb)
+    # the AtKostV has no § 21: it is the AtG's, named after the joined member
+    foreign = _ref("nach § 21 Abs. 3 in Verbindung mit § 54 des Atomgesetzes", "AtKostV.pdf")
+    assert {(r.doc, r.section) for r in resolver.resolve(foreign).results} == {("AtG.pdf", "§ 21")}
+    # the StrlSchG has its own § 179: the book after the joined member does not take it away
+    own = _ref("nach § 179 Absatz 1 Nummer 1 in Verbindung mit § 17 Absatz 1 Satz 3 des Atomgesetzes", "StrlSchG.pdf")
+    assert {(r.doc, r.section) for r in resolver.resolve(own).results} == {("StrlSchG.pdf", "§ 179")}
+
+
 def test_a_bookless_reference_its_document_lacks_resolves_in_the_one_document_that_has_it(demo_kb):
     resolver = ReferenceResolver(demo_kb)
     # the paper has sections 1-3 only; of the other documents only the calibration guide has 4.2

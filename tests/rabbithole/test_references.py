@@ -212,16 +212,18 @@ def test_decision_collections_commentaries_and_contract_clauses_are_no_statute_r
 
 
 @pytest.mark.parametrize(
-    ("text", "books"),
+    ("text", "joined_books"),
     [
-        ("nach § 21b Abs. 3 in Verbindung mit § 54 des Atomgesetzes", ["Atomgesetzes", "Atomgesetzes"]),
-        ("nach § 12 i.V.m. § 13 i. V. m. § 14 StrlSchG", ["StrlSchG"] * 3),
-        ("§ 5 i.V.m. Art. 3 GG", [None, "GG"]),
-        ("§ 12 dieses Gesetzes i.V.m. § 13 StrlSchG", [None, "StrlSchG"]),
+        ("nach § 21b Abs. 3 in Verbindung mit § 54 des Atomgesetzes", ["Atomgesetzes", None]),
+        ("nach § 12 i.V.m. § 13 i. V. m. § 14 StrlSchG", ["StrlSchG", "StrlSchG", None]),
+        ("§ 5 i.V.m. Art. 3 GG", [None, None]),
+        ("§ 12 dieses Gesetzes i.V.m. § 13 StrlSchG", [None, None]),
     ],
 )
-def test_a_member_joined_by_in_verbindung_mit_shares_the_book_named_after_it(text, books):
-    assert [r.book for r in detect_references_regex(text)] == books
+def test_a_member_joined_by_in_verbindung_mit_keeps_the_later_book_as_a_fallback(text, joined_books):
+    refs = detect_references_regex(text, "X.pdf")
+    assert [r.joined_book for r in refs] == joined_books
+    assert refs[0].book is None or refs[0].book == "dieses Gesetzes"
 
 
 @pytest.mark.parametrize(("text", "sections"), [("§ 5 i.V.m. § 6", ["5"]), ("§ 3 a.F. gilt", ["3"]),
