@@ -138,6 +138,7 @@ _COLLECTION_OR_COMMENTARY_BEFORE = re.compile(
     r"|\bAufl\.(?:\s*(?:\d{4}|Bd\.\s*\d+))?,?|\baaO,?|\bBegründung\s+zu)\s*$"
 )
 _COMMENTARY_AFTER = re.compile(r"\s*(?:Rdn|Rdnr|RdNr|Randnr|Randziffer|Rn|Rz|Tz|Anm)\.?\s*\d")
+_BARE_LABEL = re.compile(r"(?:§§?|Art\.|Artikel|Anlage)\s*\d{1,4}\s?[a-z]?")
 _IN_CONNECTION_WITH = re.compile(r"\s*(?:in\s+Verbindung\s+mit|i\.\s?V\.\s?m\.?)\s*")
 _PRIVATE_CONTRACT = re.compile(
     r"(?:Arbeits|Miet|Kauf|Pacht|Dienst|Anstellungs|Gesellschafts|Darlehens|Werk|Leasing|Übergabe|Praxisübergabe)"
@@ -311,11 +312,12 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
 
 
 def _is_a_heading(text: str, chain: _Chain) -> bool:
-    """A book-less label alone on its line ("\n\n§ 185\n") heads a quoted section; it cites nothing."""
+    """A bare book-less label alone on its line ("\n\n§ 185\n") heads a quoted section; it cites nothing.
+    A wrapped citation can stand alone on a line too, but carries sub-parts ("\n§ 66 Absatz 6 Satz 1\n")."""
     line_start = text.rfind("\n", 0, chain.start) + 1
     line_end = text.find("\n", chain.end)
-    rest = text[chain.end :] if line_end == -1 else text[chain.end : line_end]
-    return chain.book is None and not text[line_start : chain.start].strip() and not rest.strip()
+    line = text[line_start:] if line_end == -1 else text[line_start:line_end]
+    return chain.book is None and _BARE_LABEL.fullmatch(line.strip()) is not None
 
 
 def _cites_a_statute(text: str, chain: _Chain) -> bool:

@@ -232,6 +232,11 @@ def test_an_abbreviation_after_the_number_is_no_letter_suffix(text, sections):
     assert detect_references_regex(text)[0].sections == sections
 
 
+def test_a_wrapped_citation_alone_on_its_line_still_counts():
+    refs = detect_references_regex("Absatz 7 Nummer 2, oder\n§ 66 Absatz 6 Satz 1 Nummer 5\noder einer", "UVPG.pdf")
+    assert [r.sections for r in refs] == [["66"]]
+
+
 def test_a_statute_reference_next_to_a_decision_citation_still_counts():
     refs = detect_references_regex("nach § 240 SGB V (BSG SozR 3-2500 § 240 Nr 6)")
     assert [(r.book, r.sections) for r in refs if r.type == "legal_section"] == [("SGB V", ["240"])]
