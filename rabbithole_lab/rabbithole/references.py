@@ -430,17 +430,19 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
                 extraction_method="regex",
             )
         )
-    _share_books_with_the_schedule(text, references)
+    _share_books_with_the_enclosing_unit(text, references)
     return references
 
 
-def _share_books_with_the_schedule(text: str, references: list[DetectedReference]) -> None:
-    """"paragraph 64 of Schedule 1 to FSMR": the paragraph is in the book the schedule is annexed to."""
-    for inner, schedule in zip(references, references[1:], strict=False):
-        joined = re.fullmatch(r"\s+of\s+(?:the\s+)?", text[inner.end : schedule.start])
-        if joined and inner.book is None and schedule.unit.startswith("schedule") and schedule.book:
-            inner.book = inner.document_context = schedule.book
-            inner.target = f"{inner.unit} {', '.join(inner.sections)} {schedule.book}"
+def _share_books_with_the_enclosing_unit(text: str, references: list[DetectedReference]) -> None:
+    """"paragraph 64 of Schedule 1 to FSMR", "Chapter 1 of Part 19 of FSMR": the inner unit is in the book
+    of the unit that encloses it."""
+    for index in range(len(references) - 2, -1, -1):
+        inner, outer = references[index], references[index + 1]
+        joined = re.fullmatch(r"\s+of\s+(?:the\s+)?", text[inner.end : outer.start])
+        if joined and inner.book is None and outer.book:
+            inner.book = inner.document_context = outer.book
+            inner.target = f"{inner.unit} {', '.join(inner.sections)} {outer.book}"
 
 
 def _simple(pattern: re.Pattern, kind: str, text: str, target: Callable[[re.Match], str],

@@ -172,9 +172,10 @@ def test_an_english_book_name_ends_before_the_next_unit():
         ("paragraph 64 of Schedule 1 to FSMR", [("FSMR", ["64"]), ("FSMR", ["1"])]),
         ("under paragraph 64(2) of Schedule 1", [(None, ["64(2)"]), (None, ["1"])]),
         ("apply Rule 5 to Authorised Persons", [(None, ["5"])]),
+        ("in accordance with Chapter 1 of Part 19 of FSMR", [("FSMR", ["1"]), ("FSMR", ["19"])]),
     ],
 )
-def test_a_schedule_is_no_book_and_shares_the_book_it_is_annexed_to(text, expected):
+def test_a_unit_is_no_book_and_an_inner_unit_shares_the_book_of_the_enclosing_one(text, expected):
     assert [(r.book, r.sections) for r in detect_references_regex(text)] == expected
 
 
