@@ -31,7 +31,7 @@ def test_the_longest_known_phrase_wins():
     assert german_terms("approval") == "Zulassung Genehmigung"
 
 
-@pytest.mark.parametrize("question", ["What was found in the subject?", "Who can use it and keep it?"])
+@pytest.mark.parametrize("question", ["What was found in the subject?", "Who can use it and keep it?", "Which ones apply?"])
 def test_everyday_english_words_add_no_german_terms(question):
     assert german_terms(question) == ""
 
