@@ -88,11 +88,9 @@ class ReferenceResolver:
     def _resolve_section(self, reference: DetectedReference, query_hint: str) -> Resolution:
         doc, collection = self.target_document(reference)
         if doc:
-            hits: list[VectorResult] = []
-            for label in section_labels(reference):
-                hits.extend(self.kb.section_lookup(doc, label, collection))
-            if hits:
-                return Resolution("section_index", hits, doc, collection, 1.0)
+            exact = self._section_index(reference, doc, collection)
+            if exact is not None:
+                return exact
             joined = self._in_joined_book(reference)
             if joined is not None:
                 return joined
@@ -114,8 +112,10 @@ class ReferenceResolver:
         if reference.book or not reference.joined_book:
             return None
         doc, collection = self.kb.registry.resolve_document_name(reference.joined_book)
-        if not doc:
-            return None
+        return self._section_index(reference, doc, collection) if doc else None
+
+    def _section_index(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
+        """Every named section of `doc`, exactly, or None when it has none of them."""
         hits = [hit for label in section_labels(reference) for hit in self.kb.section_lookup(doc, label, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
