@@ -14,6 +14,7 @@ from rabbithole_lab.kb.parse import Line, ParsedDocument
 from rabbithole_lab.kb.sections import (
     BIBLIOGRAPHY_LABEL,
     bibliography_heading,
+    is_annex_part_heading,
     is_structural_heading,
     legal_heading_label,
     markdown_heading_label,
@@ -23,6 +24,7 @@ from rabbithole_lab.records import Chunk
 
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+")
 _PLAIN_HEADING_MAX_CHARS = 100
+_ANNEX_UNITS = ("Anlage", "Annex", "Appendix", "Schedule")
 
 
 @dataclass
@@ -89,11 +91,16 @@ def split_sections(document: ParsedDocument) -> list[SectionBlock]:
         elif kind[0] == "section":
             label = kind[1]
             parent = next((b.label for b in reversed(blocks) if b.label), "")
-            if _is_subheading(label) and parent.startswith(("Anlage", "Annex", "Appendix", "Schedule")):
+            if _is_subheading(label) and parent.startswith(_ANNEX_UNITS):
                 label = parent  # "1. Radiologie" inside Anlage 1 still belongs to Anlage 1
             blocks.append(SectionBlock(label=label, heading=line.text, heading_page=line.page))
         else:
-            blocks.append(SectionBlock(label="", heading=line.text, heading_page=line.page))
+            parent = next((b.label for b in reversed(blocks) if b.label), "")
+            if parent.startswith(_ANNEX_UNITS) and is_annex_part_heading(line.text):
+                # "Teil C: ..." inside Anlage 3 is a part of that annex, cited as "Anlage 3 Teil C"
+                blocks.append(SectionBlock(label=parent, heading=f"{parent} {line.text}", heading_page=line.page))
+            else:
+                blocks.append(SectionBlock(label="", heading=line.text, heading_page=line.page))
         previous = line
     return [block for block in blocks if block.lines or block.label]
 

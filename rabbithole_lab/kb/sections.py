@@ -103,6 +103,14 @@ def is_structural_heading(line: str) -> bool:
     return bool(_STRUCTURAL_HEADING.match(line))
 
 
+# German annexes are divided into "Teil A", "Teil C", "Teil 1"; "C" also reads as a Roman numeral
+_ANNEX_PART_HEADING = re.compile(r"^\s*Teil\s+(?:\d+|[A-Z]|[IVX]+)\b")
+
+
+def is_annex_part_heading(line: str) -> bool:
+    return bool(_ANNEX_PART_HEADING.match(line))
+
+
 def section_key(label: str) -> str:
     """A comparable key: 'Part 6.Chapter 1.70.(1)' -> '70(1)', '3.3.16.(1)' -> '3.3.16(1)', '§ 78' -> '§ 78'."""
     text = label.strip()

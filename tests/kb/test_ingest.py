@@ -147,6 +147,30 @@ def test_long_sections_split_with_overlap_and_repeat_the_heading(tmp_path):
     assert first_body[-1] in second_body  # overlap
 
 
+def test_a_part_of_an_annex_keeps_the_annex_label(tmp_path):
+    # "Teil C" reads like a Roman-numbered structural heading; inside an Anlage it is part of the Anlage
+    lines = ["Teil 2 Pflichten.", "§ 7 Freistellung", "Frei ist der Betrieb nach Anlage 3.",
+             "Anlage 3 Freie Tätigkeiten", "Teil A: Umgang.", "Text zu Teil A.",
+             "Teil C: Betrieb von Anlagen nach § 7.", "Text zu Teil C.", "Teil 1: Nachweise.", "Text."]
+    path = tmp_path / "law.txt"
+    path.write_text("\n".join(lines))
+    blocks = split_sections(parse_file(path))
+    assert [(block.label, block.heading) for block in blocks] == [
+        ("§ 7", "§ 7 Freistellung"),
+        ("Anlage 3", "Anlage 3 Freie Tätigkeiten"),
+        ("Anlage 3", "Anlage 3 Teil C: Betrieb von Anlagen nach § 7."),
+        ("Anlage 3", "Anlage 3 Teil 1: Nachweise."),
+    ]
+
+
+@pytest.mark.corpus
+def test_every_corpus_chunk_after_the_title_page_has_a_section(corpus_kb):
+    for collection in corpus_kb.collections():
+        unlabelled = [(c.doc, c.page_start) for c in corpus_kb.index.get_chunks(collection)
+                      if not c.section and c.page_start > 1]
+        assert not unlabelled, collection
+
+
 def test_unsupported_and_empty_files_raise_document_error(tmp_path):
     (tmp_path / "x.csv").write_text("a,b")
     with pytest.raises(DocumentError, match="unsupported"):
