@@ -69,6 +69,12 @@ def _is_subheading(label: str) -> bool:
     return bool(re.fullmatch(r"(?:\d+|[A-Z])(?:\.\d+)*", label))
 
 
+def _annex_part_heading(annex: str, heading: str) -> str:
+    """German annex parts are printed without the annex ("Teil C: …", "2. Anlagentechnik"); every chunk
+    repeats its heading, so the annex label goes in front to keep the part findable as "Anlage 3"."""
+    return f"{annex} {heading}" if annex.startswith("Anlage") else heading
+
+
 def split_sections(document: ParsedDocument) -> list[SectionBlock]:
     blocks: list[SectionBlock] = [SectionBlock(label="", heading="", heading_page=1)]
     previous: Line | None = None
@@ -91,14 +97,17 @@ def split_sections(document: ParsedDocument) -> list[SectionBlock]:
         elif kind[0] == "section":
             label = kind[1]
             parent = next((b.label for b in reversed(blocks) if b.label), "")
+            heading = line.text
             if _is_subheading(label) and parent.startswith(_ANNEX_UNITS):
                 label = parent  # "1. Radiologie" inside Anlage 1 still belongs to Anlage 1
-            blocks.append(SectionBlock(label=label, heading=line.text, heading_page=line.page))
+                heading = _annex_part_heading(parent, heading)
+            blocks.append(SectionBlock(label=label, heading=heading, heading_page=line.page))
         else:
             parent = next((b.label for b in reversed(blocks) if b.label), "")
             if parent.startswith(_ANNEX_UNITS) and is_annex_part_heading(line.text):
                 # "Teil C: ..." inside Anlage 3 is a part of that annex, cited as "Anlage 3 Teil C"
-                blocks.append(SectionBlock(label=parent, heading=f"{parent} {line.text}", heading_page=line.page))
+                blocks.append(SectionBlock(label=parent, heading=_annex_part_heading(parent, line.text),
+                                           heading_page=line.page))
             else:
                 blocks.append(SectionBlock(label="", heading=line.text, heading_page=line.page))
         previous = line

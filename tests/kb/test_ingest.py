@@ -151,7 +151,8 @@ def test_a_part_of_an_annex_keeps_the_annex_label(tmp_path):
     # "Teil C" reads like a Roman-numbered structural heading; inside an Anlage it is part of the Anlage
     lines = ["Teil 2 Pflichten.", "§ 7 Freistellung", "Frei ist der Betrieb nach Anlage 3.",
              "Anlage 3 Freie Tätigkeiten", "Teil A: Umgang.", "Text zu Teil A.",
-             "Teil C: Betrieb von Anlagen nach § 7.", "Text zu Teil C.", "Teil 1: Nachweise.", "Text."]
+             "Teil C: Betrieb von Anlagen nach § 7.", "Text zu Teil C.", "Teil 1: Nachweise.", "Text.",
+             "Anlage 4 Kriterien", "Einleitung.", "2. Anlagentechnik", "Text zu 2."]
     path = tmp_path / "law.txt"
     path.write_text("\n".join(lines))
     blocks = split_sections(parse_file(path))
@@ -160,6 +161,8 @@ def test_a_part_of_an_annex_keeps_the_annex_label(tmp_path):
         ("Anlage 3", "Anlage 3 Freie Tätigkeiten"),
         ("Anlage 3", "Anlage 3 Teil C: Betrieb von Anlagen nach § 7."),
         ("Anlage 3", "Anlage 3 Teil 1: Nachweise."),
+        ("Anlage 4", "Anlage 4 Kriterien"),
+        ("Anlage 4", "Anlage 4 2. Anlagentechnik"),
     ]
 
 
