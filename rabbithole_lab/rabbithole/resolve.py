@@ -39,17 +39,39 @@ class Resolution:
         return bool(self.results)
 
 
+# English units that group numbered sections: "Part 19" is not section 19 ("Part 3.19.")
+_GROUPING_UNITS = {"part": "Part", "parts": "Part", "chapter": "Chapter", "chapters": "Chapter",
+                   "schedule": "Schedule", "schedules": "Schedule"}
+_GROUPING_LABEL = re.compile(r"(?P<unit>Part|Chapter|Schedule) (?P<num>\d+[A-Z]?)")
+_GROUPING_IN_LABEL = re.compile(r"\b(?:Part|Chapter|Schedule)\s*\d", re.IGNORECASE)
+
+
 def section_labels(reference: DetectedReference, limit: int = MAX_SECTIONS_PER_REFERENCE) -> list[str]:
-    """The section labels a reference names ("§ 78", "Art. 3", "3.2.4(a)"), at most `limit`."""
+    """The section labels a reference names ("§ 78", "Art. 3", "3.2.4(a)", "Part 19"), at most `limit`."""
     labels = []
     for section in reference.sections[:limit]:
+        grouping = _GROUPING_UNITS.get(reference.unit) if reference.type == "section" else None
         if reference.type == "legal_section" and reference.unit == "§":
             labels.append(f"§ {section}")
         elif reference.type == "legal_section" and reference.unit == "Art.":
             labels.append(f"Art. {section}")
+        elif grouping and re.fullmatch(r"\d+[A-Z]?", section):
+            labels.append(f"{grouping} {section}")
         else:
             labels.append(section)
     return labels
+
+
+def lookup_section(kb: KnowledgeBase, doc: str, label: str, collection: str | None = None) -> list[VectorResult]:
+    """`kb.section_lookup`, where "Chapter 3" / "Part 2" falls back to a plain numbered heading ("3.", the
+    chapters of a rulebook), never to a section inside some part ("Part 3.19." for "Part 19"). A schedule
+    is never a plain numbered heading ("Schedule 1" is not section 1)."""
+    hits = kb.section_lookup(doc, label, collection)
+    grouping = _GROUPING_LABEL.fullmatch(label)
+    if hits or not grouping or grouping.group("unit") == "Schedule":
+        return hits
+    return [hit for hit in kb.section_lookup(doc, grouping.group("num"), collection)
+            if not _GROUPING_IN_LABEL.search(hit.section or "")]
 
 
 class ReferenceResolver:
@@ -116,7 +138,7 @@ class ReferenceResolver:
 
     def _section_index(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
         """Every named section of `doc`, exactly, or None when it has none of them."""
-        hits = [hit for label in section_labels(reference) for hit in self.kb.section_lookup(doc, label, collection)]
+        hits = [hit for label in section_labels(reference) for hit in lookup_section(self.kb, doc, label, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
     def _unique_elsewhere(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:

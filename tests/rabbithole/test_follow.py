@@ -9,6 +9,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.kb.factory import open_index, open_knowledge_base
+from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
 from rabbithole_lab.rabbithole.engine import build_follower
@@ -89,6 +91,31 @@ def test_a_bookless_reference_its_document_lacks_resolves_in_the_one_document_th
     # two other documents have a section 2: no guess, the usual search instead
     ambiguous = resolver.resolve(_ref("see section 2", "QStrV.pdf"), "Grenzwerte")
     assert ambiguous.path != "section_index"
+
+
+def test_a_part_chapter_or_schedule_is_not_a_section_of_the_same_number(tmp_path, settings):
+    folder = tmp_path / "kb" / "Rules__db_inserted"
+    folder.mkdir(parents=True)
+    (folder / "FSMR.md").write_text(
+        "# FSMR\n\n## [PID a] 1.\n\nInterpretation of terms.\n\n## [PID b] Part 3.19.\n\nSection 19 in Part 3.\n\n"
+        "## [PID c] Part 19\n\nPart 19 on market abuse.\n\n## [PID d] Part 19.Chapter 1.250.(1)\n\n"
+        "A person must not engage in market abuse.\n")
+    (folder / "COBS.md").write_text(
+        "# COBS\n\n## [PID e] 3.\n\nClient classification.\n\n## [PID f] 3.1.1\n\nClassify every client.\n")
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
+    resolver = ReferenceResolver(open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db"))
+
+    def sections(text, doc):
+        resolution = resolver.resolve(_ref(text, doc), "market abuse")
+        return resolution.path, [r.section for r in resolution.results]
+
+    assert sections("as set out in Part 19 of FSMR", "COBS.md") == ("section_index", ["Part 19"])
+    # a rulebook without parts: its chapters are its plain numbered headings
+    assert sections("see Chapter 3 of COBS", "FSMR.md") == ("section_index", ["3."])
+    # the FSMR has no plain "Part 3" and no Schedule 1: never its section 3.19 or 1
+    assert sections("under Part 3 of FSMR", "COBS.md")[0] != "section_index"
+    assert sections("paragraph 2 of Schedule 1 to FSMR", "COBS.md")[1] != ["1"]
 
 
 def test_the_section_holders_are_looked_up_once_per_resolver(demo_kb, monkeypatch):
