@@ -173,8 +173,8 @@ class RabbitholeFollower:
     ) -> Trail:
         """Follow references best-first, level by level; return items in tree order.
 
-        `pool` holds the first-stage hits ranked below the seeds: one of them that cites a passage
-        in the context joins it right after that passage (a backlink)."""
+        `pool` holds the first-stage hits ranked below the seeds: one of them, or a lower seed, that
+        cites the best seed joins it right after that seed (a backlink)."""
         state = _TaskState(visited or set())
         trail = Trail()
         cosine = self.kb.similarity(seeds, anchor) if seeds else {}
@@ -193,8 +193,8 @@ class RabbitholeFollower:
         state.root_position = {root.result.chunk_id: index for index, root in enumerate(roots)}
         # Backlinks first: a passage that cites the best seed and is also cited further down takes the
         # better-ranked place, right after the best seed.
-        if pool and self.limits.max_cited_by > 0:
-            self._pull_citers(pool, roots, children, anchor, language, state, trail)
+        if self.limits.max_cited_by > 0:
+            self._pull_citers(pool or [], roots, children, anchor, language, state, trail)
         frontier = roots[: self.limits.follow_from_top_seeds]
         depth = 0
         while frontier:
@@ -415,16 +415,25 @@ class RabbitholeFollower:
 
         german = language == "de"
         pulled = 0
-        for candidate in pool:
+        # A seed further down that cites the best seed moves up the same way as a hit below the cut.
+        lower_seeds = {root.result.chunk_id: root for root in roots[self.limits.cited_by_top_seeds:]}
+        for candidate in [root.result for root in lower_seeds.values()] + pool:
             if pulled >= self.limits.max_cited_by:
                 break
-            if not state.available(candidate, len(roots)) or candidate.chunk_id in state.root_position:
+            seed = lower_seeds.get(candidate.chunk_id)
+            if seed is None and (not state.available(candidate, len(roots)) or candidate.chunk_id in state.root_position):
                 continue
             for reference in self._citations(candidate):
                 cited = next((in_context[key] for key in cited_keys(reference, target_document) if key in in_context),
                              None)
                 if cited is None or (cited.result.doc, cited.result.section) == (candidate.doc, candidate.section):
                     continue
+                if seed is not None:  # walked right after the seed it cites, with what it finds itself
+                    seed.cites, seed.via = cited.result.chunk_id, reference.original_text
+                    children.setdefault(id(cited), []).insert(0, seed)
+                    trail.edges.append(self._backlink_edge(seed.result, cited, reference, seed.own_score, german))
+                    pulled += 1
+                    break
                 state.add(candidate)
                 own = relevance_score(self.kb.similarity([candidate], anchor).get(candidate.chunk_id, 0.0), anchor,
                                       candidate.text, language="english" if language == "en" else "german")
@@ -432,14 +441,19 @@ class RabbitholeFollower:
                 citer = TrailItem(candidate, cited.depth, own, own, classify_tier(cited.depth, own),
                                   cites=cited.result.chunk_id, via=reference.original_text, root=cited.root)
                 children.setdefault(id(cited), []).insert(0, citer)
-                trail.edges.append(ReferenceEdge(
-                    from_chunk=candidate.chunk_id, to_chunks=[cited.result.chunk_id], type=reference.type,
-                    target=reference.target, depth=cited.depth + 1, decision="followed",
-                    reason="zitiert eine Fundstelle im Kontext" if german else "cites a passage in the context",
-                    resolution="cited_by", score=round(own, 4), from_doc=candidate.doc, from_section=candidate.section,
-                    to_docs=[cited.result.doc], to_sections=[cited.result.section]))
+                trail.edges.append(self._backlink_edge(candidate, cited, reference, own, german))
                 pulled += 1
                 break
+
+    @staticmethod
+    def _backlink_edge(candidate: VectorResult, cited: TrailItem, reference: DetectedReference, own: float,
+                       german: bool) -> ReferenceEdge:
+        return ReferenceEdge(
+            from_chunk=candidate.chunk_id, to_chunks=[cited.result.chunk_id], type=reference.type,
+            target=reference.target, depth=cited.depth + 1, decision="followed",
+            reason="zitiert eine Fundstelle im Kontext" if german else "cites a passage in the context",
+            resolution="cited_by", score=round(own, 4), from_doc=candidate.doc, from_section=candidate.section,
+            to_docs=[cited.result.doc], to_sections=[cited.result.section])
 
     def _choose(self, targets: list[VectorResult], cosine: dict[str, float]) -> list[VectorResult]:
         """The chunks of a resolved section most similar to the anchor (`cosine`: chunk id -> similarity,

@@ -376,6 +376,25 @@ def test_backlink_keys_match_sections_exactly():
     assert cited_keys(detect_references_regex("nach § 9 BGB", "QStrV.pdf")[0], lambda r: None) == []
 
 
+def test_a_seed_further_down_that_cites_the_best_seed_moves_right_after_it(demo_kb, settings):
+    seeds = (_seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
+             + _seed(demo_kb, "QStrV.pdf", "§ 6"))  # "§ 6 ... nach § 12 QStrG"
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(seeds, ANCHOR, "de")
+    assert [(i.result.doc, i.result.section) for i in trail.items] == [
+        ("QStrG.pdf", "§ 12"), ("QStrV.pdf", "§ 6"), ("QStrG.pdf", "§ 3")]
+    moved = trail.items[1]
+    assert moved.depth == 0 and moved.cites == seeds[0].chunk_id and "12" in moved.via
+    edge = next(e for e in trail.edges if e.resolution == "cited_by")
+    assert edge.from_chunk == seeds[2].chunk_id and edge.to_chunks == [seeds[0].chunk_id]
+    # the moved seed still follows its own references, and they come along behind it
+    deep = _follower(demo_kb, settings, follow_depth=1, max_cited_by=2).run(seeds, ANCHOR, "de")
+    order = [i.result.chunk_id for i in deep.items]
+    assert order.index(seeds[2].chunk_id) < order.index(seeds[1].chunk_id)
+    assert len(order) == len(set(order))
+    off = _follower(demo_kb, settings, follow_depth=0, max_cited_by=0).run(seeds, ANCHOR, "de")
+    assert [i.result.chunk_id for i in off.items] == [s.chunk_id for s in seeds]
+
+
 def test_a_hit_below_the_cut_that_cites_the_best_seed_joins_right_after_it(demo_kb, settings):
     seeds = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
     citer = _seed(demo_kb, "QStrV.pdf", "§ 6")  # "§ 6 ... nach § 12 QStrG"
