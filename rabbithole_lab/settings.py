@@ -232,8 +232,8 @@ class ReferenceSettings(_Group):
     min_results: int = _env("RELEVANCE_MIN_RESULTS", 2, "Chunks kept by backfill after filtering", ge=0)
     max_cited_by: int = _env(
         "REFERENCE_MAX_CITED_BY", 2,
-        "Backlinks per task: first-stage hits below the cut that join the context because they cite a passage "
-        "in it (0 = off)", ge=0,
+        "Backlinks per task: lower seeds or first-stage hits below the cut that move right after the best seed "
+        "because they cite it (0 = off)", ge=0,
     )
     cited_by_pool: int = _env(
         "REFERENCE_CITED_BY_POOL", 20, "First-stage hits below the cut that are searched for backlinks", ge=0
