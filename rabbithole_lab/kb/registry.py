@@ -95,7 +95,10 @@ def _is_abbreviation(name: str) -> bool:
 
 def _fuzzy_ratio(query: str, name: str) -> float:
     """Spelling similarity that a shared compound head cannot carry alone: "Kostenverordnung" is
-    not "Meldeverordnung", and "Gesetz" is not "Atomgesetz", however much of the string they share."""
+    not "Meldeverordnung", and "Gesetz" is not "Atomgesetz", however much of the string they share.
+    The heads are compared without their case endings: "Energiewirtschaftsgesetzes" shares the head
+    "…wirtschaftsgesetz" with "Kreislaufwirtschaftsgesetz"."""
+    query, name = inflection_key(query) or query, inflection_key(name) or name
     shared = 0
     while shared < min(len(query), len(name)) and query[-1 - shared] == name[-1 - shared]:
         shared += 1
