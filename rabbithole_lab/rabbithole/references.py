@@ -41,9 +41,9 @@ _SUBUNIT = (
 _SUBVAL = r"(?:\d{1,4}[a-z]?|[a-z]{1,2}\)?|[IVX]{1,5}|[A-Z](?![a-zA-Z]))"
 _SUBPART = re.compile(
     rf"\s*(?:(?:,|und|oder|sowie)\s+)?{_SUBUNIT}\s*{_SUBVAL}"
-    # list items: "Abs. 1 und 3", "Nr. 7,10"; after ", " only short values continue the list,
-    # so "Nr. 7,10, 711 ZPO" keeps 711 as a section of its own
-    rf"(?:(?:,(?=\S)|\s*,\s*(?=(?:\d{{1,2}}|[a-z]\)?)(?![\d\w]))|\s+(?:und|oder|bis|sowie|u\.)\s+){_SUBVAL}"
+    # list items: "Abs. 1 und 3", "Nr. 7,10", "Absatz 1, 1a, 2"; after ", " only short values continue
+    # the list, so "Nr. 7,10, 711 ZPO" keeps 711 as a section of its own
+    rf"(?:(?:,(?=\S)|\s*,\s*(?=(?:\d{{1,2}}[a-z]?|[a-z]\)?)(?![\d\w]))|\s+(?:und|oder|bis|sowie|u\.)\s+){_SUBVAL}"
     rf"(?!\s*§)(?=[\s,;.)\]]|$))*"
 )
 # "§ 9a Absatz 3 Satz 2 zweiter Halbsatz des Atomgesetzes": an ordinal sub-part before the book
@@ -140,6 +140,8 @@ _COLLECTION_OR_COMMENTARY_BEFORE = re.compile(
 _COMMENTARY_AFTER = re.compile(r"\s*(?:Rdn|Rdnr|RdNr|Randnr|Randziffer|Rn|Rz|Tz|Anm)\.?\s*\d")
 _BARE_LABEL = re.compile(r"(?:§§?|Art\.|Artikel|Anlage)\s*\d{1,4}\s?[a-z]?")
 _IN_CONNECTION_WITH = re.compile(r"\s*(?:in\s+Verbindung\s+mit|i\.\s?V\.\s?m\.?)\s*")
+# "§ 55 Absatz 1 … und die §§ 56 bis 58 des Bundes-Immissionsschutzgesetzes", "§ 81 Satz 3, den §§ 184 …"
+_ENUMERATION_WITH_ARTICLE = re.compile(r"\s*(?:,\s*(?:und|oder|sowie)?|und|oder|sowie)\s+(?:die|den|der|dem)\s+")
 _PRIVATE_CONTRACT = re.compile(
     r"(?:Arbeits|Miet|Kauf|Pacht|Dienst|Anstellungs|Gesellschafts|Darlehens|Werk|Leasing|Übergabe|Praxisübergabe)"
     r"vertrag(?:e)?s$"
@@ -221,10 +223,13 @@ def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
             return re.sub(r"\s+", " ", abbreviation.group("book")), False, abbreviation.end()
     genitive = _GENITIVE_BOOK.match(text, position)
     if genitive:
-        book = genitive.group("book")
-        if genitive.group("abbr"):
-            book = genitive.group("abbr")
-        return re.sub(r"\s+", " ", book), False, genitive.end()
+        book, end, abbreviation = genitive.group("book"), genitive.end(), genitive.group("abbr")
+        if abbreviation and sum(char.isupper() for char in abbreviation) >= 2:
+            book = abbreviation  # "des Strahlenschutzgesetzes (StrlSchG)"
+        elif abbreviation:  # "des Atomgesetzes (Endlager)": a term the text defines, not the law's abbreviation
+            book = book[: book.rindex("(")].rstrip()
+            end = genitive.start("book") + len(book)
+        return re.sub(r"\s+", " ", book), False, end
     long_book = _PLAIN_LONG_BOOK.match(text, position)
     if long_book:
         return re.sub(r"\s+", " ", long_book.group("book")), False, long_book.end()
@@ -330,6 +335,16 @@ def _cites_a_statute(text: str, chain: _Chain) -> bool:
     return not _COLLECTION_OR_COMMENTARY_BEFORE.search(text[max(0, chain.start - 40) : chain.start])
 
 
+def _share_books_across_enumerations(text: str, chains: list[_Chain]) -> None:
+    """A book-less chain followed by "und die §§ … des X" or ", den §§ … des X" cites X too: the chain
+    parser stops at the article, the law named at the end covers the whole enumeration."""
+    for index in range(len(chains) - 2, -1, -1):
+        earlier, later = chains[index], chains[index + 1]
+        if earlier.book is None and later.book and not later.self_book and earlier.unit == later.unit and \
+                _ENUMERATION_WITH_ARTICLE.fullmatch(text, earlier.end, later.start):
+            earlier.book = later.book
+
+
 def _books_joined_by_in_connection_with(text: str, chains: list[_Chain]) -> list[str | None]:
     """For each chain, the book of the chain it is joined to by "in Verbindung mit" ("§ 21 Abs. 3 in Verbindung
     mit § 54 des Atomgesetzes"), when it has none of its own. Only a fallback: in the corpus's statutes the
@@ -358,6 +373,7 @@ def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
         position = max(chain.end, match.end())
         if _cites_a_statute(text, chain):
             chains.append(chain)
+    _share_books_across_enumerations(text, chains)
     joined_books = _books_joined_by_in_connection_with(text, chains)
     references: list[DetectedReference] = []
     for chain, joined_book in zip(chains, joined_books, strict=True):

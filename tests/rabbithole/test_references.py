@@ -65,6 +65,36 @@ def test_absatz_continuations_are_not_sections():
     assert ref.sections == ["708", "711"] and ref.book == "ZPO"
 
 
+def test_an_absatz_list_with_a_letter_suffix_is_not_sections():
+    # KrWG § 60: "§ 55 Absatz 1, 1a, 2 …" read "1a" and "2" as sections of their own
+    assert _one("finden § 55 Absatz 1, 1a, 2 Satz 1 und 2, Absatz 3 und 4 Anwendung").sections == ["55"]
+
+
+@pytest.mark.parametrize(
+    ("text", "books"),
+    [
+        # KrWG § 60 and AtKostV § 1: the law named at the end covers the member before the article
+        ("finden § 55 Absatz 1 und die §§ 56 bis 58 des Bundes-Immissionsschutzgesetzes Anwendung",
+         ["Bundes-Immissionsschutzgesetzes", "Bundes-Immissionsschutzgesetzes"]),
+        ("Die nach § 81 Satz 3, den §§ 184 und 185 des Strahlenschutzgesetzes zuständigen Behörden",
+         ["Strahlenschutzgesetzes", "Strahlenschutzgesetzes"]),
+        # an explicit own-law member keeps its document; without an article it is one chain already
+        ("nach § 7b dieses Gesetzes und § 18 der Atomrechtlichen Verfahrensverordnung",
+         [None, "Atomrechtlichen Verfahrensverordnung"]),
+        ("nach § 5 und die §§ 7 dieses Gesetzes", [None, None]),
+    ],
+)
+def test_a_member_before_und_die_paragraphs_of_a_law_cites_that_law(text, books):
+    assert [r.book for r in detect_references_regex(text, "X.pdf")] == books
+
+
+def test_a_term_the_text_defines_in_parentheses_is_no_book():
+    # StandAG § 2: "… nach § 9a Absatz 3 Satz 1 des Atomgesetzes (Endlager), wobei …" named the EndlagerVlV
+    ref = _one("in eine Anlage des Bundes nach § 9a Absatz 3 Satz 1 des Atomgesetzes (Endlager), wobei")
+    assert ref.book == "Atomgesetzes" and ref.original_text.endswith("Atomgesetzes")
+    assert _one("nach § 5 des Strahlenschutzgesetzes (StrlSchG) gilt").book == "StrlSchG"
+
+
 def test_a_list_item_on_the_next_line_is_not_a_chain_member():
     # StrlSchG § 92: "... nach diesem Kapitel und nach § 117,\n2. bei der Notfallreaktion ..."
     ref = _one("Rechtsverordnungen nach diesem Kapitel und nach § 117,\n2. bei der Notfallreaktion von den Behörden")
