@@ -49,7 +49,7 @@ _SUBPART = re.compile(
 # "§ 9a Absatz 3 Satz 2 zweiter Halbsatz des Atomgesetzes": an ordinal sub-part before the book
 _ORDINAL_SUBPART = re.compile(
     r"\s*(?:(?:,|und|oder)\s+)?(?:erste[rns]?|zweite[rns]?|dritte[rns]?|vierte[rns]?|letzte[rns]?)\s+"
-    r"(?:Halbsatz|Halbs\.|Satzteil|Alternative|Alt\.|Variante|Spiegelstrich)(?![\wäöüß])"
+    r"(?:Halbsatz|Halbs\.|Satzteil|Teilsatz|Alternative|Alt\.|Variante|Spiegelstrich)(?![\wäöüß])"
 )
 _FF = re.compile(r"\s*(?:ff\.?|f\.)(?![a-zäöü])")
 # ", und" before the bare comma: the first alternative that matches wins
@@ -139,7 +139,10 @@ _COLLECTION_OR_COMMENTARY_BEFORE = re.compile(
 )
 _COMMENTARY_AFTER = re.compile(r"\s*(?:Rdn|Rdnr|RdNr|Randnr|Randziffer|Rn|Rz|Tz|Anm)\.?\s*\d")
 _BARE_LABEL = re.compile(r"(?:§§?|Art\.|Artikel|Anlage)\s*\d{1,4}\s?[a-z]?")
-_IN_CONNECTION_WITH = re.compile(r"\s*(?:in\s+Verbindung\s+mit|i\.\s?V\.\s?m\.?)\s*")
+# "in Verbindung mit", also ", jeweils auch in Verbindung mit" (UVPG Anlage 5)
+_IN_CONNECTION_WITH = re.compile(
+    r"\s*(?:,\s*)?(?:jeweils\s+)?(?:auch\s+)?(?:in\s+Verbindung\s+mit|i\.\s?V\.\s?m\.?)\s*")
+_CUT_BEFORE_THE_BOOK = re.compile(r"\s+(?:des|der|dem|den|zum|zur)\s*")
 # "§ 55 Absatz 1 … und die §§ 56 bis 58 des Bundes-Immissionsschutzgesetzes", "§ 81 Satz 3, den §§ 184 …"
 _ENUMERATION_WITH_ARTICLE = re.compile(r"\s*(?:,\s*(?:und|oder|sowie)?|und|oder|sowie)\s+(?:die|den|der|dem)\s+")
 _PRIVATE_CONTRACT = re.compile(
@@ -332,6 +335,8 @@ def _cites_a_statute(text: str, chain: _Chain) -> bool:
         return False
     if _COMMENTARY_AFTER.match(text, chain.end):
         return False
+    if chain.book is None and _CUT_BEFORE_THE_BOOK.fullmatch(text, chain.end):
+        return False  # "… nach § 3a Absatz 2 des" at the end of a chunk: the next chunk holds it whole
     return not _COLLECTION_OR_COMMENTARY_BEFORE.search(text[max(0, chain.start - 40) : chain.start])
 
 

@@ -88,6 +88,13 @@ def test_a_member_before_und_die_paragraphs_of_a_law_cites_that_law(text, books)
     assert [r.book for r in detect_references_regex(text, "X.pdf")] == books
 
 
+def test_a_reference_cut_before_its_book_at_the_end_of_a_chunk_is_left_to_the_next_chunk():
+    assert detect_references_regex("in elektronischer Form gemäß § 3a Absatz 2 Satz 2 und 3 des", "KrWG.pdf") == []
+    assert _one("in elektronischer Form gemäß § 3a Absatz 2 Satz 2 und 3 des VwVfG").book == "VwVfG"
+    assert _one("Das gilt nach § 3a Absatz 2 der Verordnung.").sections == ["3a"]  # not cut: still a reference
+    assert _one("Das gilt nach § 3a Absatz 2.").book is None
+
+
 def test_a_term_the_text_defines_in_parentheses_is_no_book():
     # StandAG § 2: "… nach § 9a Absatz 3 Satz 1 des Atomgesetzes (Endlager), wobei …" named the EndlagerVlV
     ref = _one("in eine Anlage des Bundes nach § 9a Absatz 3 Satz 1 des Atomgesetzes (Endlager), wobei")
@@ -108,6 +115,8 @@ def test_a_list_item_on_the_next_line_is_not_a_chain_member():
         # sub-parts written as ordinals still lead to the book (StrlSchV, AtEV, StrlSchG cite § 9a AtG so)
         ("im Sinne des § 9a Absatz 3 Satz 1\nzweiter Satzteil des Atomgesetzes oder", "Atomgesetzes"),
         ("nach § 9a Absatz 3 Satz 2 zweiter Halbsatz\ndes Atomgesetzes zu übermitteln", "Atomgesetzes"),
+        ("gemäß § 208 Absatz 2, 3 zweiter Teilsatz oder Absatz 4 des Strahlenschutzgesetzes weiterbetrieben",
+         "Strahlenschutzgesetzes"),
         # a book whose last word is the act type itself
         ("Sicherheit im Sinne von § 232 des\nBürgerlichen Gesetzbuchs leistet", "Bürgerlichen Gesetzbuchs"),
         ("aus Artikel 5 Abs. d des Pariser\nÜbereinkommens etwas anderes", "Pariser Übereinkommens"),
@@ -249,6 +258,8 @@ def test_decision_collections_commentaries_and_contract_clauses_are_no_statute_r
         ("nach § 12 i.V.m. § 13 i. V. m. § 14 StrlSchG", ["StrlSchG", "StrlSchG", None]),
         ("§ 5 i.V.m. Art. 3 GG", [None, None]),
         ("§ 12 dieses Gesetzes i.V.m. § 13 StrlSchG", [None, None]),
+        ("nach § 99 Absatz 2 Nummer 9 oder § 100, jeweils auch in Verbindung mit § 103 Absatz 1 des "
+         "Strahlenschutzgesetzes", ["Strahlenschutzgesetzes", None]),
     ],
 )
 def test_a_member_joined_by_in_verbindung_mit_keeps_the_later_book_as_a_fallback(text, joined_books):
