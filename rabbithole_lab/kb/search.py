@@ -82,6 +82,7 @@ class KnowledgeBase:
         self.index = index
         self.registry = registry
         self.settings = settings
+        self._keys_of_document: dict[tuple[str, str, int], dict[str, list[Chunk]]] = {}
 
     def collections(self) -> list[str]:
         return self.index.collections()
@@ -198,7 +199,8 @@ class KnowledgeBase:
         """All chunks of one section of one document, in reading order (exact, no ranking).
 
         Matches the label ("§ 78", "Anlage 4") or its key ("70(1)" for "Part 6.Chapter 1.70.(1)");
-        a sub-paragraph falls back to its parent ("3.10.7(g)" -> "3.10.7").
+        a sub-paragraph falls back to its parent ("3.10.7(g)" -> "3.10.7"), and a rule that exists only as
+        its paragraphs to them ("19.14.2" -> "19.14.2.(1)", "19.14.2.(2)").
         """
         label = canonical_section(section)
         targets = self._targets(collection, doc)
@@ -213,7 +215,28 @@ class KnowledgeBase:
                 if chunks:
                     chunks.sort(key=lambda chunk: chunk.char_start)
                     return [_result(chunk, 1.0, "section") for chunk in chunks]
+        # "Rule 19.14.2" of a rulebook that has only its paragraphs "19.14.2.(1)", "19.14.2.(2)", …
+        for target in targets:
+            chunks = self._sub_paragraphs(target, doc, section_key(label))
+            if chunks:
+                return [_result(chunk, 1.0, "section") for chunk in chunks]
         return []
+
+    def _sub_paragraphs(self, collection: str, doc: str, key: str) -> list[Chunk]:
+        """The chunks whose section key continues `key` with a sub-paragraph ("19.14.2(1)" for "19.14.2"),
+        in reading order. Chroma cannot match a prefix, so one document's keys are read once and kept while
+        its collection keeps its size."""
+        if not key or key.startswith(("§", "Art.", "Anlage")):
+            return []
+        cache_key = (collection, doc, self.index.count(collection))
+        by_key = self._keys_of_document.get(cache_key)
+        if by_key is None:
+            by_key = {}
+            for chunk in self.index.get_chunks(collection, where={"doc": doc}):
+                by_key.setdefault(section_key(chunk.section), []).append(chunk)
+            self._keys_of_document[cache_key] = by_key
+        chunks = [chunk for child, found in by_key.items() if child.startswith(f"{key}(") for chunk in found]
+        return sorted(chunks, key=lambda chunk: chunk.char_start)
 
     def documents_with_section(self, section: str, collection: str | None = None) -> dict[str, list[VectorResult]]:
         """Every document that has a section with this exact label or key, with its chunks in reading order."""
