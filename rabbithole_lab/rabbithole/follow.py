@@ -293,7 +293,7 @@ class RabbitholeFollower:
                     trail.edges.append(self._edge(item, reference, "skipped",
                                                   "bereits besucht" if german else "already visited"))
                     continue
-                resolution = self.resolver.resolve(reference, anchor)
+                resolution = self.resolver.resolve(reference, anchor, item.result.section)
                 reference.found = resolution.found
                 reference.resolution = resolution.path
                 if not resolution.found:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
+from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL, section_key
 from rabbithole_lab.rabbithole.references import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
 
@@ -98,10 +98,14 @@ class ReferenceResolver:
                 return reference.document_context, registry.collection_of(reference.document_context)
         return None, None
 
-    def resolve(self, reference: DetectedReference, query_hint: str = "") -> Resolution:
+    def resolve(self, reference: DetectedReference, query_hint: str = "", citing_section: str = "") -> Resolution:
+        """`citing_section`, the section the reference stands in, places a bare "paragraph (1)"."""
         if reference.type == "external":
             return Resolution("external")
         if reference.type in ("legal_section", "section"):
+            sibling = self._sibling(reference, citing_section)
+            if sibling is not None:
+                return sibling
             return self._resolve_section(reference, query_hint)
         if reference.type in ("document", "document_mention"):
             return self._resolve_document(reference, query_hint)
@@ -128,6 +132,21 @@ class ReferenceResolver:
             return Resolution("none")  # a law we do not hold: searching broadly would only add noise
         broad = self.kb.search(f"{reference.original_text} {query_hint}".strip(), k=self.broad_k)
         return Resolution("broad", broad, score=broad[0].score if broad else 0.0) if broad else Resolution("none")
+
+    def _sibling(self, reference: DetectedReference, citing_section: str) -> Resolution | None:
+        """A bare sub-paragraph ("Paragraph (1) does not apply", "sub paragraph (2)(b)") is a paragraph of
+        the citing rule; a bare letter ("paragraphs (a) and (b)") is an item of the citing passage itself."""
+        if reference.book or not citing_section or not reference.sections or \
+                not all(section.startswith("(") for section in reference.sections):
+            return None
+        doc = reference.document_context
+        if not doc or doc not in self.kb.registry.filenames():
+            return None
+        rule = re.sub(r"(?:\([^()]*\))+$", "", section_key(citing_section))
+        labels = [f"{rule}{section}" if re.match(r"\(\d", section) else citing_section
+                  for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]]
+        hits = [hit for label in dict.fromkeys(labels) for hit in self.kb.section_lookup(doc, label)]
+        return Resolution("section_index", hits, doc, self.kb.registry.collection_of(doc), 1.0) if hits else None
 
     def _in_joined_book(self, reference: DetectedReference) -> Resolution | None:
         """The section in the book of the reference this one is joined to by "in Verbindung mit"."""

@@ -118,6 +118,26 @@ def test_a_part_chapter_or_schedule_is_not_a_section_of_the_same_number(tmp_path
     assert sections("paragraph 2 of Schedule 1 to FSMR", "COBS.md")[1] != ["1"]
 
 
+def test_a_bare_paragraph_is_a_paragraph_of_the_citing_rule(tmp_path, settings):
+    folder = tmp_path / "kb" / "Rules__db_inserted"
+    folder.mkdir(parents=True)
+    (folder / "FUNDS.md").write_text(
+        "# FUNDS\n\n## [PID a] 17.1.4.(1)\n\nA Fund Administrator must keep records.\n\n"
+        "## [PID b] 17.1.4.(2)\n\nParagraph (1) does not apply to (a) a small fund or (b) a closed fund, "
+        "see paragraphs (a) and (b).\n\n## [PID c] 3.1.1.(1)\n\nRecords of a fund.\n")
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
+    resolver = ReferenceResolver(open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db"))
+    numbered = _ref("Paragraph (1) does not apply", "FUNDS.md")
+    sibling = resolver.resolve(numbered, "records", citing_section="17.1.4.(2)")
+    assert (sibling.path, [r.section for r in sibling.results]) == ("section_index", ["17.1.4.(1)"])
+    # a letter names an item of the citing passage: following finds it already in the context
+    lettered = resolver.resolve(_ref("see paragraphs (a) and (b).", "FUNDS.md"), "records", citing_section="17.1.4.(2)")
+    assert [r.section for r in lettered.results] == ["17.1.4.(2)"]
+    # without the citing section there is nothing to place it by
+    assert resolver.resolve(numbered, "records").path != "section_index"
+
+
 def test_the_section_holders_are_looked_up_once_per_resolver(demo_kb, monkeypatch):
     resolver = ReferenceResolver(demo_kb)
     lookups = []
