@@ -93,18 +93,23 @@ def test_a_bookless_reference_its_document_lacks_resolves_in_the_one_document_th
     assert ambiguous.path != "section_index"
 
 
-def test_a_part_chapter_or_schedule_is_not_a_section_of_the_same_number(tmp_path, settings):
+def _rulebook_resolver(tmp_path, settings, rulebooks: dict[str, str]) -> ReferenceResolver:
+    """A resolver over Markdown rulebooks in the ObliQA shape ("## [PID …] 3.3.16.(1)" passages)."""
     folder = tmp_path / "kb" / "Rules__db_inserted"
     folder.mkdir(parents=True)
-    (folder / "FSMR.md").write_text(
-        "# FSMR\n\n## [PID a] 1.\n\nInterpretation of terms.\n\n## [PID b] Part 3.19.\n\nSection 19 in Part 3.\n\n"
-        "## [PID c] Part 19\n\nPart 19 on market abuse.\n\n## [PID d] Part 19.Chapter 1.250.(1)\n\n"
-        "A person must not engage in market abuse.\n")
-    (folder / "COBS.md").write_text(
-        "# COBS\n\n## [PID e] 3.\n\nClient classification.\n\n## [PID f] 3.1.1\n\nClassify every client.\n")
-    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
-    ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
-    resolver = ReferenceResolver(open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db"))
+    for name, text in rulebooks.items():
+        (folder / name).write_text(text)
+    ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
+    return ReferenceResolver(open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db"))
+
+
+def test_a_part_chapter_or_schedule_is_not_a_section_of_the_same_number(tmp_path, settings):
+    resolver = _rulebook_resolver(tmp_path, settings, {
+        "FSMR.md": "# FSMR\n\n## [PID a] 1.\n\nInterpretation of terms.\n\n## [PID b] Part 3.19.\n\n"
+                   "Section 19 in Part 3.\n\n## [PID c] Part 19\n\nPart 19 on market abuse.\n\n"
+                   "## [PID d] Part 19.Chapter 1.250.(1)\n\nA person must not engage in market abuse.\n",
+        "COBS.md": "# COBS\n\n## [PID e] 3.\n\nClient classification.\n\n## [PID f] 3.1.1\n\nClassify every client.\n",
+    })
 
     def sections(text, doc):
         resolution = resolver.resolve(_ref(text, doc), "market abuse")
@@ -119,15 +124,11 @@ def test_a_part_chapter_or_schedule_is_not_a_section_of_the_same_number(tmp_path
 
 
 def test_a_bare_paragraph_is_a_paragraph_of_the_citing_rule(tmp_path, settings):
-    folder = tmp_path / "kb" / "Rules__db_inserted"
-    folder.mkdir(parents=True)
-    (folder / "FUNDS.md").write_text(
-        "# FUNDS\n\n## [PID a] 17.1.4.(1)\n\nA Fund Administrator must keep records.\n\n"
-        "## [PID b] 17.1.4.(2)\n\nParagraph (1) does not apply to (a) a small fund or (b) a closed fund, "
-        "see paragraphs (a) and (b).\n\n## [PID c] 3.1.1.(1)\n\nRecords of a fund.\n")
-    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
-    ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
-    resolver = ReferenceResolver(open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db"))
+    resolver = _rulebook_resolver(tmp_path, settings, {
+        "FUNDS.md": "# FUNDS\n\n## [PID a] 17.1.4.(1)\n\nA Fund Administrator must keep records.\n\n"
+                    "## [PID b] 17.1.4.(2)\n\nParagraph (1) does not apply to (a) a small fund or (b) a closed "
+                    "fund, see paragraphs (a) and (b).\n\n## [PID c] 3.1.1.(1)\n\nRecords of a fund.\n",
+    })
     numbered = _ref("Paragraph (1) does not apply", "FUNDS.md")
     sibling = resolver.resolve(numbered, "records", citing_section="17.1.4.(2)")
     assert (sibling.path, [r.section for r in sibling.results]) == ("section_index", ["17.1.4.(1)"])
