@@ -163,7 +163,8 @@ class ChromaIndex:
 
     # ----- writing ------------------------------------------------------
     def doc_state(self, collection: str, doc: str) -> tuple[set[str], set[str]]:
-        """(chunk ids, file hashes) stored for one document."""
+        """(chunk ids, ingest fingerprints) stored for one document (metadata "file_hash": the file's
+        content hash with the chunker's version and chunk sizes, see `ingest.ingest_fingerprint`)."""
         handle = self._collection(collection, create=True)
         got = handle.get(where={"doc": doc}, include=["metadatas"])
         hashes = {m.get("file_hash", "") for m in got["metadatas"] or []}
@@ -174,7 +175,7 @@ class ChromaIndex:
         collection: str,
         doc: str,
         chunks: list[Chunk],
-        file_hash: str,
+        fingerprint: str,
         progress=None,
     ) -> tuple[int, int]:
         """Upsert a document's chunks by content hash and drop its stale ones. Returns (added, removed)."""
@@ -190,15 +191,15 @@ class ChromaIndex:
                 ids=[chunk.id for chunk in batch],
                 documents=[chunk.text for chunk in batch],
                 embeddings=vectors.tolist(),
-                metadatas=[_chunk_metadata(chunk, file_hash) for chunk in batch],
+                metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in batch],
             )
             if progress is not None:
                 progress.update(len(batch))
         kept = [chunk for chunk in chunks if chunk.id in old_ids]
-        if kept:  # unchanged text but a new file hash: refresh the stored hash only
+        if kept:  # unchanged text but a new fingerprint: refresh the metadata (section keys too), no embedding
             handle.update(
                 ids=[chunk.id for chunk in kept],
-                metadatas=[_chunk_metadata(chunk, file_hash) for chunk in kept],
+                metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in kept],
             )
             if progress is not None:
                 progress.update(len(kept))

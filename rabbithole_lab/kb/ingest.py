@@ -100,13 +100,24 @@ def load_auto_registry(db_path: Path) -> list[RegistryEntry]:
     return [RegistryEntry(d["filename"], d["collection"], d.get("synonyms", []), "auto") for d in data]
 
 
+# Bump when chunking or the stored section keys change what a document's chunks are, so that
+# unchanged files are chunked again on the next ingest (session 7: annex parts, "68)" keys).
+CHUNKING_VERSION = 2
+
+
+def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int) -> str:
+    """What decides a document's chunks: its bytes, the chunker's version and the chunk sizes."""
+    return f"{file_hash}:chunking-v{CHUNKING_VERSION}:{max_chunk_chars}:{overlap_chars}"
+
+
 def ingest(
     kb_dir: Path,
     index: ChromaIndex,
     settings: KBSettings,
     show_progress: bool = True,
 ) -> IngestReport:
-    """Ingest every file under `kb_dir` into `index`; idempotent by content hash."""
+    """Ingest every file under `kb_dir` into `index`; idempotent by content hash. A file is chunked again
+    when it changed, when its collection's chunk sizes changed, or when the chunker did."""
     files, skipped = discover(kb_dir)
     report = IngestReport(files_seen=len(files) + len(skipped), skipped=list(skipped))
     auto_entries: list[RegistryEntry] = []
@@ -116,9 +127,10 @@ def ingest(
     chunk_bar = tqdm(desc="Chunks", unit="chunk", disable=not show_progress)
     for source in file_bar:
         file_bar.set_postfix_str(source.path.name)
-        stored_ids, stored_hashes = index.doc_state(source.collection, source.path.name)
+        stored_ids, stored_fingerprints = index.doc_state(source.collection, source.path.name)
+        size, overlap = settings.chunking_for(source.collection)
         try:
-            if stored_ids and stored_hashes == {file_sha256(source.path)}:
+            if stored_ids and stored_fingerprints == {ingest_fingerprint(file_sha256(source.path), size, overlap)}:
                 report.files_unchanged += 1
                 continue
             document = parse_file(source.path)
@@ -130,12 +142,12 @@ def ingest(
             report.skipped.append(IngestIssue(path=str(source.path), reason=f"unreadable: {exc.strerror or exc}"))
             continue
         auto_entries.append(_auto_entry(source.collection, document))
-        size, overlap = settings.chunking_for(source.collection)
         chunks = chunk_document(document, source.collection, size, overlap)
         chunk_bar.total = (chunk_bar.total or 0) + len(chunks)
         chunk_bar.refresh()
         added, removed = index.replace_document(
-            source.collection, document.doc, chunks, document.file_hash, progress=chunk_bar
+            source.collection, document.doc, chunks, ingest_fingerprint(document.file_hash, size, overlap),
+            progress=chunk_bar,
         )
         report.files_ingested += 1
         report.chunks_added += added

@@ -112,10 +112,13 @@ def is_annex_part_heading(line: str) -> bool:
 
 
 def section_key(label: str) -> str:
-    """A comparable key: 'Part 6.Chapter 1.70.(1)' -> '70(1)', '3.3.16.(1)' -> '3.3.16(1)', '§ 78' -> '§ 78'."""
+    """A comparable key: 'Part 6.Chapter 1.70.(1)' -> '70(1)', '3.3.16.(1)' -> '3.3.16(1)', '68)' -> '68',
+    '§ 78' -> '§ 78'."""
     text = label.strip()
     if text.startswith(("§", "Art.", "Anlage")):
         return text
+    if re.fullmatch(r"\d+\)", text):
+        return text[:-1]  # "68)": a guidance paragraph numbered like a list item, cited as "paragraph 68"
     text = re.sub(r"^(?:(?:Part|Chapter|Schedule|Section)\s+\w+\.\s*)+", "", text, flags=re.IGNORECASE)
     text = re.sub(r"\.\s*(?=\()", "", text)
     text = re.sub(r"\s+", "", text).rstrip(".")

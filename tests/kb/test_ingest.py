@@ -5,6 +5,7 @@ import pymupdf
 import pytest
 
 from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.kb import ingest as ingest_module
 from rabbithole_lab.kb.chunking import chunk_document, split_sections
 from rabbithole_lab.kb.factory import open_index
 from rabbithole_lab.kb.ingest import discover, ingest
@@ -43,7 +44,7 @@ def test_every_chunk_carries_its_metadata(demo_kb):
             assert chunk.text.replace("§§", "§").startswith(chunk.section)
 
 
-def test_reingesting_is_idempotent_and_a_changed_file_replaces_its_chunks(tmp_path, settings):
+def test_reingesting_is_idempotent_and_a_changed_file_replaces_its_chunks(tmp_path, settings, monkeypatch):
     kb = tmp_path / "kb"
     shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
     index = open_index(settings, kb, tmp_path / "db")
@@ -54,6 +55,17 @@ def test_reingesting_is_idempotent_and_a_changed_file_replaces_its_chunks(tmp_pa
     second = ingest(kb, index, settings.kb, show_progress=False)
     assert second.files_unchanged == 2 and second.files_ingested == 0 and second.chunks_added == 0
     assert {c.id for c in index.get_chunks("Recht")} == ids_before
+
+    # other chunk sizes, or a newer chunker, chunk the unchanged files again
+    smaller = settings.kb.model_copy(update={"chunk_size_by_collection": {"Recht": 400}})
+    resized = ingest(kb, index, smaller, show_progress=False)
+    assert resized.files_ingested == 2 and resized.chunks_added > 0
+    assert all(len(c.text) <= 400 for c in index.get_chunks("Recht"))
+    assert ingest(kb, index, settings.kb, show_progress=False).files_ingested == 2  # back to the defaults
+    assert {c.id for c in index.get_chunks("Recht")} == ids_before
+    monkeypatch.setattr(ingest_module, "CHUNKING_VERSION", ingest_module.CHUNKING_VERSION + 1)
+    newer = ingest(kb, index, settings.kb, show_progress=False)
+    assert newer.files_ingested == 2 and newer.chunks_added == 0  # same text: metadata refreshed, nothing embedded
 
     _pdf(kb / "Recht__db_inserted" / "QStrV.pdf", ["§ 1 Neuer Anwendungsbereich", "Diese Fassung ist neu."])
     third = ingest(kb, index, settings.kb, show_progress=False)

@@ -48,18 +48,21 @@ def test_section_lookup_is_exact(demo_kb):
     ]
 
 
-def test_a_rule_with_only_numbered_paragraphs_is_found_through_them(tmp_path, settings):
+def test_a_rule_with_only_numbered_paragraphs_or_a_list_numbered_paragraph_is_found(tmp_path, settings):
     folder = tmp_path / "kb" / "Rules__db_inserted"
     folder.mkdir(parents=True)
     (folder / "COBS.md").write_text(
         "# COBS\n\n## [PID a] 19.14.1\n\nA rule in one piece.\n\n## [PID b] 19.14.2.(1)\n\nFirst paragraph.\n\n"
         "## [PID c] 19.14.2.(2)\n\nSecond paragraph.\n\n## [PID d] 19.14.20.(1)\n\nAnother rule.\n")
+    (folder / "GUIDE.md").write_text("# Guidance\n\n## [PID e] 67)\n\nText.\n\n## [PID f] 68)\n\nMore text.\n")
     ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
     kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
     assert [h.section for h in kb.section_lookup("COBS.md", "19.14.2")] == ["19.14.2.(1)", "19.14.2.(2)"]
     assert [h.section for h in kb.section_lookup("COBS.md", "19.14.2(2)")] == ["19.14.2.(2)"]
     assert [h.section for h in kb.section_lookup("COBS.md", "19.14.1")] == ["19.14.1"]
     assert kb.section_lookup("COBS.md", "19.14.3") == []
+    # guidance paragraphs numbered like list items ("68)") are cited as "paragraph 68"
+    assert [h.section for h in kb.section_lookup("GUIDE.md", "68")] == ["68)"]
 
 
 def test_unknown_collection_is_a_clear_error(demo_kb):
