@@ -101,7 +101,8 @@ def load_auto_registry(db_path: Path) -> list[RegistryEntry]:
 
 
 # Bump when chunking or the stored section keys change what a document's chunks are, so that
-# unchanged files are chunked again on the next ingest (session 7: annex parts, "68)" keys).
+# unchanged files are chunked again on the next ingest. 2: parts of an Anlage keep its label,
+# a paragraph labelled "68)" has the key "68".
 CHUNKING_VERSION = 2
 
 
