@@ -66,20 +66,20 @@ def test_absatz_continuations_are_not_sections():
 
 
 def test_an_absatz_list_with_a_letter_suffix_is_not_sections():
-    # KrWG § 60: "§ 55 Absatz 1, 1a, 2 …" read "1a" and "2" as sections of their own
-    assert _one("finden § 55 Absatz 1, 1a, 2 Satz 1 und 2, Absatz 3 und 4 Anwendung").sections == ["55"]
+    # an Absatz list with "1a" (as in KrWG § 60) read "1a" and "2" as sections of their own
+    assert _one("gelten § 12 Absatz 1, 1a, 2 Satz 1 und 2, Absatz 5 und 6 sinngemäß").sections == ["12"]
 
 
 @pytest.mark.parametrize(
     ("text", "books"),
     [
-        # KrWG § 60 and AtKostV § 1: the law named at the end covers the member before the article
-        ("finden § 55 Absatz 1 und die §§ 56 bis 58 des Bundes-Immissionsschutzgesetzes Anwendung",
+        # the law named at the end covers the member before the article (as in KrWG § 60, AtKostV § 1)
+        ("gelten § 12 Absatz 1 und die §§ 13 bis 15 des Bundes-Immissionsschutzgesetzes sinngemäß",
          ["Bundes-Immissionsschutzgesetzes", "Bundes-Immissionsschutzgesetzes"]),
-        ("Die nach § 81 Satz 3, den §§ 184 und 185 des Strahlenschutzgesetzes zuständigen Behörden",
+        ("Die nach § 40 Satz 2, den §§ 41 und 42 des Strahlenschutzgesetzes benannten Stellen",
          ["Strahlenschutzgesetzes", "Strahlenschutzgesetzes"]),
         # an explicit own-law member keeps its document; without an article it is one chain already
-        ("nach § 7b dieses Gesetzes und § 18 der Atomrechtlichen Verfahrensverordnung",
+        ("nach § 4c dieses Gesetzes und § 9 der Atomrechtlichen Verfahrensverordnung",
          [None, "Atomrechtlichen Verfahrensverordnung"]),
         ("nach § 5 und die §§ 7 dieses Gesetzes", [None, None]),
     ],
@@ -89,15 +89,15 @@ def test_a_member_before_und_die_paragraphs_of_a_law_cites_that_law(text, books)
 
 
 def test_a_reference_cut_before_its_book_at_the_end_of_a_chunk_is_left_to_the_next_chunk():
-    assert detect_references_regex("in elektronischer Form gemäß § 3a Absatz 2 Satz 2 und 3 des", "KrWG.pdf") == []
-    assert _one("in elektronischer Form gemäß § 3a Absatz 2 Satz 2 und 3 des VwVfG").book == "VwVfG"
+    assert detect_references_regex("in Textform gemäß § 5a Absatz 1 Satz 3 und 4 des", "KrWG.pdf") == []
+    assert _one("in Textform gemäß § 5a Absatz 1 Satz 3 und 4 des VwVfG").book == "VwVfG"
     assert _one("Das gilt nach § 3a Absatz 2 der Verordnung.").sections == ["3a"]  # not cut: still a reference
     assert _one("Das gilt nach § 3a Absatz 2.").book is None
 
 
 def test_a_term_the_text_defines_in_parentheses_is_no_book():
-    # StandAG § 2: "… nach § 9a Absatz 3 Satz 1 des Atomgesetzes (Endlager), wobei …" named the EndlagerVlV
-    ref = _one("in eine Anlage des Bundes nach § 9a Absatz 3 Satz 1 des Atomgesetzes (Endlager), wobei")
+    # as in StandAG § 2, where "(Endlager)" named the EndlagerVlV
+    ref = _one("für ein Lager nach § 9a Absatz 3 des Atomgesetzes (Endlager), soweit")
     assert ref.book == "Atomgesetzes" and ref.original_text.endswith("Atomgesetzes")
     assert _one("nach § 5 des Strahlenschutzgesetzes (StrlSchG) gilt").book == "StrlSchG"
 
@@ -115,7 +115,7 @@ def test_a_list_item_on_the_next_line_is_not_a_chain_member():
         # sub-parts written as ordinals still lead to the book (StrlSchV, AtEV, StrlSchG cite § 9a AtG so)
         ("im Sinne des § 9a Absatz 3 Satz 1\nzweiter Satzteil des Atomgesetzes oder", "Atomgesetzes"),
         ("nach § 9a Absatz 3 Satz 2 zweiter Halbsatz\ndes Atomgesetzes zu übermitteln", "Atomgesetzes"),
-        ("gemäß § 208 Absatz 2, 3 zweiter Teilsatz oder Absatz 4 des Strahlenschutzgesetzes weiterbetrieben",
+        ("gemäß § 30 Absatz 1, 2 zweiter Teilsatz oder Absatz 5 des Strahlenschutzgesetzes genutzt",
          "Strahlenschutzgesetzes"),
         # a book whose last word is the act type itself
         ("Sicherheit im Sinne von § 232 des\nBürgerlichen Gesetzbuchs leistet", "Bürgerlichen Gesetzbuchs"),
@@ -258,7 +258,7 @@ def test_decision_collections_commentaries_and_contract_clauses_are_no_statute_r
         ("nach § 12 i.V.m. § 13 i. V. m. § 14 StrlSchG", ["StrlSchG", "StrlSchG", None]),
         ("§ 5 i.V.m. Art. 3 GG", [None, None]),
         ("§ 12 dieses Gesetzes i.V.m. § 13 StrlSchG", [None, None]),
-        ("nach § 99 Absatz 2 Nummer 9 oder § 100, jeweils auch in Verbindung mit § 103 Absatz 1 des "
+        ("nach § 20 Absatz 1 Nummer 4 oder § 21, jeweils auch in Verbindung mit § 22 Absatz 3 des "
          "Strahlenschutzgesetzes", ["Strahlenschutzgesetzes", None]),
     ],
 )
