@@ -94,22 +94,17 @@ def split_sections(document: ParsedDocument) -> list[SectionBlock]:
                 current.heading = f"{current.heading} {line.text}"
             else:
                 current.lines.append(line)
-        elif kind[0] == "section":
+        else:
+            section = kind[0] == "section"
             label = kind[1]
             parent = next((b.label for b in reversed(blocks) if b.label), "")
-            heading = line.text
-            if _is_subheading(label) and parent.startswith(_ANNEX_UNITS):
-                label = parent  # "1. Radiologie" inside Anlage 1 still belongs to Anlage 1
-                heading = _annex_part_heading(parent, heading)
-            blocks.append(SectionBlock(label=label, heading=heading, heading_page=line.page))
-        else:
-            parent = next((b.label for b in reversed(blocks) if b.label), "")
-            if parent.startswith(_ANNEX_UNITS) and is_annex_part_heading(line.text):
-                # "Teil C: ..." inside Anlage 3 is a part of that annex, cited as "Anlage 3 Teil C"
+            # "1. Radiologie" inside Anlage 1 and "Teil C: …" inside Anlage 3 are parts of that annex
+            part = _is_subheading(label) if section else is_annex_part_heading(line.text)
+            if part and parent.startswith(_ANNEX_UNITS):
                 blocks.append(SectionBlock(label=parent, heading=_annex_part_heading(parent, line.text),
                                            heading_page=line.page))
             else:
-                blocks.append(SectionBlock(label="", heading=line.text, heading_page=line.page))
+                blocks.append(SectionBlock(label=label, heading=line.text, heading_page=line.page))
         previous = line
     return [block for block in blocks if block.lines or block.label]
 

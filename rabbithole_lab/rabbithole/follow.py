@@ -428,32 +428,25 @@ class RabbitholeFollower:
                              None)
                 if cited is None or (cited.result.doc, cited.result.section) == (candidate.doc, candidate.section):
                     continue
-                if seed is not None:  # walked right after the seed it cites, with what it finds itself
-                    seed.cites, seed.via = cited.result.chunk_id, reference.original_text
-                    children.setdefault(id(cited), []).insert(0, seed)
-                    trail.edges.append(self._backlink_edge(seed.result, cited, reference, seed.own_score, german))
-                    pulled += 1
-                    break
-                state.add(candidate)
-                own = relevance_score(self.kb.similarity([candidate], anchor).get(candidate.chunk_id, 0.0), anchor,
-                                      candidate.text, language="english" if language == "en" else "german")
-                own = max(own, candidate.score)
-                citer = TrailItem(candidate, cited.depth, own, own, classify_tier(cited.depth, own),
-                                  cites=cited.result.chunk_id, via=reference.original_text, root=cited.root)
+                if seed is not None:  # the seed itself moves, with what it finds itself
+                    citer = seed
+                    citer.cites, citer.via = cited.result.chunk_id, reference.original_text
+                else:
+                    state.add(candidate)
+                    own = relevance_score(self.kb.similarity([candidate], anchor).get(candidate.chunk_id, 0.0),
+                                          anchor, candidate.text, language="english" if language == "en" else "german")
+                    own = max(own, candidate.score)
+                    citer = TrailItem(candidate, cited.depth, own, own, classify_tier(cited.depth, own),
+                                      cites=cited.result.chunk_id, via=reference.original_text, root=cited.root)
                 children.setdefault(id(cited), []).insert(0, citer)
-                trail.edges.append(self._backlink_edge(candidate, cited, reference, own, german))
+                trail.edges.append(ReferenceEdge(
+                    from_chunk=candidate.chunk_id, to_chunks=[cited.result.chunk_id], type=reference.type,
+                    target=reference.target, depth=cited.depth + 1, decision="followed",
+                    reason="zitiert eine Fundstelle im Kontext" if german else "cites a passage in the context",
+                    resolution="cited_by", score=round(citer.own_score, 4), from_doc=candidate.doc,
+                    from_section=candidate.section, to_docs=[cited.result.doc], to_sections=[cited.result.section]))
                 pulled += 1
                 break
-
-    @staticmethod
-    def _backlink_edge(candidate: VectorResult, cited: TrailItem, reference: DetectedReference, own: float,
-                       german: bool) -> ReferenceEdge:
-        return ReferenceEdge(
-            from_chunk=candidate.chunk_id, to_chunks=[cited.result.chunk_id], type=reference.type,
-            target=reference.target, depth=cited.depth + 1, decision="followed",
-            reason="zitiert eine Fundstelle im Kontext" if german else "cites a passage in the context",
-            resolution="cited_by", score=round(own, 4), from_doc=candidate.doc, from_section=candidate.section,
-            to_docs=[cited.result.doc], to_sections=[cited.result.section])
 
     def _choose(self, targets: list[VectorResult], cosine: dict[str, float]) -> list[VectorResult]:
         """The chunks of a resolved section most similar to the anchor (`cosine`: chunk id -> similarity,

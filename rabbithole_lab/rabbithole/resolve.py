@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL, section_key
+from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL, parent_keys, section_key
 from rabbithole_lab.rabbithole.references import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
 
@@ -142,7 +142,7 @@ class ReferenceResolver:
         doc = reference.document_context
         if not doc or doc not in self.kb.registry.filenames():
             return None
-        rule = re.sub(r"(?:\([^()]*\))+$", "", section_key(citing_section))
+        rule = parent_keys(section_key(citing_section))[-1]  # "17.1.4(2)" -> "17.1.4"
         labels = [f"{rule}{section}" if re.match(r"\(\d", section) else citing_section
                   for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]]
         hits = [hit for label in dict.fromkeys(labels) for hit in self.kb.section_lookup(doc, label)]
