@@ -1,9 +1,11 @@
 """ObliQA-XRef (English regulatory cross-references): flat, first stage only and rabbithole, no LLM.
 
 Ingests ../shared/bench/obliqa-xref/corpus (40 ADGM rulebooks, one "## [PID ...]" heading per
-passage), registers each rulebook's aliases from documents.json, runs every question three ways
-(flat, first stage only, rabbithole), maps the ranked context to passage ids and scores with the
-benchmark's own score.py on the ALL/DPEL/SCHEMA test splits and all 172 questions.
+passage), registers each rulebook's aliases from documents.json, runs every question flat (the same
+candidate pool and assembler, nothing followed) and with the rabbithole at the same character budget,
+maps the admitted context to passage ids and scores with the benchmark's own score.py on the
+ALL/DPEL/SCHEMA test splits and all 172 questions: Both@10 over passages, and Both within the first
+12k and 25k characters of context.
 
     .venv/bin/python bench/obliqa.py [--db /tmp/obliqa-db] [--limit N]
 """
@@ -17,18 +19,29 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
-from rabbithole_lab.eval.xref import run_question
+from rabbithole_lab.eval.xref import run_question, without_following
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry
 from rabbithole_lab.rabbithole.engine import build_follower
+from rabbithole_lab.reasoning.factory import build_gate
 from rabbithole_lab.settings import load_settings
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench" / "obliqa-xref"
 PID = re.compile(r"\[PID ([^\]]+)\]")
+
+
+def cut_at_chars(context: list[dict], budget: int) -> list[dict]:
+    """The scorer's rule (shared/bench/score_xref.py): items while the running size is below the budget."""
+    kept, total = [], 0
+    for entry in context:
+        if total >= budget:
+            break
+        kept.append(entry)
+        total += len(entry.get("text", ""))
+    return kept
 
 
 def main() -> None:
@@ -36,6 +49,7 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="index folder (reused when it exists)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
     parser.add_argument("--out", default="bench/out/obliqa")
+    parser.add_argument("--budget-chars", type=int, default=25_000)
     args = parser.parse_args()
     settings = load_settings(env_file=None)
     corpus = BENCH / "corpus"
@@ -52,33 +66,47 @@ def main() -> None:
         questions = questions[: args.limit]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    follower = build_follower(kb, settings)
-    # flat is DESIGN §6's baseline (plain hybrid top-k); first_stage_only is the rabbithole's own retrieval
-    # with following and backlinks off
-    no_following = build_follower(kb, settings, limits=replace(follower.limits, follow_depth=0, max_cited_by=0))
-    runs = {"flat": ("flat", None), "first_stage_only": ("rabbithole", no_following),
-            "rabbithole": ("rabbithole", follower)}
+    gate = build_gate(settings, kb.index.embedder.embed_documents)
+    # flat: the same pool and assembler with nothing followed; both at the same character budget
+    runs = {"flat": build_follower(kb, settings, gate, references=without_following(settings.references)),
+            "rabbithole": build_follower(kb, settings, gate)}
     summary = {"ingest_s": round(ingest_s, 1), "chunks_added": report.chunks_added}
-    for name, (mode, mode_follower) in runs.items():
-        path = out / f"pred_{name}.jsonl"
+    pid_of: dict[str, str] = {}
+
+    def pid(entry: dict) -> str | None:
+        if entry["chunk_id"] not in pid_of:
+            chunk = kb.index.get_chunks("corpus", ids=[entry["chunk_id"]])
+            match = PID.search(chunk[0].heading if chunk else "") or PID.search(entry["text"])
+            pid_of[entry["chunk_id"]] = match.group(1) if match else ""
+        return pid_of[entry["chunk_id"]] or None
+
+    for name, follower in runs.items():
+        cuts = {"10": out / f"pred_{name}.jsonl", "12k": out / f"pred_{name}_12k.jsonl",
+                "25k": out / f"pred_{name}_25k.jsonl"}
+        sinks = {cut: open(path, "w", encoding="utf-8") for cut, path in cuts.items()}
         seconds = []
-        with open(path, "w", encoding="utf-8") as sink:
-            for question in questions:
-                row = run_question(kb, question, mode, 10, mode_follower)
-                seconds.append(row["seconds"])
+        for question in questions:
+            row = run_question(kb, question, name, follower, args.budget_chars)
+            seconds.append(row["seconds"])
+            for cut, chars in (("10", None), ("12k", 12_000), ("25k", 25_000)):
                 pids: list[str] = []
-                for entry in row["context"]:
-                    chunk = kb.index.get_chunks("corpus", ids=[entry["chunk_id"]])
-                    heading = chunk[0].heading if chunk else ""
-                    match = PID.search(heading) or PID.search(entry["text"])
-                    if match and match.group(1) not in pids:
-                        pids.append(match.group(1))
-                sink.write(json.dumps({"id": question["id"], "retrieved_pids": pids}) + "\n")
+                for entry in cut_at_chars(row["context"], chars) if chars else row["context"]:
+                    found = pid(entry)
+                    if found and found not in pids:
+                        pids.append(found)
+                sinks[cut].write(json.dumps({"id": question["id"], "retrieved_pids": pids}) + "\n")
+        for sink in sinks.values():
+            sink.close()
         scores = {}
         for split in ("ADGM-ALL-test", "ADGM-DPEL-test", "ADGM-SCHEMA-test", "all"):
-            result = subprocess.run([sys.executable, str(BENCH / "score.py"), str(path), "--split", split],
-                                    capture_output=True, text=True, check=True).stdout.strip().splitlines()
-            scores[split] = result[-1]
+            for cut, path in cuts.items():
+                k = ["--k", "10"] if cut == "10" else ["--k", "1000", "--pairmrr-depth", "0"]
+                result = subprocess.run([sys.executable, str(BENCH / "score.py"), str(path), "--split", split, *k],
+                                        capture_output=True, text=True, check=True).stdout.strip().splitlines()
+                both = re.search(r"Both@\d+=([\d.]+)", result[-1])
+                scores[f"{split} both@{cut}"] = float(both.group(1)) if both else None
+                if cut == "10":
+                    scores[f"{split} @10"] = result[-1]
         summary[name] = {"seconds_mean": round(sum(seconds) / len(seconds), 3), **scores}
         print(name, json.dumps(summary[name]), flush=True)
     print(json.dumps(summary, indent=1))

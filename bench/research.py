@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -26,8 +27,10 @@ from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMReasoner
-from rabbithole_lab.reasoning.scripted_fake import ScriptedFakeChatModel, default_script
 from rabbithole_lab.settings import load_settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted fake chat model lives with the tests
+from tests.scripted_fake import ScriptedFakeChatModel, default_script  # noqa: E402
 
 QUESTIONS = [
     "Welche Dosisgrenzwerte gelten für beruflich exponierte Personen?",

@@ -1,5 +1,5 @@
 """Unattended runs: one research run as a function (used by the papermill notebook), and batches of
-questions, each executed through `notebooks/research_report.ipynb` with papermill into
+questions, each executed through the packaged `research_report.ipynb` with papermill into
 `<out>/<date>_<slug>/`, with an index page. A finished run is not redone; a failed one is recorded
 with its error while the others continue.
 """
@@ -12,13 +12,20 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
+from importlib import resources
 from pathlib import Path
 
-from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
+from rabbithole_lab.report.folder import (
+    load_report_folder,
+    question_slug,
+    report_folder_name,
+    write_report_folder,
+)
 
 logger = logging.getLogger(__name__)
 
-REPORT_NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "research_report.ipynb"
+# package data: found the same way in a checkout and in an installed wheel
+REPORT_NOTEBOOK = Path(str(resources.files("rabbithole_lab").joinpath("notebooks", "research_report.ipynb")))
 EXECUTED_NOTEBOOK = "research_report.ipynb"
 
 
@@ -57,7 +64,10 @@ def run_report(question: str, kb: str | Path, out_dir: str | Path, db: str | Pat
         session.close()
     if status.kind != "done":
         raise RuntimeError(status.error or f"the run ended as {status.kind}")
-    return ReportRun(folder, status.state, write_report_folder(status.state, folder))
+    run = ReportRun(folder, status.state, write_report_folder(status.state, folder))
+    if not str((status.report or {}).get("answer", "")).strip():  # the folder stays; the question counts as failed
+        raise RuntimeError(f"the run ended without an answer (see {folder})")
+    return run
 
 
 def report_state(report_dir: str | Path, question: str | None = None, kb: str | Path | None = None) -> dict:
@@ -97,13 +107,16 @@ def read_questions(path: Path) -> list[str]:
 
 
 def _finished_folder(out_root: Path, question: str) -> Path | None:
-    for candidate in sorted(out_root.glob(f"*_{slugify(question)}")):
+    for candidate in sorted(out_root.glob(f"*_{question_slug(question)}")):
         if (candidate / "report.json").is_file():
             return candidate
     return None
 
 
-def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: Path, kernel: str | None) -> None:
+def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: Path, kernel: str | None,
+             trust: bool) -> None:
+    """One question through the report notebook. Every path is absolute and the process directory never
+    changes (papermill's `cwd` would change it for every worker thread at once)."""
     import nbformat
     import papermill
     from nbformat.sign import NotebookNotary
@@ -111,19 +124,22 @@ def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: P
     folder.mkdir(parents=True, exist_ok=True)
     executed = folder / EXECUTED_NOTEBOOK
     papermill.execute_notebook(
-        str(notebook), str(executed), cwd=str(folder), progress_bar=False, kernel_name=kernel,
-        parameters={"question": question, "kb": str(kb.resolve()), "db": str(db.resolve()) if db else "",
-                    "collection": "", "answers": [], "approve_todo": "auto", "out_dir": str(folder.resolve())})
-    # our own output: sign it so JupyterLab on this machine shows its interactive graph
-    book = nbformat.read(executed, as_version=4)
-    NotebookNotary().sign(book)
+        str(notebook), str(executed), progress_bar=False, kernel_name=kernel,
+        parameters={"question": question, "kb": str(kb), "db": str(db) if db else "",
+                    "collection": "", "answers": [], "approve_todo": "auto", "out_dir": str(folder)})
+    if trust:  # only when asked: a trusted notebook runs its HTML (the interactive graph) when opened
+        book = nbformat.read(executed, as_version=4)
+        NotebookNotary().sign(book)
 
 
 def run_batch(questions_file: Path, kb: Path, out_root: Path, workers: int = 1, db: Path | None = None,
               notebook: Path = REPORT_NOTEBOOK, kernel: str | None = None,
-              day: date | None = None) -> list[BatchItem]:
-    """Run every question of the file; returns one item per question and writes `out_root/index.html`."""
+              day: date | None = None, trust: bool = False) -> list[BatchItem]:
+    """Run every question of the file; returns one item per question and writes `out_root/index.html`.
+    `trust` signs the executed notebooks (their interactive graph then shows when opened)."""
     questions = read_questions(questions_file)
+    kb, out_root, notebook = Path(kb).resolve(), Path(out_root).resolve(), Path(notebook).resolve()
+    db = Path(db).resolve() if db else None
     out_root.mkdir(parents=True, exist_ok=True)
 
     def one(question: str) -> BatchItem:
@@ -134,7 +150,7 @@ def run_batch(questions_file: Path, kb: Path, out_root: Path, workers: int = 1, 
         try:
             if not question.strip():
                 raise ValueError("empty question")
-            _execute(question, folder, kb, db, notebook, kernel)
+            _execute(question, folder, kb, db, notebook, kernel, trust)
             (folder / "error.txt").unlink(missing_ok=True)
             return BatchItem(question, folder, "done")
         except Exception as exc:  # one failed question must not stop the batch

@@ -33,10 +33,37 @@ def _settings(args):
     return load_settings(getattr(args, "env_file", ".env"))
 
 
-def _kb_paths(args, settings) -> tuple[Path, Path]:
+class UsageError(ValueError):
+    """Input the user can fix (a missing folder, a bad value): one line, exit code 2, nothing written."""
+
+
+def _kb_paths(args, settings, must_exist: bool = True) -> tuple[Path, Path]:
     kb_dir = Path(args.kb) if getattr(args, "kb", None) else Path(settings.kb.kb_dir)
     db = Path(args.db) if getattr(args, "db", None) else settings.db_path(kb_dir)
+    if must_exist and not kb_dir.is_dir():
+        raise UsageError(f"knowledge-base folder not found: {kb_dir} (give --kb an existing folder)")
+    if db.exists() and not db.is_dir():
+        raise UsageError(f"--db {db} is a file; give a folder for the index")
     return kb_dir, db
+
+
+def _existing_index(db: Path, kb_dir: Path) -> None:
+    """Searching never creates an index: without one there is nothing to search."""
+    if not db.is_dir():
+        raise UsageError(f"no index at {db}: run `rabbithole ingest {kb_dir}` first")
+
+
+def _check_collection(kb, collection: str | None) -> None:
+    if collection and collection not in kb.collections():
+        raise UsageError(f"unknown collection '{collection}'; this knowledge base has: "
+                         f"{', '.join(kb.collections()) or 'none'}")
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {value})")
+    return value
 
 
 def cmd_ingest(args) -> int:
@@ -45,7 +72,7 @@ def cmd_ingest(args) -> int:
 
     settings = _settings(args)
     kb_dir = Path(args.kb_dir)
-    _, db = _kb_paths(argparse.Namespace(kb=str(kb_dir), db=args.db), settings)
+    _, db = _kb_paths(argparse.Namespace(kb=str(kb_dir), db=args.db), settings)  # the folder exists before any index
     index = open_index(settings, kb_dir, db)
     report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress)
     print(format_report(report))
@@ -58,7 +85,9 @@ def cmd_search(args) -> int:
 
     settings = _settings(args)
     kb_dir, db = _kb_paths(args, settings)
+    _existing_index(db, kb_dir)
     kb = open_knowledge_base(settings, kb_dir, db)
+    _check_collection(kb, args.collection)
     results = kb.search(args.query, k=args.k, mode=args.mode, collection=args.collection, doc=args.doc)
     if args.json:
         print(json.dumps([r.public_dict() for r in results], ensure_ascii=False, indent=1))
@@ -78,7 +107,7 @@ def cmd_doctor(args) -> int:
     from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
 
     settings = _settings(args)
-    kb_dir, db = _kb_paths(args, settings)
+    kb_dir, db = _kb_paths(args, settings, must_exist=False)
     problems = 0
     status = probe_ollama(settings)
     if status.reachable:
@@ -129,6 +158,16 @@ def cmd_refs(args) -> int:
     from rabbithole_lab.rabbithole.references import detect_references
 
     settings = _settings(args)
+    if Path(args.input).resolve() == Path(args.out).resolve():
+        print("error: --in and --out name the same file; writing would empty it. Choose another --out.",
+              file=sys.stderr)
+        return 2
+    registry = None
+    if args.kb:
+        from rabbithole_lab.kb.factory import load_registry_only
+
+        kb_dir, db = _kb_paths(args, settings)
+        registry = load_registry_only(settings, kb_dir, db)
     llm_extract, method = None, "regex"
     if settings.llm.provider != "extractive":
         from rabbithole_lab.reasoning.factory import reference_extractor
@@ -158,8 +197,14 @@ def cmd_refs(args) -> int:
                         book = Path(doc).stem
                     else:
                         book = last_book  # a bare "§ 18" continues the last cited law
-                rows.append({"start": ref.start, "end": ref.end, "type": ref.type, "book": book,
-                             "sections": ref.sections, "text": ref.original_text})
+                row = {"start": ref.start, "end": ref.end, "type": ref.type, "book": book,
+                       "sections": ref.sections, "text": ref.original_text}
+                if ref.version:
+                    row["version"] = ref.version
+                if registry is not None and book:  # the registry's name for it, the book as written beside it
+                    filename, _ = registry.resolve_document_name(book)
+                    row["book"], row["raw_book"] = (registry.abbreviation_of(filename) if filename else book), book
+                rows.append(row)
             sink.write(json.dumps({"id": item.get("id", number), "refs": rows}, ensure_ascii=False) + "\n")
             count += 1
     print(f"Wrote references for {count} text(s) to {args.out} ({method} layer)")
@@ -167,49 +212,77 @@ def cmd_refs(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from rabbithole_lab.eval.xref import load_questions, run_eval
+    from rabbithole_lab.eval.xref import load_questions, run_eval, without_following
     from rabbithole_lab.kb.factory import open_knowledge_base
     from rabbithole_lab.kb.ingest import format_report, ingest
     from rabbithole_lab.rabbithole.engine import build_follower
+    from rabbithole_lab.reasoning.factory import build_gate
 
     settings = _settings(args)
     kb_dir, db = _kb_paths(args, settings)
     questions = load_questions(Path(args.questions))
+    if args.mode == "answer":
+        return _eval_answers(args, settings, kb_dir, db, questions)
     kb = open_knowledge_base(settings, kb_dir, db)
     report = ingest(kb_dir, kb.index, settings.kb, show_progress=not args.no_progress)
     if report.files_ingested:
         logger.info(format_report(report))
         kb = open_knowledge_base(settings, kb_dir, db)
-    follower = build_follower(kb, settings) if args.mode == "rabbithole" else None
+    references = settings.references if args.mode == "rabbithole" else without_following(settings.references)
+    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder.embed_documents),
+                              references=references)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8") as sink:
-        for row in run_eval(kb, questions, args.mode, args.k, follower, show_progress=not args.no_progress):
+        for row in run_eval(kb, questions, args.mode, follower, args.budget_chars,
+                            show_progress=not args.no_progress, max_items=args.k):
             sink.write(json.dumps(row, ensure_ascii=False) + "\n")
     print(f"Wrote {len(questions)} prediction(s) to {out}")
     return 0
 
 
+def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict]) -> int:
+    from rabbithole_lab.agent.services import prepare_services
+    from rabbithole_lab.eval.answers import run_answers
+
+    services = prepare_services(settings, kb_dir, db, show_progress=not args.no_progress)
+    info = services.reasoner.info
+    print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})", file=sys.stderr)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as sink:
+        for row in run_answers(services, questions, show_progress=not args.no_progress):
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()  # a long run keeps what it has answered
+    print(f"Wrote {len(questions)} answer(s) to {out}")
+    return 0
+
+
 def cmd_trail(args) -> int:
     from rabbithole_lab.kb.factory import open_knowledge_base
-    from rabbithole_lab.kb.query import query_language
-    from rabbithole_lab.rabbithole.engine import build_follower, follow_question
+    from rabbithole_lab.language import detect_language
+    from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
+    from rabbithole_lab.reasoning.factory import build_gate
 
     settings = _settings(args)
     kb_dir, db = _kb_paths(args, settings)
+    _existing_index(db, kb_dir)
     kb = open_knowledge_base(settings, kb_dir, db)
-    language = query_language(args.question)
-    trail = follow_question(kb, build_follower(kb, settings), args.question, args.k, language, args.collection)
+    _check_collection(kb, args.collection)
+    language = detect_language(args.question)
+    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder.embed_documents))
+    trail = follow_question(kb, follower, args.question, language, args.collection, pool_size=args.k)
+    items = admit(trail.candidates, args.budget_chars)
     if args.json:
         print(json.dumps({
             "items": [{"doc": i.result.doc, "section": i.result.section, "page_start": i.result.page_start,
-                       "depth": i.depth, "tier": i.tier, "score": i.score, "via": i.via, "cites": i.cites}
-                      for i in trail.items],
+                       "depth": i.depth, "kind": i.kind, "tier": i.tier, "score": i.score, "value": round(i.value, 4),
+                       "via": i.via, "cites": i.cites} for i in items],
             "edges": [edge.model_dump() for edge in trail.edges],
             "stop_reasons": trail.stop_reasons,
         }, ensure_ascii=False, indent=1))
         return 0
-    for item in trail.items:
+    for item in items:
         indent = "    " * item.depth
         reference = " ".join(item.via.split())
         via = f"  -> cites: {reference}" if item.cites else f"  <- {reference}" if reference else ""
@@ -236,6 +309,9 @@ def cmd_research(args) -> int:
 
     settings = _settings(args)
     sessions = Path(args.sessions)
+    if sessions.is_dir() or (sessions.is_file() and sessions.stat().st_size and
+                             sessions.read_bytes()[:16] != b"SQLite format 3\x00"):
+        raise UsageError(f"--sessions {sessions} is not a session database (SQLite); give another file")
     saved = saved_values(sessions, args.resume) if args.resume else {}
     if args.resume and not saved:
         print(f"error: no saved session '{args.resume}' in {sessions}", file=sys.stderr)
@@ -287,6 +363,9 @@ def cmd_research(args) -> int:
     print(f"Report: {paths['report.md']}")
     print(f"        {paths['report.html']}")
     print(f"Graph:  {paths['graph.html']}")
+    if not str(final.get("answer", "")).strip():
+        print("error: the run ended without an answer; the report folder holds what was found", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -298,7 +377,7 @@ def cmd_batch(args) -> int:
         print(f"error: report notebook not found: {notebook}", file=sys.stderr)
         return 2
     items = run_batch(Path(args.questions), Path(args.kb), Path(args.out), workers=args.workers,
-                      db=Path(args.db) if args.db else None, notebook=notebook)
+                      db=Path(args.db) if args.db else None, notebook=notebook, trust=args.trust)
     for item in items:
         detail = f": {item.error}" if item.error else ""
         print(f"[{item.status}] {item.question} -> {item.folder}{detail}")
@@ -309,6 +388,7 @@ def cmd_batch(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rabbithole", description="Rabbithole Lab: research that follows references.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     parser.add_argument("--env-file", default=".env", help="settings file (default .env)")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -324,7 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--db", help="index folder (default KB_DIR/database)")
     search.add_argument("--collection", help="search only this collection")
     search.add_argument("--doc", help="search only this document (file name)")
-    search.add_argument("--k", type=int, default=10, help="number of results")
+    search.add_argument("--k", type=positive_int, default=10, help="number of results")
     search.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default=None)
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(func=cmd_search)
@@ -356,8 +436,11 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--kb", required=True, help="knowledge-base folder")
     batch.add_argument("--db", help="index folder (default KB_DIR/database)")
     batch.add_argument("--out", default="reports", help="folder for <date>_<slug>/ report folders and index.html")
-    batch.add_argument("--workers", type=int, default=1, help="questions run in parallel (one kernel each)")
-    batch.add_argument("--notebook", help="report notebook (default notebooks/research_report.ipynb)")
+    batch.add_argument("--workers", type=positive_int, default=1, help="questions run in parallel (one kernel each)")
+    batch.add_argument("--notebook", help="report notebook (default: the packaged research_report.ipynb)")
+    batch.add_argument("--trust", action="store_true",
+                       help="sign the executed notebooks as trusted, so their interactive graph shows when opened "
+                            "(only for questions and documents you trust: a trusted notebook runs its HTML)")
     batch.set_defaults(func=cmd_batch)
 
     trail = sub.add_parser("trail", help="retrieve for a question and follow its references (no LLM)")
@@ -365,21 +448,28 @@ def build_parser() -> argparse.ArgumentParser:
     trail.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
     trail.add_argument("--db", help="index folder (default KB_DIR/database)")
     trail.add_argument("--collection", help="search only this collection")
-    trail.add_argument("--k", type=int, default=5, help="seed chunks from the first-stage search")
+    trail.add_argument("--k", type=positive_int, default=None,
+                       help="first-stage hits in the candidate pool (default SEARCH_FIRST_STAGE_POOL)")
+    trail.add_argument("--budget-chars", type=positive_int, default=12_000, help="context size in characters")
     trail.add_argument("--json", action="store_true")
     trail.set_defaults(func=cmd_trail)
 
     refs = sub.add_parser("refs", help="detect references in JSONL texts")
     refs.add_argument("--in", dest="input", required=True, help='JSONL lines {"id", "text", "doc"?}')
     refs.add_argument("--out", required=True, help='JSONL lines {"id", "refs": [...]}')
+    refs.add_argument("--kb", help="knowledge-base folder: books are named by its registry (raw_book keeps the text)")
+    refs.add_argument("--db", help="index folder (default KB_DIR/database)")
     refs.set_defaults(func=cmd_refs)
 
     evaluate = sub.add_parser("eval", help="run cross-reference questions flat or with the rabbithole")
     evaluate.add_argument("--kb", required=True, help="knowledge-base folder (ingested if needed)")
     evaluate.add_argument("--db", help="index folder (default KB_DIR/database)")
     evaluate.add_argument("--questions", required=True, help="question JSONL")
-    evaluate.add_argument("--mode", choices=["flat", "rabbithole"], default="rabbithole")
-    evaluate.add_argument("--k", type=int, default=10)
+    evaluate.add_argument("--mode", choices=["flat", "rabbithole", "answer"], default="rabbithole",
+                          help="retrieval flat or with the rabbithole, or the whole agent's answer")
+    evaluate.add_argument("--budget-chars", type=positive_int, default=25_000,
+                          help="context size in characters, filled by value per character (both modes alike)")
+    evaluate.add_argument("--k", type=positive_int, default=None, help="at most this many context items (default: no cap)")
     evaluate.add_argument("--out", required=True, help="prediction JSONL")
     evaluate.add_argument("--no-progress", action="store_true")
     evaluate.set_defaults(func=cmd_eval)
@@ -399,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (SettingsError, RegistryError, IndexError_, KBFolderError, EmbeddingModelError, ValueError, OSError) as exc:
+        if args.debug:
+            raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

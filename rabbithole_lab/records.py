@@ -35,6 +35,9 @@ class Chunk(BaseModel):
     section: str = Field("", description='Normalised label like "§ 78" or "Anlage 4"; "" if none')
     heading: str = Field("", description="The heading line of the section")
     char_start: int = Field(0, ge=0, description="Offset of the chunk in the document text")
+    page_map: str = Field("", description='Page changes inside the text, "offset:page" pairs ("0:5,812:6")')
+    continuation: bool = Field(False, description="Not the first chunk of its section: its text starts inside "
+                                                  "a sentence the chunk before it began")
 
 
 class VectorResult(BaseModel):
@@ -50,6 +53,8 @@ class VectorResult(BaseModel):
     heading: str = ""
     score: float = 0.0
     retrieval: Literal["dense", "bm25", "hybrid", "section"] = "hybrid"
+    page_map: str = Field("", description='Page changes inside the text, "offset:page" pairs')
+    continuation: bool = False
 
     # seed names
     @property
@@ -114,6 +119,9 @@ class DetectedReference(BaseModel):
         description="Book of the reference this one is joined to by 'in Verbindung mit' ('§ 21 Abs. 3 i.V.m. § 54 "
         "AtG'); tried when the containing document lacks the section",
     )
+    version: str | None = Field(
+        None, description="An earlier version the reference names ('in der bis zum 31. Dezember 2018 geltenden "
+        "Fassung'); today's text of that section is not what it cites, so it is never resolved")
     extraction_method: Literal["regex", "llm"] = "regex"
     resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, none")
 
@@ -175,6 +183,9 @@ class ChunkWithInfo(BaseModel):
     preserved_quotes: list[PreservedQuote] = Field(default_factory=list)
     cited_by: str = Field("", description="chunk_id of the chunk whose reference led here")
     cites: str = Field("", description="A backlink: chunk_id of the context chunk this one cites")
+    page_map: str = Field("", description='Page changes inside chunk_text, "offset:page" pairs')
+    heading: str = Field("", description="The section heading the chunk text starts with")
+    continuation: bool = Field(False, description="The chunk continues its section's previous chunk")
 
 
 class ReferenceEdge(BaseModel):
@@ -212,6 +223,10 @@ class ToDoItem(BaseModel):
     context: str = ""
     completed: bool = False
     subtasks: list[str] = Field(default_factory=list)
+    origin: Literal["planned", "user", "added"] = Field(
+        "planned", description="planned before approval, given by the user, or added during research")
+    added_reason: str = Field("", description="Why the task was added during research")
+    closed_reason: str = Field("", description="Why the task was closed early, without its own research")
 
 
 class ToDoList(BaseModel):
@@ -376,6 +391,31 @@ class TaskSummary(BaseModel):
     relevance_assessment: str = ""
     relevance_score: float = Field(0.0, ge=0.0, le=1.0)
     irrelevant_findings: list[str] = Field(default_factory=list)
+
+
+class TaskAssessment(BaseModel):
+    """How one iteration of a research task ended: answered, or what is still missing."""
+
+    answered: bool = False
+    missing: list[str] = Field(default_factory=list, description="Facts or provisions the task still lacks")
+    reason: str = ""
+
+
+class PlanChange(BaseModel):
+    task: str
+    reason: str = ""
+
+
+class ClosedTask(BaseModel):
+    id: int
+    reason: str = ""
+
+
+class TodoAdaptation(BaseModel):
+    """How the open to-do list changes after a task: tasks added, tasks closed early."""
+
+    add: list[PlanChange] = Field(default_factory=list)
+    close: list[ClosedTask] = Field(default_factory=list)
 
 
 class RelevanceScore(BaseModel):

@@ -157,7 +157,9 @@ class HITLSettings(_Group):
         "HITL_CONVERGENCE_COVERAGE", 0.8, "Coverage needed for convergence", ge=0, le=1
     )
     convergence_dedup: float = _env(
-        "HITL_CONVERGENCE_DEDUP", 0.7, "Dedup ratio needed for convergence", ge=0, le=1
+        "HITL_CONVERGENCE_DEDUP", 0.7,
+        "Dedup ratio needed for convergence: the share of a round's distinct passages that earlier rounds had "
+        "found already (so round 1 never converges)", ge=0, le=1
     )
     convergence_max_gaps: int = _env(
         "HITL_CONVERGENCE_MAX_GAPS", 2, "Most open knowledge gaps allowed at convergence", ge=0
@@ -169,6 +171,9 @@ class TodoSettings(_Group):
 
     max_items: int = _env("TODO_MAX_ITEMS", 15, "Maximum tasks in the to-do list", ge=1)
     initial_items: int = _env("INITIAL_TODO_ITEMS", 5, "Tasks generated initially", ge=1)
+    max_added: int = _env(
+        "TODO_MAX_ADDED", 3, "Tasks the research may add to the list by itself in one run (within TODO_MAX_ITEMS)", ge=0
+    )
 
 
 class SearchSettings(_Group):
@@ -178,7 +183,9 @@ class SearchSettings(_Group):
     queries_per_task: int = _env("TASK_QUERIES", 3, "Search queries per research task", ge=1)
     k_results: int = _env("K_RESULTS", 3, "Results kept per query for synthesis context", ge=1)
     max_iterations_per_task: int = _env(
-        "MAX_ITERATIONS_PER_TASK", 3, "Search-and-follow rounds per research task", ge=1
+        "MAX_ITERATIONS_PER_TASK", 3,
+        "Search-and-follow rounds per research task: a round that leaves the task unanswered searches for what "
+        "its assessment names as missing", ge=1
     )
     mode: Literal["hybrid", "dense", "bm25"] = _env("SEARCH_MODE", "hybrid", "Default search mode")
     rrf_k: int = _env("RRF_K", 60, "Reciprocal-rank-fusion constant", ge=1)
@@ -191,9 +198,13 @@ class SearchSettings(_Group):
     candidates: int = _env(
         "SEARCH_CANDIDATES", 50, "Candidates each retriever contributes to fusion", ge=1
     )
-    section_context_max_chars: int = _env(
-        "SECTION_CONTEXT_MAX_CHARS", 6000,
-        "Research context carries a hit's whole section up to this many characters (0 = the chunk only)", ge=0
+    first_stage_pool: int = _env(
+        "SEARCH_FIRST_STAGE_POOL", 40,
+        "First-stage hits (distinct sections) that enter the candidate pool of a question or task", ge=1
+    )
+    task_context_chars: int = _env(
+        "TASK_CONTEXT_CHARS", 12000,
+        "Characters of context one research task keeps (admitted by value per character)", ge=1000
     )
 
 
@@ -220,7 +231,19 @@ class ReferenceSettings(_Group):
         "GATE_SIMILARITY_THRESHOLD", 0.3, "Extractive gate: minimum similarity to follow", ge=0, le=1
     )
     max_follow_per_chunk: int = _env(
-        "REFERENCE_MAX_FOLLOW_PER_CHUNK", 1, "References followed from one chunk (best gate scores first)", ge=1
+        "REFERENCE_MAX_FOLLOW_PER_CHUNK", 3, "References followed from one chunk (best gate scores first)", ge=1
+    )
+    follow_from_top_seeds: int = _env(
+        "REFERENCE_FOLLOW_FROM_TOP_SEEDS", 10, "Only the best N first-stage hits start following", ge=0
+    )
+    chunks_per_reference: int = _env(
+        "REFERENCE_CHUNKS_PER_REFERENCE", 1,
+        "Chunks of a cited section taken as followed targets (the closest to the question); the rest of "
+        "the section is offered to the context by what it adds", ge=1
+    )
+    filter_followed: bool = _env(
+        "REFERENCE_FILTER_FOLLOWED", True,
+        "Drop followed chunks below REFERENCE_RELEVANCE_THRESHOLD (keeping RELEVANCE_MIN_RESULTS)"
     )
     early_refusal_count: int = _env(
         "EARLY_REFUSAL_COUNT", 3, "Stop when the first N followed references are all irrelevant", ge=1

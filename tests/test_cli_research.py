@@ -71,8 +71,12 @@ def test_interactive_terminal_run_end_to_end(tmp_path, demo_db):
     assert "Klärungsrunde 1" in done.stdout and "Klärungsrunde 2" in done.stdout
     assert "Vorgeschlagene Aufgaben" in done.stdout and "Abdeckung" in done.stdout
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    tasks = [t["task"] for t in payload["todo_list"]["items"]]
+    tasks = [t["task"] for t in payload["todo_list"]["items"] if t["origin"] != "added"]
     assert "Grenzwerte für die Augenlinse" in tasks and tasks[-1] == "Zuständige Behörde"
+    assert all(t["origin"] == "user" for t in payload["todo_list"]["items"] if t["task"] == "Zuständige Behörde")
+    # the plan adapted during research, and the terminal said so
+    added = [t for t in payload["todo_list"]["items"] if t["origin"] == "added"]
+    assert added and all(f"Aufgabe hinzugefügt: {t['task']}" in done.stderr for t in added)
     assert payload["report"]["metadata"]["hitl_termination_reason"] == "user_end"
 
 

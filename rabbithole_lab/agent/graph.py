@@ -3,7 +3,7 @@ the checkpointer: `build_graph(services).compile(checkpointer=SqliteSaver(...))`
 
 hitl_init -> hitl_generate_queries -> hitl_retrieve_chunks -> hitl_analyze_retrieval
   -> hitl_generate_questions -> hitl_process_response [interrupt] -> (loop | hitl_finalize)
-  -> generate_todo -> hitl_approve_todo [interrupt] -> process_hitl_todo -> execute_task (loops)
+  -> generate_todo -> hitl_approve_todo [interrupt] -> process_hitl_todo -> execute_task -> adapt_todo (loops)
   -> validate_relevance -> synthesize -> quality_check -> (remediate -> synthesize | attribute_sources) -> END
 
 A node that fails (the LLM cannot be reached, the knowledge base is gone, ...) records `error` and
@@ -96,7 +96,8 @@ def build_graph(services: Services) -> StateGraph:
     chain("generate_todo", "hitl_approve_todo")
     chain("hitl_approve_todo", "process_hitl_todo")
     chain("process_hitl_todo", "execute_task")
-    builder.add_conditional_edges("execute_task", route_after_task, ["execute_task", "validate_relevance", END])
+    chain("execute_task", "adapt_todo")
+    builder.add_conditional_edges("adapt_todo", route_after_task, ["execute_task", "validate_relevance", END])
     chain("validate_relevance", "synthesize")
     chain("synthesize", "quality_check")
     builder.add_conditional_edges(

@@ -8,6 +8,7 @@ from pathlib import Path
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
+from rabbithole_lab.rabbithole.gate import ReferenceDecider
 from rabbithole_lab.reasoning.base import Reasoner
 from rabbithole_lab.settings import Settings
 
@@ -18,10 +19,18 @@ class Services:
     kb: KnowledgeBase
     reasoner: Reasoner
     kb_dir: Path | None = None  # where the PDFs live, for source links
+    gate: ReferenceDecider | None = None  # built once with the services unless given
+
+    def __post_init__(self) -> None:
+        if self.gate is None:
+            from rabbithole_lab.reasoning.factory import build_gate
+
+            self.gate = build_gate(self.settings, self.kb.index.embedder.embed_documents, self.reasoner)
 
     def follower(self) -> RabbitholeFollower:
         llm_extract = getattr(self.reasoner, "extract_references", None) if self.reasoner.info.provider != "extractive" else None
-        return build_follower(self.kb, self.settings, decider=self.reasoner, llm_extract=llm_extract)
+        assert self.gate is not None
+        return build_follower(self.kb, self.settings, decider=self.gate, llm_extract=llm_extract)
 
 
 def open_services(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,

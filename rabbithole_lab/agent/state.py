@@ -1,6 +1,9 @@
-"""The agent state: a TypedDict of JSON-safe values (records are stored as dicts).
+"""The agent state: a TypedDict of JSON-safe values (records are stored as dicts, so checkpoints and
+report.json stay plain JSON).
 
-Nodes return only the keys they change; `warnings` and `messages` accumulate.
+Nodes return only the keys they change. Every list that grows during a run has a reducer: a node
+returns only its new items, and LangGraph appends them (`validate_relevance` replaces the tiers it
+filters with `Overwrite`).
 """
 
 from __future__ import annotations
@@ -21,17 +24,17 @@ class AgentState(TypedDict, total=False):
     detected_language: str
     hitl_active: bool
     hitl_iteration: int
-    iteration_queries: list[list[str]]
-    query_retrieval: list[dict]  # VectorResult dicts, deduplicated across iterations
-    retrieval_history: list[dict]  # per iteration: queries, chunk counts, dedup ratio, chunks
-    retrieval_dedup_ratios: list[float]
+    iteration_queries: Annotated[list[list[str]], operator.add]
+    query_retrieval: Annotated[list[dict], operator.add]  # VectorResult dicts, deduplicated across iterations
+    retrieval_history: Annotated[list[dict], operator.add]  # per iteration: queries, chunk counts, dedup ratio, chunks
+    retrieval_dedup_ratios: Annotated[list[float], operator.add]
     coverage_score: float
     knowledge_gaps: list[str]
     key_concepts: list[str]
     entities: list[str]
     scope: str
     follow_up_questions: list[str]
-    hitl_conversation_history: list[dict]  # {"role": "assistant"|"user", "content": str}
+    hitl_conversation_history: Annotated[list[dict], operator.add]  # {"role": "assistant"|"user", "content": str}
     hitl_termination_reason: str  # user_end | max_iterations | convergence
     query_anchor: dict  # immutable after hitl_finalize
     hitl_context_summary: str
@@ -46,15 +49,16 @@ class AgentState(TypedDict, total=False):
     # Phase 3
     current_task_id: int | None
     research_context: dict  # ResearchContext
-    primary_context: list[dict]  # ChunkWithInfo dicts with task_id
-    secondary_context: list[dict]
-    tertiary_context: list[dict]
-    task_summaries: list[dict]
-    preserved_quotes: list[dict]
-    reference_edges: list[dict]  # ReferenceEdge dicts with task_id
+    primary_context: Annotated[list[dict], operator.add]  # ChunkWithInfo dicts with task_id
+    secondary_context: Annotated[list[dict], operator.add]
+    tertiary_context: Annotated[list[dict], operator.add]
+    task_summaries: Annotated[list[dict], operator.add]
+    preserved_quotes: Annotated[list[dict], operator.add]
+    reference_edges: Annotated[list[dict], operator.add]  # ReferenceEdge dicts with task_id
     visited_refs: list[str]
     seen_chunks: list[str]  # doc:page:text[:100] keys
-    task_stats: list[dict]  # per task: seconds, reasoner calls, chunks, followed references
+    task_stats: Annotated[list[dict], operator.add]  # per task: seconds, reasoner calls, chunks, followed references, rounds
+    todo_changes: Annotated[list[dict], operator.add]  # after a task: tasks added and closed early during research, with reasons
 
     # Phase 3.5
     relevance_validation: dict
@@ -62,7 +66,7 @@ class AgentState(TypedDict, total=False):
     # Phase 4
     synthesis: dict
     quality_assessment: dict
-    quality_history: list[dict]
+    quality_history: Annotated[list[dict], operator.add]
     reflection_count: int
     remediation_instructions: str
 

@@ -1,8 +1,10 @@
 """`rabbithole eval`: flat vs rabbithole retrieval on cross-reference questions (DESIGN.md §6).
 
-Each question runs without HITL and without an LLM unless one is configured. Output lines:
+Each question runs without HITL and without an LLM unless one is configured. Both modes build the
+same candidate pool from the same first stage and admit from it with the same assembler under the
+same character budget; flat follows no reference. Output lines:
 {"id", "mode", "seconds", "llm_calls", "context": [{"doc", "section", "page_start", "page_end",
-"chunk_id", "depth", "tier", "text"}, ...]} in rank order, a followed chunk right after its citer.
+"chunk_id", "depth", "tier", "kind", "text"}, ...]} in rank (admission) order.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from typing import Literal
 from tqdm.auto import tqdm
 
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.rabbithole.engine import follow_question
+from rabbithole_lab.language import detect_language
+from rabbithole_lab.rabbithole.candidates import Candidate
+from rabbithole_lab.rabbithole.engine import admit, follow_question
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
-from rabbithole_lab.records import VectorResult
+from rabbithole_lab.settings import ReferenceSettings
 
 logger = logging.getLogger(__name__)
 
 Mode = Literal["flat", "rabbithole"]
-CONTEXT_DEPTH = 20  # the scorer reads up to @20
+DEFAULT_BUDGET_CHARS = 25_000  # the largest budget the scorer reads (both@25k); smaller ones are prefixes
 
 
 def load_questions(path: Path) -> list[dict]:
@@ -37,52 +41,50 @@ def load_questions(path: Path) -> list[dict]:
                 item = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if "id" not in item or "question" not in item:
-                raise ValueError(f"{path}:{number}: a question needs 'id' and 'question'")
+            if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("question"), str) \
+                    or not item["question"].strip():
+                raise ValueError(f"{path}:{number}: expected a JSON object with 'id' and a non-empty 'question' text")
             questions.append(item)
     return questions
 
 
-def _entry(result: VectorResult, depth: int, tier: str) -> dict:
+def _entry(candidate: Candidate) -> dict:
+    result = candidate.result
     return {
         "doc": result.doc,
         "section": result.section,
         "page_start": result.page_start,
         "page_end": result.page_end,
         "chunk_id": result.chunk_id,
-        "depth": depth,
-        "tier": tier,
+        "depth": candidate.depth,
+        "tier": candidate.tier,
+        "kind": candidate.kind,
         "text": result.text,
     }
 
 
-def flat_search(kb: KnowledgeBase, question: str, k: int) -> list[VectorResult]:
-    """The baseline of DESIGN.md §6: plain hybrid top-k for the question, nothing else (no scoped
-    search in named documents, no one-chunk-per-section, no following)."""
-    return kb.search(question, k=k)
+def without_following(references: ReferenceSettings) -> ReferenceSettings:
+    """Flat: the same pool and assembler, with no reference followed and no backlink."""
+    return references.model_copy(update={"follow_depth": 0, "max_cited_by": 0})
 
 
 def run_question(
     kb: KnowledgeBase,
     question: dict,
     mode: Mode,
-    k: int,
-    follower: RabbitholeFollower | None,
+    follower: RabbitholeFollower,
+    budget_chars: int = DEFAULT_BUDGET_CHARS,
     llm_calls: Callable[[], int] = lambda: 0,
-    seed_count: int | None = None,
+    max_items: int | None = None,
 ) -> dict:
+    """One question through first stage, following (rabbithole) and the assembler. The context is
+    what the assembler admits within `budget_chars`, in admission order (optionally at most
+    `max_items` items)."""
     started = time.perf_counter()
     calls_before = llm_calls()
-    language = question.get("language", "de")
-    if mode == "flat":
-        context = [_entry(hit, 0, "primary") for hit in flat_search(kb, question["question"], max(k, CONTEXT_DEPTH))]
-    else:
-        assert follower is not None
-        trail = follow_question(kb, follower, question["question"], seed_count or k, language)
-        # the rabbithole opens whole sections: each context item carries its section's text
-        section_chars = kb.settings.section_context_max_chars
-        context = [_entry(kb.whole_section(item.result, section_chars), item.depth, item.tier)
-                   for item in trail.items[: max(k, CONTEXT_DEPTH)]]
+    language = question.get("language") or detect_language(question["question"])
+    trail = follow_question(kb, follower, question["question"], language)
+    context = [_entry(candidate) for candidate in admit(trail.candidates, budget_chars)][:max_items]
     return {
         "id": question["id"],
         "mode": mode,
@@ -96,10 +98,11 @@ def run_eval(
     kb: KnowledgeBase,
     questions: list[dict],
     mode: Mode,
-    k: int,
-    follower: RabbitholeFollower | None = None,
+    follower: RabbitholeFollower,
+    budget_chars: int = DEFAULT_BUDGET_CHARS,
     llm_calls: Callable[[], int] = lambda: 0,
     show_progress: bool = True,
+    max_items: int | None = None,
 ) -> Iterator[dict]:
     for question in tqdm(questions, desc=f"eval {mode}", unit="q", disable=not show_progress):
-        yield run_question(kb, question, mode, k, follower, llm_calls)
+        yield run_question(kb, question, mode, follower, budget_chars, llm_calls, max_items)

@@ -20,6 +20,7 @@ from rabbithole_lab.kb.sections import (
     markdown_heading_label,
     numbered_heading_label,
 )
+from rabbithole_lab.pages import encode_page_map
 from rabbithole_lab.records import Chunk
 
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+")
@@ -57,8 +58,8 @@ def _heading_kind(line: Line, previous: Line | None, styled_doc: bool) -> tuple[
     # Unstyled text: the grammar alone, guarded against wrapped body lines.
     if len(text) > _PLAIN_HEADING_MAX_CHARS:
         return None
-    if previous is not None and previous.text and previous.text[-1] not in ".:;!?)":
-        return None
+    if previous is not None and previous.text and not previous.markdown_level and previous.text[-1] not in ".:;!?)":
+        return None  # a wrapped body line (a Markdown heading before it is no body text)
     label = legal_heading_label(text) or numbered_heading_label(text)
     if label:
         return "section", label
@@ -189,6 +190,16 @@ def _make(
 ) -> Chunk:
     text = "\n".join(([heading] if heading else []) + [line.text for line in window])
     pages = [line.page for line in window] + ([block.heading_page] if first or not window else [])
+    # the page of every line; a continuation chunk's repeated heading counts as its first line's page
+    line_pages = ([block.heading_page if first or not window else window[0].page] if heading else [])
+    line_pages += [line.page for line in window]
+    starts: list[tuple[int, int]] = []
+    offset = 0
+    for line_text, page in zip(([heading] if heading else []) + [line.text for line in window], line_pages,
+                               strict=True):
+        if not starts or starts[-1][1] != page:
+            starts.append((offset, page))
+        offset += len(line_text) + 1
     return Chunk(
         id=chunk_id(collection, document.doc, char_start, text),
         text=text,
@@ -199,4 +210,6 @@ def _make(
         section=block.label,
         heading=heading,
         char_start=char_start,
+        page_map=encode_page_map(starts),
+        continuation=not first,
     )

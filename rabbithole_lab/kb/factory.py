@@ -38,6 +38,12 @@ def load_registry(settings: Settings, kb_dir: Path | None, index: ChromaIndex) -
     return DocumentRegistry.merged(hand, load_auto_registry(index.db_path))
 
 
+def load_registry_only(settings: Settings, kb_dir: Path | None, db_path: Path | None = None) -> DocumentRegistry:
+    """The merged registry without opening the index or loading the embedder (reference detection)."""
+    db = Path(db_path) if db_path else settings.db_path(kb_dir)
+    return DocumentRegistry.merged(load_registry_file(settings.registry_path(kb_dir)), load_auto_registry(db))
+
+
 def open_knowledge_base(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
                         embedder: Embedder | None = None) -> KnowledgeBase:
     index = open_index(settings, kb_dir, db_path, embedder)

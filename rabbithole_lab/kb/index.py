@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 _CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
 _UPSERT_BATCH = 256
+PENDING_FINGERPRINT = "pending:"  # chunks written before their document is complete
 
 
 class IndexError_(RuntimeError):
@@ -57,6 +58,8 @@ def _chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
         "section_key": section_key(chunk.section),
         "heading": chunk.heading[:500],
         "char_start": chunk.char_start,
+        "page_map": chunk.page_map,
+        "continuation": chunk.continuation,
         "file_hash": file_hash,
     }
 
@@ -72,6 +75,8 @@ def _chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
         section=metadata.get("section", ""),
         heading=metadata.get("heading", ""),
         char_start=int(metadata.get("char_start", 0)),
+        page_map=metadata.get("page_map", ""),
+        continuation=bool(metadata.get("continuation", False)),
     )
 
 
@@ -178,12 +183,18 @@ class ChromaIndex:
         fingerprint: str,
         progress=None,
     ) -> tuple[int, int]:
-        """Upsert a document's chunks by content hash and drop its stale ones. Returns (added, removed)."""
+        """Upsert a document's chunks by content hash and drop its stale ones. Returns (added, removed).
+
+        Nothing is lost to an interruption: new chunks are written as pending, and only when every chunk
+        of the document is in does the document get its fingerprint. A process killed half-way leaves a
+        document whose fingerprint does not match, so the next ingest completes it (without embedding
+        again what is already there)."""
         handle = self._collection(collection, create=True)
         old_ids, _ = self.doc_state(collection, doc)
         new_ids = [chunk.id for chunk in chunks]
         stale = sorted(old_ids - set(new_ids))
         fresh = [chunk for chunk in chunks if chunk.id not in old_ids]
+        pending = PENDING_FINGERPRINT + fingerprint
         for start in range(0, len(fresh), _UPSERT_BATCH):
             batch = fresh[start : start + _UPSERT_BATCH]
             vectors = self.embedder.embed_documents([chunk.text for chunk in batch])
@@ -191,22 +202,32 @@ class ChromaIndex:
                 ids=[chunk.id for chunk in batch],
                 documents=[chunk.text for chunk in batch],
                 embeddings=vectors.tolist(),
-                metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in batch],
+                metadatas=[_chunk_metadata(chunk, pending) for chunk in batch],
             )
             if progress is not None:
                 progress.update(len(batch))
-        kept = [chunk for chunk in chunks if chunk.id in old_ids]
-        if kept:  # unchanged text but a new fingerprint: refresh the metadata (section keys too), no embedding
-            handle.update(
-                ids=[chunk.id for chunk in kept],
-                metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in kept],
-            )
-            if progress is not None:
-                progress.update(len(kept))
         if stale:
             handle.delete(ids=stale)
+        # every chunk is in: now the document is complete (also refreshes metadata of unchanged text)
+        for start in range(0, len(chunks), _UPSERT_BATCH):
+            batch = chunks[start : start + _UPSERT_BATCH]
+            handle.update(ids=[chunk.id for chunk in batch],
+                          metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in batch])
+        if progress is not None:
+            progress.update(len(chunks) - len(fresh))
         self._snapshots.pop(collection, None)
         return len(fresh), len(stale)
+
+    def document_hashes(self, collection: str) -> dict[str, str]:
+        """Content hash -> document for every completely ingested document of a collection."""
+        handle = self._collection(collection, create=True)
+        got = handle.get(include=["metadatas"])
+        out: dict[str, str] = {}
+        for metadata in got["metadatas"] or []:
+            fingerprint = metadata.get("file_hash", "")
+            if fingerprint and not fingerprint.startswith(PENDING_FINGERPRINT):
+                out.setdefault(fingerprint.split(":", 1)[0], metadata["doc"])
+        return out
 
     def delete_document(self, collection: str, doc: str) -> int:
         handle = self._collection(collection, create=True)

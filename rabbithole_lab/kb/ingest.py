@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,10 @@ class SourceFile:
 
 class KBFolderError(ValueError):
     pass
+
+
+class IngestBusyError(KBFolderError):
+    """Another process is ingesting into the same index."""
 
 
 def discover(kb_dir: Path) -> tuple[list[SourceFile], list[IngestIssue]]:
@@ -85,7 +90,9 @@ def save_auto_registry(db_path: Path, entries: list[RegistryEntry]) -> None:
         for e in sorted(merged.values(), key=lambda e: (e.collection, e.filename))
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    partial = path.with_suffix(".json.partial")  # written whole, then moved: a kill never leaves half a file
+    partial.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    partial.replace(path)
 
 
 def load_auto_registry(db_path: Path) -> list[RegistryEntry]:
@@ -102,8 +109,10 @@ def load_auto_registry(db_path: Path) -> list[RegistryEntry]:
 
 # Bump when chunking or the stored section keys change what a document's chunks are, so that
 # unchanged files are chunked again on the next ingest. 2: parts of an Anlage keep its label,
-# a paragraph labelled "68)" has the key "68".
-CHUNKING_VERSION = 2
+# a paragraph labelled "68)" has the key "68". 4: every chunk stores the page of each of its lines (page_map)
+# and whether it continues its section's previous chunk. 5: a Markdown file whose headings carry no section
+# labels (only a "# Title") splits at its plain "§ N" lines.
+CHUNKING_VERSION = 5
 
 
 def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int) -> str:
@@ -121,50 +130,79 @@ def ingest(
     when it changed, when its collection's chunk sizes changed, or when the chunker did."""
     files, skipped = discover(kb_dir)
     report = IngestReport(files_seen=len(files) + len(skipped), skipped=list(skipped))
-    auto_entries: list[RegistryEntry] = []
     touched: set[str] = set()
     collections = sorted({f.collection for f in files})
-    file_bar = tqdm(files, desc="Files", unit="file", disable=not show_progress)
-    chunk_bar = tqdm(desc="Chunks", unit="chunk", disable=not show_progress)
-    for source in file_bar:
-        file_bar.set_postfix_str(source.path.name)
-        stored_ids, stored_fingerprints = index.doc_state(source.collection, source.path.name)
-        size, overlap = settings.chunking_for(source.collection)
-        try:
-            if stored_ids and stored_fingerprints == {ingest_fingerprint(file_sha256(source.path), size, overlap)}:
+    with ingest_lock(index.db_path):
+        registered = {(e.filename, e.collection) for e in load_auto_registry(index.db_path)}
+        seen_content = {digest: f"{collection}/{doc}" for collection in collections
+                        for digest, doc in index.document_hashes(collection).items()}
+        file_bar = tqdm(files, desc="Files", unit="file", disable=not show_progress)
+        chunk_bar = tqdm(desc="Chunks", unit="chunk", disable=not show_progress)
+        for source in file_bar:
+            file_bar.set_postfix_str(source.path.name)
+            stored_ids, stored_fingerprints = index.doc_state(source.collection, source.path.name)
+            size, overlap = settings.chunking_for(source.collection)
+            try:
+                digest = file_sha256(source.path)
+                unchanged = stored_ids and stored_fingerprints == {ingest_fingerprint(digest, size, overlap)}
+                if unchanged and (source.path.name, source.collection) in registered:
+                    report.files_unchanged += 1
+                    continue
+                duplicate = seen_content.get(digest)
+                if duplicate and duplicate != f"{source.collection}/{source.path.name}":
+                    report.skipped.append(IngestIssue(path=str(source.path),
+                                                      reason=f"same content as {duplicate}, indexed once"))
+                    continue
+                document = parse_file(source.path)
+            except DocumentError as exc:
+                report.skipped.append(IngestIssue(path=str(source.path), reason=str(exc)))
+                continue
+            except OSError as exc:
+                report.skipped.append(IngestIssue(path=str(source.path), reason=f"unreadable: {exc.strerror or exc}"))
+                continue
+            seen_content[digest] = f"{source.collection}/{source.path.name}"
+            if unchanged:  # complete in the index, only its registry entry was lost: restore it
+                save_auto_registry(index.db_path, [_auto_entry(source.collection, document)])
                 report.files_unchanged += 1
                 continue
-            document = parse_file(source.path)
-        except DocumentError as exc:
-            report.skipped.append(IngestIssue(path=str(source.path), reason=str(exc)))
-            logger.warning("Skipped %s: %s", source.path, exc)
-            continue
-        except OSError as exc:
-            report.skipped.append(IngestIssue(path=str(source.path), reason=f"unreadable: {exc.strerror or exc}"))
-            continue
-        auto_entries.append(_auto_entry(source.collection, document))
-        chunks = chunk_document(document, source.collection, size, overlap)
-        chunk_bar.total = (chunk_bar.total or 0) + len(chunks)
-        chunk_bar.refresh()
-        added, removed = index.replace_document(
-            source.collection, document.doc, chunks, ingest_fingerprint(document.file_hash, size, overlap),
-            progress=chunk_bar,
-        )
-        report.files_ingested += 1
-        report.chunks_added += added
-        report.chunks_removed += removed
-        if added or removed:
-            touched.add(source.collection)
-    chunk_bar.close()
-    file_bar.close()
-    for collection in sorted(touched):
-        index.rebuild_bm25(collection)
-    # BM25 and the auto registry live in the local db folder, also with a Chroma server
-    save_auto_registry(index.db_path, auto_entries)
+            chunks = chunk_document(document, source.collection, size, overlap)
+            chunk_bar.total = (chunk_bar.total or 0) + len(chunks)
+            chunk_bar.refresh()
+            added, removed = index.replace_document(
+                source.collection, document.doc, chunks, ingest_fingerprint(document.file_hash, size, overlap),
+                progress=chunk_bar,
+            )
+            # the registry entry goes in with its document, so no interruption loses it
+            save_auto_registry(index.db_path, [_auto_entry(source.collection, document)])
+            report.files_ingested += 1
+            report.chunks_added += added
+            report.chunks_removed += removed
+            if added or removed:
+                touched.add(source.collection)
+        chunk_bar.close()
+        file_bar.close()
+        for collection in sorted(touched):
+            index.rebuild_bm25(collection)
     report.collections = collections
-    for issue in report.skipped:
-        logger.info("skipped %s: %s", issue.path, issue.reason)
     return report
+
+
+@contextmanager
+def ingest_lock(db_path: Path):
+    """One ingest per index at a time: a second one fails fast instead of embedding the same files twice."""
+    import fcntl
+
+    db_path = Path(db_path)
+    db_path.mkdir(parents=True, exist_ok=True)
+    with open(db_path / ".ingest.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise IngestBusyError(f"another ingest is writing to {db_path}; wait until it has finished") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def format_report(report: IngestReport) -> str:

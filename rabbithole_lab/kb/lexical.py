@@ -1,7 +1,13 @@
-"""BM25 over stemmed tokens (bm25s), one index per collection.
+"""Lexical analysis and BM25 (bm25s), one index per collection with two fields.
 
-Tokens keep single digits and add fused section tokens ("§ 78" -> "§78"), so a
-query for "§ 78" matches that section exactly instead of every "78".
+Analysis uses maintained libraries only: stop words from bm25s, German compounds split by
+`compound-split` (n-gram statistics of German; "Dosisgrenzwerte" -> dosis + grenzwert), Snowball
+stemming (PyStemmer). Section labels become one token each ("§ 78" -> "§78"), so a query for
+"§ 78" matches that section instead of every "78".
+
+Fields: the body (chunk text and document name) and the heading (section title, plus the terms a
+definitions section defines: "(7) Beruflich exponierte Person: ..." makes the chunk findable by
+"beruflich exponierte Person"). A chunk's score is the sum of its fields' scores.
 """
 
 from __future__ import annotations
@@ -14,29 +20,17 @@ from pathlib import Path
 
 import numpy as np
 
+from rabbithole_lab.kb.sections import label_tokens
+from rabbithole_lab.language import stemmer_language
+
 logger = logging.getLogger(__name__)
 
+ANALYZER_VERSION = 2  # bump when analysis changes: stored indexes are rebuilt from the chunks
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SECTION_TOKEN = re.compile(r"(§§?|Art\.|Artikel|Anlage)\s*(\d+[a-z]?)", re.IGNORECASE)
-_GERMAN_MARKERS = {"der", "die", "das", "und", "nach", "für", "des", "ist", "nicht", "oder", "wird", "von"}
-_ENGLISH_MARKERS = {"the", "and", "of", "to", "is", "for", "in", "be", "or", "that", "with", "by"}
-_STOPWORDS = {
-    "german": {"der", "die", "das", "und", "oder", "des", "den", "dem", "ein", "eine", "einer", "eines",
-               "zu", "zur", "zum", "im", "in", "ist", "sind", "wird", "werden", "mit", "von", "auf",
-               "für", "als", "an", "bei", "nach", "sich", "auch", "so", "wie", "welche", "welcher",
-               "welches", "was", "wer", "es", "sie", "er", "wir", "ich", "nicht", "dass"},
-    "english": {"the", "a", "an", "and", "or", "of", "to", "in", "is", "are", "be", "for", "on", "by",
-                "with", "as", "at", "that", "this", "which", "what", "who", "it", "from", "its"},
-}
-
-
-def guess_stemmer_language(texts: list[str]) -> str:
-    german = english = 0
-    for text in texts[:200]:
-        words = _WORD.findall(text.lower())
-        german += sum(1 for w in words if w in _GERMAN_MARKERS)
-        english += sum(1 for w in words if w in _ENGLISH_MARKERS)
-    return "english" if english > german else "german"
+# compound-split scores a split by how well head and tail occur as words of their own; short words
+# and short parts are where it errs ("Ver|wahrung"), so only long words are split into long parts
+MIN_COMPOUND_CHARS = 10
+MIN_PART_CHARS = 4
 
 
 @lru_cache(maxsize=4)
@@ -46,76 +40,81 @@ def _stemmer(language: str):
     return Stemmer.Stemmer(language)
 
 
-def section_tokens(text: str) -> list[str]:
-    tokens = []
-    for unit, number in _SECTION_TOKEN.findall(text):
-        key = {"§§": "§", "art.": "art", "artikel": "art"}.get(unit.lower(), unit.lower())
-        tokens.append(f"{key}{number.lower()}")
-    return tokens
+@lru_cache(maxsize=2)
+def stopwords(language: str) -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_GERMAN
+
+    return frozenset(STOPWORDS_GERMAN if language == "german" else STOPWORDS_EN)
 
 
-def tokenize(text: str, language: str = "german", splitter: CompoundSplitter | None = None) -> list[str]:
-    lowered = text.lower()
-    stopwords = _STOPWORDS.get(language, set())
-    words = [w for w in _WORD.findall(lowered) if w not in stopwords]
-    tokens = _stemmer(language).stemWords(words)
-    if splitter is not None:
-        tokens = tokens + [part for token in tokens for part in splitter.split(token)]
-    return tokens + section_tokens(text)
+@lru_cache(maxsize=200_000)
+def compound_parts(word: str) -> tuple[str, ...]:
+    """The parts of a German compound, recursively ("abfallwirtschaftsplan" -> abfall, wirtschaft, plan);
+    () when the word is not one."""
+    if len(word) < MIN_COMPOUND_CHARS or not word.isalpha():
+        return ()
+    from compound_split import char_split
+
+    score, head, tail = char_split.split_compound(word)[0]
+    head, tail = head.lower(), tail.lower()
+    if score <= 0 or len(head) < MIN_PART_CHARS or len(tail) < MIN_PART_CHARS:
+        return ()
+    if head.endswith("s") and len(head) > MIN_PART_CHARS:
+        head = head[:-1]  # the linking s ("Genehmigungs|verfahren")
+    parts: list[str] = []
+    for part in (head, tail):
+        parts.extend(compound_parts(part) or (part,))
+    return tuple(parts)
 
 
-class CompoundSplitter:
-    """Splits German compounds against the corpus vocabulary.
+def words(text: str, language: str = "german") -> list[str]:
+    """Lower-cased words without stop words; German compounds followed by their parts."""
+    stop = stopwords(language)
+    out: list[str] = []
+    for word in _WORD.findall(text.lower()):
+        if word in stop:
+            continue
+        out.append(word)
+        if language == "german":
+            out.extend(compound_parts(word))
+    return out
 
-    "dosisgrenzwert" -> ["dosis", "grenzwert"] when both parts occur as words of
-    their own, so "Dosisgrenzwerte" finds "Grenzwerte" and vice versa.
-    """
 
-    MIN_WORD = 9
-    MIN_PART = 4
+def analyze(text: str, language: str = "german") -> list[str]:
+    """The tokens BM25 and keyword overlap compare: stemmed words and compound parts, section labels."""
+    return _stemmer(language).stemWords(words(text, language)) + label_tokens(text)
 
-    def __init__(self, vocabulary: set[str]):
-        self.vocabulary = vocabulary
 
-    @classmethod
-    def from_texts(cls, token_lists: list[list[str]], min_count: int = 2) -> CompoundSplitter:
-        counts: dict[str, int] = {}
-        for tokens in token_lists:
-            for token in set(tokens):
-                if token.isalpha():
-                    counts[token] = counts.get(token, 0) + 1
-        return cls({token for token, count in counts.items() if count >= min_count and len(token) >= cls.MIN_PART})
+def content_terms(text: str, language: str = "german") -> set[str]:
+    """Stemmed words that carry content: no stop words, no bare numbers, no one- or two-letter tokens."""
+    return {token for token in analyze(text, language) if len(token) > 2 and not token.isdigit()}
 
-    def split(self, token: str) -> list[str]:
-        if len(token) < self.MIN_WORD or not token.isalpha():
-            return []
-        for cut in range(self.MIN_PART, len(token) - self.MIN_PART + 1):
-            head, tail = token[:cut], token[cut:]
-            if tail not in self.vocabulary:
-                continue
-            for candidate in (head, head[:-1] if head.endswith("s") else None, head[:-2] if head.endswith("es") else None):
-                if candidate and len(candidate) >= 3 and candidate in self.vocabulary:
-                    return [candidate, tail]
-            return [tail]
-        return []
+
+# A definitions section names each defined term at the start of an item: "(7) Beruflich exponierte Person:",
+# "3. Abfälle: ...", "Einrichtungen im Sinne dieses Gesetzes sind ..."
+_DEFINITION_ITEM = re.compile(r"^\s*(?:\(\d+[a-z]?\)|\d+[a-z]?\.)\s+(?P<term>[A-ZÄÖÜ][^:\n]{2,80}?):", re.MULTILINE)
+_DEFINED_IN_THE_SENSE = re.compile(
+    r"(?P<term>(?:[A-ZÄÖÜ][\wäöüß-]*\s+){0,3}[A-ZÄÖÜ][\wäöüß-]+)\s+im\s+Sinne\s+(?:dieses|dieser)\s+"
+    r"(?:Gesetzes|Verordnung|Richtlinie)\s+(?:ist|sind)\b")
+
+
+def defined_terms(text: str, heading: str = "") -> list[str]:
+    """The terms a definitions passage defines, as written."""
+    terms = [match.group("term").strip() for match in _DEFINED_IN_THE_SENSE.finditer(text)]
+    if "begriffsbestimmung" in heading.lower() or "im Sinne dieses" in text or "im Sinne dieser" in text:
+        terms += [match.group("term").strip() for match in _DEFINITION_ITEM.finditer(text)]
+    return list(dict.fromkeys(terms))
 
 
 class Bm25Index:
-    """A BM25 index with its chunk ids and docs in index order."""
+    """A two-field BM25 index (body, heading) with its chunk ids and docs in index order."""
 
-    def __init__(
-        self,
-        ids: list[str],
-        docs: list[str],
-        language: str,
-        retriever=None,
-        splitter: CompoundSplitter | None = None,
-    ):
+    def __init__(self, ids: list[str], docs: list[str], language: str, body=None, heading=None):
         self.ids = ids
         self.docs = docs
         self.language = language
-        self._retriever = retriever
-        self.splitter = splitter or CompoundSplitter(set())
+        self._body = body
+        self._heading = heading
         self._doc_array = np.array(docs, dtype=object)
 
     @classmethod
@@ -127,65 +126,65 @@ class Bm25Index:
         headings: list[str] | None = None,
         language: str | None = None,
     ) -> Bm25Index:
-        """Index texts; a chunk's heading counts twice and its own section gets an 'h' token."""
         import bm25s
 
-        language = language or guess_stemmer_language(texts)
+        language = language or stemmer_language(texts)
         headings = headings or [""] * len(texts)
-        plain = [tokenize(text, language) for text in texts]
-        splitter = CompoundSplitter.from_texts(plain) if language == "german" else CompoundSplitter(set())
-        corpus = []
+        body_corpus, heading_corpus = [], []
         for text, heading, doc in zip(texts, headings, docs, strict=True):
-            tokens = tokenize(text, language, splitter) + tokenize(doc.rsplit(".", 1)[0], language)
-            if heading:
-                tokens += tokenize(heading, language, splitter)
-                tokens += ["h" + token for token in section_tokens(heading)[:1]]
-            corpus.append(tokens or ["\u2205"])
-        retriever = None
+            body_corpus.append(analyze(text, language) + analyze(doc.rsplit(".", 1)[0], language) or ["\u2205"])
+            field = " ".join([heading, *defined_terms(text, heading)])
+            heading_corpus.append(analyze(field, language) or ["\u2205"])
+        body = heading_index = None
         if ids:
-            retriever = bm25s.BM25()
-            retriever.index(corpus, show_progress=False)
-        return cls(ids, docs, language, retriever, splitter)
-
-    def query_tokens(self, query: str) -> list[str]:
-        tokens = tokenize(query, self.language, self.splitter)
-        return tokens + ["h" + token for token in section_tokens(query)]
+            body = bm25s.BM25()
+            body.index(body_corpus, show_progress=False)
+            heading_index = bm25s.BM25()
+            heading_index.index(heading_corpus, show_progress=False)
+        return cls(ids, docs, language, body, heading_index)
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
-        if self._retriever is not None:
-            self._retriever.save(str(folder / "bm25"))
+        if self._body is not None:
+            self._body.save(str(folder / "bm25"))
+            self._heading.save(str(folder / "bm25_heading"))
         (folder / "meta.json").write_text(
-            json.dumps(
-                {
-                    "ids": self.ids,
-                    "docs": self.docs,
-                    "language": self.language,
-                    "compound_vocabulary": sorted(self.splitter.vocabulary),
-                }
-            ),
+            json.dumps({"ids": self.ids, "docs": self.docs, "language": self.language, "analyzer": ANALYZER_VERSION}),
             encoding="utf-8",
         )
 
     @classmethod
     def load(cls, folder: Path) -> Bm25Index | None:
+        """The stored index, or None when there is none or it was built by another analyzer."""
         import bm25s
 
         meta_path = folder / "meta.json"
         if not meta_path.exists():
             return None
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        retriever = bm25s.BM25.load(str(folder / "bm25")) if meta["ids"] else None
-        splitter = CompoundSplitter(set(meta.get("compound_vocabulary", [])))
-        return cls(meta["ids"], meta["docs"], meta["language"], retriever, splitter)
+        if meta.get("analyzer") != ANALYZER_VERSION:
+            return None
+        if not meta["ids"]:
+            return cls([], [], meta["language"])
+        return cls(meta["ids"], meta["docs"], meta["language"], bm25s.BM25.load(str(folder / "bm25")),
+                   bm25s.BM25.load(str(folder / "bm25_heading")))
 
-    def search(self, query: str, k: int, doc: str | None = None) -> list[tuple[str, float]]:
-        if self._retriever is None:
+    def search(self, query: str, k: int, doc: str | None = None,
+               fields: tuple[str, ...] = ("body", "heading")) -> list[tuple[str, float]]:
+        """The best k chunks for `query`, optionally in one document. The score is the sum of the
+        fields' BM25 scores (BM25F with unit weights): a term in the title counts on top of the text."""
+        scores: np.ndarray | None = None
+        for field in fields:
+            retriever = self._body if field == "body" else self._heading
+            if retriever is None:
+                continue
+            tokens = [t for t in analyze(query, self.language) if t in retriever.vocab_dict]
+            if not tokens:
+                continue
+            field_scores = np.asarray(retriever.get_scores(tokens), dtype=np.float32)
+            scores = field_scores if scores is None else scores + field_scores
+        if scores is None:
             return []
-        tokens = [t for t in self.query_tokens(query) if t in self._retriever.vocab_dict]
-        if not tokens:
-            return []
-        scores = np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)
         if doc is not None:
             scores = np.where(self._doc_array == doc, scores, 0.0)
         k = min(k, len(scores))

@@ -15,6 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rabbithole_lab.kb.sections import markdown_heading_label
+
 logger = logging.getLogger(__name__)
 
 SUPPORTED_SUFFIXES = {".pdf", ".md", ".txt"}
@@ -147,14 +149,25 @@ def _parse_pdf(path: Path) -> ParsedDocument:
         pdf.close()
 
 
-def _parse_text(path: Path, markdown: bool) -> ParsedDocument:
+def read_text(path: Path) -> str:
+    """A text file's content: UTF-8 (with or without BOM), else the encoding charset-normalizer detects
+    (UTF-16 with or without BOM, cp1252, ...); binary content is an error."""
+    raw = path.read_bytes()
     try:
-        content = path.read_text(encoding="utf-8")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        try:
-            content = path.read_text(encoding="latin-1")
-        except Exception as exc:
-            raise DocumentError(f"unreadable text: {exc}") from None
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(raw).best()
+    if best is None:
+        raise DocumentError("binary content in a text file: wrong extension?")
+    logger.info("%s: read as %s (not UTF-8)", path.name, best.encoding)
+    return str(best)
+
+
+def _parse_text(path: Path, markdown: bool) -> ParsedDocument:
+    content = read_text(path)
     if "\x00" in content[:4096]:
         raise DocumentError("binary content in a text file: wrong extension?")
     raw_lines = content.splitlines()
@@ -180,7 +193,10 @@ def _parse_text(path: Path, markdown: bool) -> ParsedDocument:
         page_count=1,
         title=title,
         first_heading=title,
-        has_styled_headings=markdown and any(line.styled for line in lines),
+        # Markdown headings are the sections only when they carry section labels; a document with just a
+        # "# Title" heading keeps its plain "§ 3 …" lines as section headings
+        has_styled_headings=markdown and any(line.markdown_level and markdown_heading_label(line.text)
+                                             for line in lines),
     )
 
 

@@ -11,8 +11,8 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from rabbithole_lab.kb.lexical import guess_stemmer_language
 from rabbithole_lab.kb.registry import DocumentRegistry
+from rabbithole_lab.language import detect_language
 
 _WORDS = re.compile(r"[\wÄÖÜäöüß-]+")
 _CLAUSE_SPLIT = re.compile(
@@ -37,10 +37,6 @@ def glossary() -> dict[str, list[str]]:
     return entries
 
 
-def query_language(text: str) -> str:
-    return "en" if guess_stemmer_language([text]) == "english" else "de"
-
-
 def german_terms(query: str) -> str:
     """The German glossary terms for an English query (longest phrases first), space-joined."""
     terms = glossary()
@@ -58,6 +54,13 @@ def german_terms(query: str) -> str:
         else:
             position += 1
     return " ".join(found)
+
+
+def lexical_expansion(query: str, index_language: str) -> str:
+    """The query BM25 sees: an English question over German text also carries the glossary's German terms."""
+    if index_language == "german" and detect_language(query) == "en":
+        return f"{query} {german_terms(query)}".strip()
+    return query
 
 
 def named_documents(query: str, registry: DocumentRegistry) -> list[str]:

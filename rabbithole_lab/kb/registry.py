@@ -136,6 +136,7 @@ class DocumentRegistry:
                         head_documents.setdefault(inflection_key(words[0]), set()).add(target)
         self._heads = {key: next(iter(targets)) for key, targets in head_documents.items()
                        if len(targets) == 1 and key not in self._inflected}
+        self._fuzzy: dict[str, tuple[str, str] | None] = {}
 
     @classmethod
     def merged(cls, hand: list[RegistryEntry], auto: list[RegistryEntry]) -> DocumentRegistry:
@@ -164,6 +165,24 @@ class DocumentRegistry:
     def filenames(self) -> list[str]:
         return sorted({entry.filename for entry in self.entries})
 
+    def names_of(self, filename: str) -> str:
+        """A document's short names (file stem and abbreviations), space-joined: what a lexical query adds
+        when a question means that document."""
+        names = [Path(filename).stem]
+        for entry in self.entries:
+            if entry.filename == filename:
+                names += [name for name in entry.synonyms if _is_abbreviation(name.strip())]
+        return " ".join(dict.fromkeys(names))
+
+    def abbreviation_of(self, filename: str) -> str:
+        """How a document is cited for short: its first abbreviation synonym, else its file stem."""
+        for entry in self.entries:
+            if entry.filename == filename:
+                for name in entry.synonyms:
+                    if _is_abbreviation(name.strip()) and " " not in name.strip():
+                        return name.strip()
+        return Path(filename).stem
+
     def collection_of(self, filename: str) -> str | None:
         return next((e.collection for e in self.entries if e.filename == filename), None)
 
@@ -182,6 +201,14 @@ class DocumentRegistry:
         if " " not in text.strip() and text.strip()[:1].isupper():  # a noun: "die Kostenverordnung"
             return self._heads.get(key)
         return None
+
+    def _fuzzy_match(self, name: str) -> tuple[str, str] | None:
+        best, best_ratio = None, 0.0
+        for known, target in self._exact.items():
+            ratio = _fuzzy_ratio(name, known)
+            if ratio > best_ratio:
+                best, best_ratio = target, ratio
+        return best if best is not None and best_ratio >= FUZZY_THRESHOLD else None
 
     def resolve_document_name(self, text: str | None) -> tuple[str | None, str | None]:
         """exact synonym > inflected form > head word of one document's long name > fuzzy >= 0.7 >
@@ -202,13 +229,10 @@ class DocumentRegistry:
             return None, None
         if key in self._heads:
             return self._heads[key]
-        best, best_ratio = None, 0.0
-        for name, target in self._exact.items():
-            ratio = _fuzzy_ratio(without_article, name)
-            if ratio > best_ratio:
-                best, best_ratio = target, ratio
-        if best is not None and best_ratio >= FUZZY_THRESHOLD:
-            return best
+        if without_article not in self._fuzzy:  # the fuzzy stage compares with every name: once per name asked
+            self._fuzzy[without_article] = self._fuzzy_match(without_article)
+        if self._fuzzy[without_article] is not None:
+            return self._fuzzy[without_article]
         if len(without_article) >= 3:
             for entry in self.entries:
                 stem = Path(entry.filename).stem.lower()

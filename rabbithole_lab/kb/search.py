@@ -12,10 +12,9 @@ from collections.abc import Iterable
 from typing import Literal
 
 from rabbithole_lab.kb.index import ChromaIndex
-from rabbithole_lab.kb.lexical import section_tokens
-from rabbithole_lab.kb.query import clauses, german_terms, named_documents, query_language
+from rabbithole_lab.kb.query import clauses, german_terms, lexical_expansion, named_documents
 from rabbithole_lab.kb.registry import DocumentRegistry
-from rabbithole_lab.kb.sections import normalise_section, parent_keys, section_key
+from rabbithole_lab.kb.sections import canonical_section, label_tokens, parent_keys, section_key
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
 
@@ -36,6 +35,8 @@ def _result(chunk: Chunk, score: float, retrieval: str) -> VectorResult:
         heading=chunk.heading,
         score=max(0.0, min(1.0, score)),
         retrieval=retrieval,  # type: ignore[arg-type]
+        page_map=chunk.page_map,
+        continuation=chunk.continuation,
     )
 
 
@@ -48,31 +49,6 @@ def reciprocal_rank_fusion(
         for rank, key in enumerate(ranking):
             fused[key] = fused.get(key, 0.0) + weight / (k + rank + 1)
     return fused
-
-
-def canonical_section(label: str) -> str:
-    """'§78' / '§§ 78' / 'Artikel 3' -> '§ 78' / 'Art. 3'; other labels unchanged."""
-    text = label.strip()
-    for unit in ("§§", "§", "Artikel", "Art.", "Anlage"):
-        if text.startswith(unit):
-            return normalise_section(unit, text[len(unit) :])
-    return text
-
-
-def _join_chunks(texts: list[str], heading: str) -> str:
-    """Consecutive chunks of one section as one text: continuation chunks repeat the heading and
-    overlap their predecessor, both removed."""
-    joined = texts[0]
-    for text in texts[1:]:
-        if heading and text.startswith(heading):
-            text = text[len(heading):].lstrip("\n")
-        probe = text[:80]
-        cut = joined.rfind(probe, max(0, len(joined) - 4000)) if len(probe) >= 20 else -1
-        if cut >= 0 and text.startswith(joined[cut:]):
-            joined += text[len(joined) - cut:]
-        else:
-            joined += "\n" + text
-    return joined
 
 
 class KnowledgeBase:
@@ -103,8 +79,10 @@ class KnowledgeBase:
         mode: SearchMode | None = None,
         collection: str | None = None,
         doc: str | None = None,
+        lexical_extra: str = "",
     ) -> list[VectorResult]:
-        """Top-k chunks for `query`, optionally scoped to one collection or one document."""
+        """Top-k chunks for `query`, optionally scoped to one collection or one document.
+        `lexical_extra` is added to the query the lexical fields see (names of the documents it means)."""
         mode = mode or self.settings.mode
         if not query.strip():
             return []
@@ -123,9 +101,7 @@ class KnowledgeBase:
                     dense_ranked.append((chunk.id, similarity))
             if mode in ("bm25", "hybrid"):
                 bm25 = self.index.bm25(target)
-                lexical_query = query
-                if bm25.language == "german" and query_language(query) == "en":
-                    lexical_query = f"{query} {german_terms(query)}"
+                lexical_query = f"{lexical_expansion(query, bm25.language)} {lexical_extra}".strip()
                 for chunk_id, score in bm25.search(lexical_query, candidates, doc=doc):
                     bm25_ranked.append((chunk_id, score))
                     owner_of[chunk_id] = target
@@ -145,13 +121,14 @@ class KnowledgeBase:
             best = top[0][1] if top else 1.0
             return [_result(chunks[cid], score / best, "bm25") for cid, score in top if cid in chunks]
         # An exact "§ 78" in the query is lexical evidence the embedder cannot see: weight BM25 up.
-        lexical_weight = self.settings.bm25_weight * (2.0 if section_tokens(query) else 1.0)
+        lexical_weight = self.settings.bm25_weight * (2.0 if label_tokens(query) else 1.0)
+        weights = [1.0, lexical_weight]
         fused = reciprocal_rank_fusion(
-            [[cid for cid, _ in dense_ranked[:candidates]], [cid for cid, _ in bm25_ranked[:candidates]]],
+            [[cid for cid, _ in ranking[:candidates]] for ranking in (dense_ranked, bm25_ranked)],
             self.settings.rrf_k,
-            weights=[1.0, lexical_weight],
+            weights=weights,
         )
-        best_possible = (1.0 + lexical_weight) / (self.settings.rrf_k + 1)
+        best_possible = sum(weights) / (self.settings.rrf_k + 1)
         ranked = sorted(fused.items(), key=lambda item: -item[1])[:k]
         return [_result(chunks[cid], score / best_possible, "hybrid") for cid, score in ranked if cid in chunks]
 
@@ -162,11 +139,15 @@ class KnowledgeBase:
         and a scoped search in every document the question names, fused by reciprocal rank.
         With `distinct_sections` only the best chunk of each (doc, section) is kept."""
         candidates = max(k, self.settings.candidates)
-        runs = [self.search(question, k=candidates, collection=collection)]
+        # the documents the question names (also through the glossary's German for an English question):
+        # their names join the lexical query, and each gets a search of its own
+        named = named_documents(f"{question} {german_terms(question)}", self.registry)
+        names = " ".join(self.registry.names_of(doc) for doc in named)
+        runs = [self.search(question, k=candidates, collection=collection, lexical_extra=names)]
         if self.settings.multi_query:
             for clause in clauses(question):
                 runs.append(self.search(clause, k=candidates, collection=collection))
-        for doc in named_documents(question, self.registry):
+        for doc in named:
             owner = self.registry.collection_of(doc)
             if collection and owner != collection:
                 continue
@@ -188,6 +169,12 @@ class KnowledgeBase:
             if len(results) == k:
                 break
         return results
+
+    def corpus_language(self, collection: str | None = None) -> str:
+        """'de' or 'en': the language most of the searched collections are written in."""
+        languages = [self.index.bm25(target).language for target in self._targets(collection, None)]
+        german = sum(1 for language in languages if language == "german")
+        return "de" if german * 2 >= len(languages) else "en"
 
     def search_by_database_name(
         self, database_name: str, query: str, k: int = 10, mode: SearchMode | None = None
@@ -248,34 +235,6 @@ class KnowledgeBase:
             for chunk in chunks:  # get_chunks returns them by document, in reading order
                 found.setdefault(chunk.doc, []).append(_result(chunk, 1.0, "section"))
         return found
-
-    def whole_section(self, result: VectorResult, max_chars: int) -> VectorResult:
-        """`result` carrying the text of its whole section (chunks joined in reading order, repeated
-        headings and overlaps removed), or the window of neighbouring chunks around it that fits
-        `max_chars`. Unchanged when it has no section, the section is one chunk, or max_chars <= 0."""
-        if max_chars <= 0 or not result.section:
-            return result
-        chunks = self.section_lookup(result.doc, result.section, result.collection)
-        if len(chunks) <= 1 or not any(c.chunk_id == result.chunk_id for c in chunks):
-            return result
-        position = next(i for i, c in enumerate(chunks) if c.chunk_id == result.chunk_id)
-        low = high = position
-        size = len(chunks[position].text)
-        while True:  # grow around the matched chunk, alternating after and before it
-            grown = False
-            for candidate in (high + 1, low - 1):
-                if 0 <= candidate < len(chunks) and size + len(chunks[candidate].text) <= max_chars:
-                    size += len(chunks[candidate].text)
-                    low, high = min(low, candidate), max(high, candidate)
-                    grown = True
-            if not grown:
-                break
-        window = chunks[low : high + 1]
-        if len(window) == 1:
-            return result
-        text = _join_chunks([c.text for c in window], result.heading)
-        return result.model_copy(update={"text": text, "page_start": min(c.page_start for c in window),
-                                         "page_end": max(c.page_end for c in window)})
 
     def similarity(self, results: list[VectorResult], query: str) -> dict[str, float]:
         """Cosine similarity of each result's chunk to `query`."""

@@ -27,17 +27,39 @@ _BODY_STARTERS = re.compile(
 _PID_HEADING = re.compile(r"^\[PID [^\]]+\]\s*(?P<label>.*)$")
 
 
+# The one normaliser of section labels: headings at ingestion, references, lookups and BM25 tokens
+# all name a section the same way ("§ 78", "Art. 3", "Anlage 4", "Anhang II").
+_UNITS = {"art": "Art.", "artikel": "Art.", "artikeln": "Art.", "artt": "Art.", "anlage": "Anlage", "anlagen": "Anlage",
+          "anhang": "Anhang", "anh": "Anhang"}
+_LABEL = re.compile(r"(§§?|Art\.|Artikel|Anlage)\s*(\d+(?:\s?[a-z](?![a-zäöüß]))?)", re.IGNORECASE)
+
+
+def normal_unit(unit: str) -> str:
+    """'§§' -> '§'; 'Artikel' / 'Artt.' -> 'Art.'; 'Anlagen' -> 'Anlage'; 'Anh.' -> 'Anhang'."""
+    key = unit.strip().lower().rstrip(".")
+    if key.startswith("§"):
+        return "§"
+    return _UNITS.get(key, unit.strip().title())
+
+
 def normalise_section(unit: str, number: str) -> str:
     """('§§', '78 ') -> '§ 78'; ('Artikel', '3') -> 'Art. 3'; ('anlage', '4') -> 'Anlage 4'."""
     number = re.sub(r"\s+", "", number or "")
-    key = unit.strip().lower().rstrip(".")
-    if key in {"§", "§§"}:
-        return f"§ {number}".strip()
-    if key in {"art", "artikel"}:
-        return f"Art. {number}".strip()
-    if key == "anlage":
-        return f"Anlage {number}".strip()
-    return f"{unit.strip().title()} {number}".strip()
+    return f"{normal_unit(unit)} {number}".strip()
+
+
+def canonical_section(label: str) -> str:
+    """'§78' / '§§ 78' / 'Artikel 3' -> '§ 78' / 'Art. 3'; other labels unchanged."""
+    text = label.strip()
+    match = _LABEL.match(text)
+    if match and match.end() == len(text):
+        return normalise_section(match.group(1), match.group(2))
+    return text
+
+
+def label_tokens(text: str) -> list[str]:
+    """Every section label in `text` as one search token: '§ 78' -> '§78', 'Artikel 3' -> 'art.3'."""
+    return [normalise_section(unit, number).replace(" ", "").lower() for unit, number in _LABEL.findall(text)]
 
 
 _BIBLIOGRAPHY = re.compile(

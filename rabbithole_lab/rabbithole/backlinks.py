@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rabbithole_lab.kb.search import canonical_section
-from rabbithole_lab.kb.sections import parent_keys, section_key
+from rabbithole_lab.kb.sections import canonical_section, parent_keys, section_key
 from rabbithole_lab.rabbithole.resolve import MAX_SECTIONS_PER_REFERENCE, section_labels
 from rabbithole_lab.records import DetectedReference
 

@@ -1,47 +1,51 @@
-"""Wiring for the rabbithole without an LLM: regex detection + extractive gate (or given parts)."""
+"""Wiring of the rabbithole: the follower over a knowledge base, and one question through
+first stage, following and the assembler."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.rabbithole.follow import FollowLimits, RabbitholeFollower, Trail
-from rabbithole_lab.rabbithole.gate import ExtractiveDecider, ReferenceDecider
+from rabbithole_lab.rabbithole.assemble import assemble
+from rabbithole_lab.rabbithole.candidates import Candidate, Trail
+from rabbithole_lab.rabbithole.follow import RabbitholeFollower
+from rabbithole_lab.rabbithole.gate import ReferenceDecider
 from rabbithole_lab.rabbithole.references import detect_references
 from rabbithole_lab.records import DetectedReference, ExtractedReferenceList
-from rabbithole_lab.settings import Settings
+from rabbithole_lab.settings import ReferenceSettings, Settings
 
 
 def build_follower(
     kb: KnowledgeBase,
     settings: Settings,
-    decider: ReferenceDecider | None = None,
+    decider: ReferenceDecider,
     llm_extract: Callable[[str], ExtractedReferenceList] | None = None,
-    limits: FollowLimits | None = None,
+    references: ReferenceSettings | None = None,
 ) -> RabbitholeFollower:
+    """A follower with `decider` as its gate (built once where services are wired) and regex
+    detection, or the configured hybrid with `llm_extract`."""
     method = settings.references.extraction_method if llm_extract else "regex"
 
     def detect(text: str, doc: str | None) -> list[DetectedReference]:
         return detect_references(text, doc, method=method, llm_extract=llm_extract)
 
-    decider = decider or ExtractiveDecider(kb.index.embedder.embed_documents, settings.references.gate_threshold)
-    return RabbitholeFollower(
-        kb,
-        decider,
-        limits or FollowLimits.from_settings(settings.references, settings.llm.concurrency),
-        detect,
-    )
+    return RabbitholeFollower(kb, decider, references or settings.references, detect, settings.llm.concurrency)
 
 
 def follow_question(
     kb: KnowledgeBase,
     follower: RabbitholeFollower,
     question: str,
-    k: int,
     language: str,
     collection: str | None = None,
+    pool_size: int | None = None,
 ) -> Trail:
-    """The whole rabbithole for one question: first-stage retrieval of k seeds plus the hits below
-    them that backlinks may pull in, then following."""
-    hits = kb.retrieve(question, k=k + follower.limits.backlink_pool, collection=collection)
-    return follower.run(hits[:k], question, language, pool=hits[k:])
+    """The candidate pool of one question: first-stage hits, then following from the best of them."""
+    hits = kb.retrieve(question, k=pool_size or kb.settings.first_stage_pool, collection=collection)
+    return follower.run(hits, question, language)
+
+
+def admit(candidates: list[Candidate], budget_chars: int, strict: bool = False) -> list[Candidate]:
+    """The context of `budget_chars` characters that the candidates' values allow (see assemble.py)."""
+    return assemble(candidates, budget_chars, value=lambda c: c.value, size=lambda c: len(c.result.text),
+                    key=lambda c: c.chunk_id, parent=lambda c: c.parent, strict=strict)

@@ -10,6 +10,7 @@ fails makes the gate follow (seed behaviour) and log a warning.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,7 +18,8 @@ from typing import Protocol
 
 import numpy as np
 
-from rabbithole_lab.kb.query import german_terms, query_language
+from rabbithole_lab.kb.query import german_terms
+from rabbithole_lab.language import detect_language
 from rabbithole_lab.rabbithole.relevance import keyword_overlap, vector_score
 from rabbithole_lab.records import DetectedReference, ReferenceDecision
 
@@ -45,6 +47,7 @@ class GateVerdict:
 
 
 GATE_EMBED_CHARS = 800
+VECTOR_CACHE_SIZE = 10_000
 
 
 def _core(window: str, chars: int = GATE_EMBED_CHARS) -> str:
@@ -66,6 +69,8 @@ class ExtractiveDecider:
     def __init__(self, embed: Callable[[list[str]], np.ndarray], threshold: float):
         self._embed = embed
         self.threshold = threshold
+        self._vectors: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
 
     def scores(self, items: list[GateInput], anchor: str) -> list[float]:
         """One batch per chunk; identical texts are embedded once. The window is embedded only when
@@ -78,16 +83,24 @@ class ExtractiveDecider:
                 texts.append(_core(item.window))
             if item.target_title:
                 texts.append(item.target_title)
-        unique = list(dict.fromkeys(texts))
-        vectors = self._embed(unique)
-        vector_of = {text: vectors[index] for index, text in enumerate(unique)}
+        # the question and section titles recur across levels and tasks: each is embedded once
+        with self._lock:
+            vector_of = {text: self._vectors[text] for text in texts if text in self._vectors}
+        unique = [text for text in dict.fromkeys(texts) if text not in vector_of]
+        if unique:
+            fresh = dict(zip(unique, self._embed(unique), strict=True))
+            vector_of |= fresh
+            with self._lock:
+                if len(self._vectors) > VECTOR_CACHE_SIZE:
+                    self._vectors.clear()
+                self._vectors.update(fresh)
         anchor_vector = vector_of[anchor]
         # English questions about German documents compare through the glossary's German terms;
         # about English documents they compare as they are
-        translated_anchor = (german_terms(anchor) or anchor) if query_language(anchor) == "en" else anchor
+        translated_anchor = (german_terms(anchor) or anchor) if detect_language(anchor) == "en" else anchor
         out = []
         for item in items:
-            lexical_anchor = translated_anchor if query_language(item.window) == "de" else anchor
+            lexical_anchor = translated_anchor if detect_language(item.window) == "de" else anchor
             if item.target_similarity is None:
                 similarity = float(vector_of[_core(item.window)] @ anchor_vector)
             else:

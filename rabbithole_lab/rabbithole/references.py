@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from rabbithole_lab.kb.sections import normal_unit
 from rabbithole_lab.records import DetectedReference, ExtractedReferenceList
 
 logger = logging.getLogger(__name__)
@@ -29,13 +30,13 @@ MAX_RANGE_EXPANSION = 30
 
 # ---- building blocks ---------------------------------------------------------------------
 _UNIT = re.compile(
-    r"(?P<unit>§§?|Art(?:ikel|\.|(?=\s+\d))|Artt\.|Anlagen?|Anhang|Anh\.)\s*(?=\d|[IVX]+\b)"
+    r"(?P<unit>§§?|Art(?:ikeln?|\.|(?=\s+\d))|Artt\.|Anlagen?|Anhang|Anh\.)\s*(?=\d|[IVX]+\b)"
 )
 # a letter suffix ("§ 9a") is not the start of an abbreviation ("§ 5 i.V.m.", "§ 3 a.F.")
 _NUM = re.compile(r"(?P<num>\d{1,4}(?:\s?[a-z](?![a-zäöüß]|\.\s?[A-Za-z]\.))?|[IVX]{1,6}\b)(?!\d|[.,]\d|/)")
 _SUBUNIT = (
     r"(?:Abs(?:atz|\.)?|Absätze|S(?:atz|ätze|\.|(?=\s\d))|Nr(?:n)?\.?|Nummer(?:n)?|Buchst(?:abe|aben|\.)?|lit\.|"
-    r"Halbs(?:atz|\.)|Hs\.|Alt(?:ernative|\.)|Var(?:iante|\.)|UAbs\.|Unterabs(?:atz|\.)|Teil|Tabelle|"
+    r"Halbs(?:atz|\.)|Hs\.|Alt(?:ernative|\.)|Var(?:iante|\.)|UAbs\.|Unterabs(?:atz|\.)|Teil|Tabelle|Spalte|Zeile|"
     r"Spiegelstrich|Ziff(?:er|\.))"
 )
 _SUBVAL = r"(?:\d{1,4}[a-z]?|[a-z]{1,2}\)?|[IVX]{1,5}|[A-Z](?![a-zA-Z]))"
@@ -79,7 +80,7 @@ _GENITIVE_BOOK = re.compile(
     rf"\s*(?P<article>des|der|dem|den|im|zum|zur)\s+"
     rf"(?P<book>{_ORDINALS}\s+Buch(?:es|s)?\s+(?:des\s+)?Sozialgesetzbuch(?:es|s)?|"
     rf"(?:[A-ZÄÖÜ][\wäöüß-]*\s+){{1,3}}{_ACT_TYPE_WORD}|"
-    rf"(?:[A-ZÄÖÜ][\wäöüß-]*\s+){{0,3}}[A-ZÄÖÜ][\wäöüß-]*{_LONG_NAME_SUFFIX}"
+    rf"(?:[A-ZÄÖÜ][\wäöüß-]*\s+){{0,3}}[A-ZÄÖÜ][\wäöüß-]*(?:{_LONG_NAME_SUFFIX}|-{_ACT_TYPE_WORD})"
     rf"(?:\s+\((?P<abbr>[A-Z][\w-]{{1,15}})\))?)(?![\wäöüß])"
 )
 _PLAIN_LONG_BOOK = re.compile(
@@ -129,26 +130,19 @@ _NOT_BOOKS = {
     "Abs", "Nr", "Satz", "EU", "EG", "EWG", "DM", "EUR", "II", "III", "IV", "VI", "VII", "VIII", "IX", "XI",
 }
 
-# Not a statute reference: a decision collection's index label ("SozR 3-2500 § 240 Nr 6", "Buchholz 406.11
-# § 9 BauGB Nr. 74", "AP Nr. 7 zu Art. 12 GG"), a commentary ("Köhler/Bornkamm, UWG, 28. Aufl., § 3 UWG Rdn. 4",
-# "aaO, § 38 II"), an explanatory memorandum ("Begründung zu § 18") or a clause of a private contract
-# ("§ 3 Nr. 8 des Mietvertrages")
-_COLLECTION_OR_COMMENTARY_BEFORE = re.compile(
-    r"(?:\bSozR\s+\d(?:-\d+)?|\bBuchholz\s+\d+(?:\.\d+)?|\bAP\s+Nrn?\.?\s+\d+(?:\s*(?:,|und)\s*\d+)*\s+zu"
-    r"|\bAufl\.(?:\s*(?:\d{4}|Bd\.\s*\d+))?,?|\baaO,?|\bBegründung\s+zu)\s*$"
-)
-_COMMENTARY_AFTER = re.compile(r"\s*(?:Rdn|Rdnr|RdNr|Randnr|Randziffer|Rn|Rz|Tz|Anm)\.?\s*\d")
 _BARE_LABEL = re.compile(r"(?:§§?|Art\.|Artikel|Anlage)\s*\d{1,4}\s?[a-z]?")
 # "in Verbindung mit", also ", jeweils auch in Verbindung mit" (UVPG Anlage 5)
 _IN_CONNECTION_WITH = re.compile(
     r"\s*(?:,\s*)?(?:jeweils\s+)?(?:auch\s+)?(?:in\s+Verbindung\s+mit|i\.\s?V\.\s?m\.?)\s*")
+# "Anlage X der Strahlenschutzverordnung in der bis zum 31. Dezember 2018 geltenden Fassung": an earlier version,
+# whose sections need not be today's
+_PAST_VERSION = re.compile(
+    r"\s*,?\s*(?P<version>in\s+der\s+(?:bis\s+(?:zum|einschließlich)|vor\s+dem)\s+\d{1,2}\.\s*[A-Za-zäÄ]+\s+\d{4}\s+"
+    r"(?:geltenden|gültigen|anzuwendenden)\s+Fassung)")
+_OLD_VERSION_MARK = re.compile(r"\sa\.\s?F\.$")  # "§ 3 UWG a. F.": the old version of the law
 _CUT_BEFORE_THE_BOOK = re.compile(r"\s+(?:des|der|dem|den|zum|zur)\s*")
 # "§ 55 Absatz 1 … und die §§ 56 bis 58 des Bundes-Immissionsschutzgesetzes", "§ 81 Satz 3, den §§ 184 …"
 _ENUMERATION_WITH_ARTICLE = re.compile(r"\s*(?:,\s*(?:und|oder|sowie)?|und|oder|sowie)\s+(?:die|den|der|dem)\s+")
-_PRIVATE_CONTRACT = re.compile(
-    r"(?:Arbeits|Miet|Kauf|Pacht|Dienst|Anstellungs|Gesellschafts|Darlehens|Werk|Leasing|Übergabe|Praxisübergabe)"
-    r"vertrag(?:e)?s$"
-)
 
 
 @dataclass
@@ -159,17 +153,6 @@ class _Chain:
     sections: list[str] = field(default_factory=list)
     book: str | None = None
     self_book: bool = False
-
-
-def _normal_unit(unit: str) -> str:
-    key = unit.lower().rstrip(".")
-    if key.startswith("§"):
-        return "§"
-    if key in {"art", "artikel", "artt"}:
-        return "Art."
-    if key in {"anhang", "anh"}:
-        return "Anhang"
-    return "Anlage"
 
 
 def _clean_number(number: str) -> str:
@@ -190,10 +173,13 @@ _TITLED_ACT = re.compile(
     r"\s*(?:des|der)\s+(?:Gesetzes|Verordnung)\s+(?:über|zur|zum|zu|für|vom)\s+[^()§;]{3,160}?"
     r"\s+\((?P<abbr>[A-Z][\wÄÖÜäöü-]{1,15})\)"
 )
-# "des Gesetzes über die Umweltverträglichkeitsprüfung": the title is the book (the registry knows it or not)
+# "des Gesetzes über die Umweltverträglichkeitsprüfung": the title is the book. A German act title is a noun
+# phrase: the preposition, an optional article and adjectives, the head noun, then genitive attributes
+# ("über die friedliche Verwendung der Kernenergie"); the name ends there ("… mit den Vorgaben" is the sentence)
+_TITLE_NOUN = r"(?:[a-zäöüß][\wäöüß-]*\s+){0,2}[A-ZÄÖÜ][\wäöüß-]*"
 _TITLED_ACT_NAME = re.compile(
     r"\s*(?:des|der)\s+(?P<book>(?:Gesetzes|Verordnung)\s+(?:über|zur|zum|für)\s+"
-    r"(?:(?!(?:vom|in|nach|ist|sind|wird|werden|gilt|gelten|bleibt|entsprechend)\b)[\wÄÖÜäöüß-]+\s*){1,7})"
+    rf"(?:(?:die|den|das|der|dem|des)\s+)?{_TITLE_NOUN}(?:\s+(?:des|der)\s+{_TITLE_NOUN})*)"
     r"(?=[\s,;.()§]|$)"
 )
 # An act named only by type and date ("Artikel 237 der Verordnung vom 19. Juni 2020", "Art. 1 G v. 10.8.2021",
@@ -224,6 +210,10 @@ def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
         abbreviation = _BOOK_ABBREVIATION.match(text, article.end())
         if abbreviation and abbreviation.group("book").split()[0] not in _NOT_BOOKS:
             return re.sub(r"\s+", " ", abbreviation.group("book")), False, abbreviation.end()
+    eu_act = re.match(r"\s*(?:der|des)?\s*", text[position:])
+    act = _EU_ACT.match(text, position + eu_act.end()) if eu_act else None
+    if act:  # "der Verordnung (EU) 2016/679": the act's number names it, "(EU)" is no abbreviation
+        return re.sub(r"\s+", " ", act.group("text")), False, act.end()
     genitive = _GENITIVE_BOOK.match(text, position)
     if genitive:
         book, end, abbreviation = genitive.group("book"), genitive.end(), genitive.group("abbr")
@@ -236,11 +226,6 @@ def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
     long_book = _PLAIN_LONG_BOOK.match(text, position)
     if long_book:
         return re.sub(r"\s+", " ", long_book.group("book")), False, long_book.end()
-    eu_act = re.match(r"\s*(?:der|des)?\s*", text[position:])
-    if eu_act:
-        act = _EU_ACT.match(text, position + eu_act.end())
-        if act:
-            return re.sub(r"\s+", " ", act.group("text")), False, act.end()
     gap = re.match(r"[ \t\u00a0]*\n?[ \t\u00a0]*", text[position:])
     abbreviation = _BOOK_ABBREVIATION.match(text, position + (gap.end() if gap else 0))
     if abbreviation and (gap is None or gap.end() > 0):
@@ -263,7 +248,7 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
     """Parse one citation chain starting at a § / Art. / Anlage token."""
     if "\n" in match.group(0) and (match.group("unit") == "Anlagen" or _ENUMERATION_ITEM.match(text, match.end())):
         return None  # "Genehmigung von Anlagen\n2. gewährleistet ist": a plural noun before a list item
-    chain = _Chain(unit=_normal_unit(match.group("unit")), start=match.start(), end=match.end())
+    chain = _Chain(unit=normal_unit(match.group("unit")), start=match.start(), end=match.end())
     position = match.end()
     expecting_unit = False
     while True:
@@ -293,7 +278,7 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
             break
         following = connector.end()
         unit_next = _UNIT.match(text, following)
-        if unit_next and _normal_unit(unit_next.group("unit")) == chain.unit:
+        if unit_next and normal_unit(unit_next.group("unit")) == chain.unit:
             position = following
             expecting_unit = True
             continue
@@ -329,15 +314,10 @@ def _is_a_heading(text: str, chain: _Chain) -> bool:
 
 
 def _cites_a_statute(text: str, chain: _Chain) -> bool:
-    if chain.book and _PRIVATE_CONTRACT.search(chain.book):
-        return False
     if _is_a_heading(text, chain):
         return False
-    if _COMMENTARY_AFTER.match(text, chain.end):
-        return False
-    if chain.book is None and _CUT_BEFORE_THE_BOOK.fullmatch(text, chain.end):
-        return False  # "… nach § 3a Absatz 2 des" at the end of a chunk: the next chunk holds it whole
-    return not _COLLECTION_OR_COMMENTARY_BEFORE.search(text[max(0, chain.start - 40) : chain.start])
+    # "… nach § 3a Absatz 2 des" at the end of a chunk: the next chunk holds it whole
+    return not (chain.book is None and _CUT_BEFORE_THE_BOOK.fullmatch(text, chain.end))
 
 
 def _share_books_across_enumerations(text: str, chains: list[_Chain]) -> None:
@@ -392,6 +372,7 @@ def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
         if chain.unit == "§" and len(chain.sections) > 1:
             label = "§§ " + ", ".join(chain.sections)
         target = f"{label} {context}".strip() if context else label
+        version = _PAST_VERSION.match(text, chain.end)
         references.append(
             DetectedReference(
                 type="legal_section",
@@ -404,6 +385,8 @@ def _legal_references(text: str, doc: str | None) -> list[DetectedReference]:
                 unit=chain.unit,
                 document_context=context,
                 joined_book=joined_book,
+                version=(re.sub(r"\s+", " ", version.group("version")) if version
+                         else "a. F." if book and _OLD_VERSION_MARK.search(book) else None),
                 extraction_method="regex",
             )
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rabbithole_lab.kb.lexical import tokenize
+from rabbithole_lab.kb.lexical import analyze, content_terms
 
 COSINE_FLOOR = 0.10  # MiniLM cosine of unrelated text
 COSINE_CEILING = 0.60  # cosine of a passage that answers the question
@@ -22,10 +22,10 @@ def vector_score(cosine: float) -> float:
 
 
 def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
-    query_words = {t for t in tokenize(anchor, language) if len(t) > 2 and not t.isdigit()}
+    query_words = content_terms(anchor, language)
     if not query_words:
         return 0.0
-    chunk_words = set(tokenize(text, language))
+    chunk_words = set(analyze(text, language))
     return min(1.0, len(query_words & chunk_words) / len(query_words))
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL, parent_keys, section_key
+from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL, normalise_section, parent_keys, section_key
 from rabbithole_lab.rabbithole.references import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
 
@@ -51,10 +51,8 @@ def section_labels(reference: DetectedReference, limit: int = MAX_SECTIONS_PER_R
     labels = []
     for section in reference.sections[:limit]:
         grouping = _GROUPING_UNITS.get(reference.unit) if reference.type == "section" else None
-        if reference.type == "legal_section" and reference.unit == "§":
-            labels.append(f"§ {section}")
-        elif reference.type == "legal_section" and reference.unit == "Art.":
-            labels.append(f"Art. {section}")
+        if reference.type == "legal_section" and reference.unit in ("§", "Art."):
+            labels.append(normalise_section(reference.unit, section))
         elif grouping and re.fullmatch(r"\d+[A-Z]?", section):
             labels.append(f"{grouping} {section}")
         else:

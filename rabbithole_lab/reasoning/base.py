@@ -10,19 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from rabbithole_lab.rabbithole.gate import GateInput
 from rabbithole_lab.records import (
     ChunkWithInfo,
     ExtractedReferenceList,
     InfoExtractionWithQuotes,
     PreservedQuote,
     QualityAssessment,
-    ReferenceDecision,
     RelevanceScore,
     RemediationDecision,
     RetrievalAnalysis,
     SynthesisOutput,
+    TaskAssessment,
     TaskSummary,
+    TodoAdaptation,
+    ToDoItem,
     TodoPlan,
     VectorResult,
 )
@@ -43,6 +44,7 @@ class SynthesisInput:
     quotes: list[PreservedQuote] = field(default_factory=list)
     task_summaries: list[dict] = field(default_factory=list)
     remediation: str = ""
+    chains: list[dict] = field(default_factory=list)  # followed references: source, reference, target, reason
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary
@@ -62,6 +64,7 @@ class Reasoner(Protocol):
     info: ReasonerInfo
     calls: int
     tokens: int
+    context_chars: int  # characters of graded context the synthesis reads (the assembler's budget)
 
     def drain_warnings(self) -> list[str]: ...
 
@@ -86,13 +89,18 @@ class Reasoner(Protocol):
     # Phase 3
     def task_search_queries(self, task: str, anchor: str, concepts: list[str], language: str) -> list[str]: ...
 
+    def corpus_language_queries(self, question: str, corpus_language: str) -> list[str]: ...
+
     def extract_info(self, chunk: VectorResult, anchor: str, task: str, language: str) -> InfoExtractionWithQuotes: ...
 
     def extract_references(self, text: str) -> ExtractedReferenceList | None: ...
 
-    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision: ...
-
     def summarize_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskSummary: ...
+
+    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskAssessment: ...
+
+    def adapt_todo(self, anchor: str, tasks: list[ToDoItem], summary: str, missing: list[str], provisions: list[dict],
+                   gaps: list[str], saturated: list[int], room: int, language: str) -> TodoAdaptation: ...
 
     def score_relevance(self, anchor: str, finding: ChunkWithInfo, language: str) -> RelevanceScore: ...
 

@@ -17,36 +17,50 @@ from collections.abc import Callable
 import numpy as np
 
 from rabbithole_lab.kb.query import german_terms, glossary
-from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, GateVerdict
+from rabbithole_lab.language import detect_language
+from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, keyword_overlap, vector_score
+from rabbithole_lab.reasoning import quality
+from rabbithole_lab.reasoning.answer import (
+    MAX_SENTENCES,
+    addressed_to_a_model,
+    entry_provisions,
+    plan_answer,
+    provisions_of,
+    reached_from,
+)
 from rabbithole_lab.reasoning.base import ReasonerInfo, SynthesisInput, citation_label
-from rabbithole_lab.reasoning.language import detect_language
 from rabbithole_lab.reasoning.text import (
-    citations_in,
+    concepts as query_concepts,
+)
+from rabbithole_lab.reasoning.text import (
     contains_concept,
+    has_figure,
+    passage_sentences,
     quote_reason,
     split_sentences,
     stems,
     strip_citations,
 )
-from rabbithole_lab.reasoning.text import (
-    concepts as query_concepts,
-)
 from rabbithole_lab.records import (
     ChunkWithInfo,
+    ClosedTask,
     ExtractedReferenceList,
     InfoExtractionWithQuotes,
+    PlanChange,
     PlannedTask,
     PreservedQuote,
     QualityAssessment,
-    ReferenceDecision,
     RelevanceScore,
     RemediationDecision,
     RetrievalAnalysis,
     SynthesisFinding,
     SynthesisOutput,
+    TaskAssessment,
     TaskSummary,
+    TodoAdaptation,
+    ToDoItem,
     TodoPlan,
 )
 
@@ -54,7 +68,10 @@ logger = logging.getLogger(__name__)
 
 SENTENCES_PER_CHUNK = 3
 IRRELEVANT_BELOW = 0.12
-ANSWER_SENTENCES = 8
+FIGURE_BONUS = 0.1  # a sentence with a figure (limit, deadline, amount) over one without, all else equal
+REMEDIATED_SENTENCES = 5
+SCORE_CACHE_SIZE = 50_000
+VECTOR_CACHE_SIZE = 20_000  # 384 floats each: ~30 MB at most
 MMR_LAMBDA = 0.7
 SUPPORT_OVERLAP = 0.6
 ON_TOPIC_OVERLAP = 0.3
@@ -82,13 +99,24 @@ _TEXT = {
         ],
         "refinement_task": "Präzisierung des Nutzers prüfen: {answer}",
         "refinement_context": "Vom Nutzer im Dialog genannt",
+        "task_answered": "Die Fundstellen enthalten alle Begriffe der Aufgabe.",
+        "task_missing": "Nicht in den Fundstellen: {missing}.",
+        "task_nothing": "Keine Fundstelle zur Aufgabe.",
+        "task_provision": "Was regelt {provision}?",
+        "why_provision": "Durch einen Verweis erreicht ({via}), von keiner Aufgabe abgedeckt",
+        "why_gap": "Wissenslücke aus der Klärung, noch offen",
+        "why_saturated": "Die Suche zu dieser Aufgabe findet nur, was schon im Kontext ist",
         "assessment": "{kept} von {total} Fundstellen tragen zur Aufgabe bei (mittlere Relevanz {score:.2f}).",
         "relevance": "Vektorähnlichkeit {vector:.2f}, Schlüsselwortüberdeckung {overlap:.2f}{inherited}",
         "inherited": ", über einen Verweis erreicht ({score:.2f})",
         "intro": "Antwort auf die Frage „{anchor}“ aus den Dokumenten (wörtliche Auszüge mit Fundstelle):",
+        "chain": "**{source}** verweist auf **{target}**:",
         "details": "Weitere Einzelheiten:",
         "no_answer": "Die durchsuchten Dokumente enthalten keine Passage, die die Frage „{anchor}“ beantwortet.",
-        "issue_citation": "{count} Aussagen ohne gültige Quellenangabe",
+        "issue_citation": "{count} Zitate stehen nicht auf der angegebenen Seite",
+        "issue_entry": "Die maßgebliche Vorschrift {provision} wird nicht zitiert",
+        "issue_followed": "{provision} verweist auf {target}; die Antwort zitiert es nicht",
+        "issue_fragments": "{count} Zitate sind keine ganzen Sätze",
         "issue_support": "{count} Aussagen werden von der zitierten Quelle nicht gestützt",
         "issue_relevance": "Die Antwort greift die Frage nur teilweise auf (Überdeckung {score:.2f})",
         "issue_structure": "Zu wenige belegte Aussagen für eine vollständige Antwort",
@@ -119,13 +147,25 @@ _TEXT = {
         ],
         "refinement_task": "Check the user's clarification: {answer}",
         "refinement_context": "Named by the user in the dialogue",
+        "task_answered": "The passages hold every term of the task.",
+        "task_missing": "Not in the passages: {missing}.",
+        "task_nothing": "No passage for the task.",
+        "task_provision": "What does {provision} provide?",
+        "why_provision": "Reached through a reference ({via}) that no task covers",
+        "why_gap": "Knowledge gap from the clarification, still open",
+        "why_saturated": "Searching for this task finds only what the context holds already",
         "assessment": "{kept} of {total} passages contribute to the task (mean relevance {score:.2f}).",
         "relevance": "vector similarity {vector:.2f}, keyword overlap {overlap:.2f}{inherited}",
         "inherited": ", reached through a reference ({score:.2f})",
-        "intro": "Answer to “{anchor}” from the documents (verbatim extracts with their source):",
+        "intro": "Answer to “{anchor}” from the documents (verbatim extracts with their source; quotes stay in the "
+                 "documents' language):",
+        "chain": "**{source}** refers to **{target}**:",
         "details": "Further details:",
         "no_answer": "The searched documents contain no passage that answers “{anchor}”.",
-        "issue_citation": "{count} statements without a valid citation",
+        "issue_citation": "{count} quotations are not on the cited page",
+        "issue_entry": "The decisive provision {provision} is not quoted",
+        "issue_followed": "{provision} refers to {target}; the answer does not quote it",
+        "issue_fragments": "{count} quotations are not whole sentences",
         "issue_support": "{count} statements are not supported by the cited source",
         "issue_relevance": "The answer addresses the question only partly (overlap {score:.2f})",
         "issue_structure": "Too few supported statements for a complete answer",
@@ -144,16 +184,20 @@ def _t(language: str) -> dict:
 class ExtractiveReasoner:
     """Deterministic reasoning from the packaged embedder; `embed` returns L2-normalised rows."""
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], gate_threshold: float = 0.3,
-                 reason: str = "LLM_PROVIDER=extractive"):
+    # the answer is chosen sentence by sentence from the context, each embedded on the CPU: about
+    # ten laws' worth of sections (a 25k-character context per question in the benchmarks, times two)
+    context_chars = 50_000
+
+    def __init__(self, embed: Callable[[list[str]], np.ndarray], reason: str = "LLM_PROVIDER=extractive"):
         self._embed = embed
-        self._decider = ExtractiveDecider(embed, gate_threshold)
         self.info = ReasonerInfo("extractive", None, reason)
         self.calls = 0
         self.llm_calls = 0
         self.tokens = 0
         self._warnings: list[str] = []
         self._lock = threading.Lock()
+        self._scores: dict[tuple[str, str], float] = {}
+        self._vector_cache: dict[str, np.ndarray] = {}
 
     # ---- bookkeeping ------------------------------------------------------------------------
     def _count(self) -> None:
@@ -168,8 +212,23 @@ class ExtractiveReasoner:
     def _similarities(self, anchor: str, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        vectors = self._embed([anchor, *texts])
+        vectors = self._vectors([anchor, *texts])
         return vectors[1:] @ vectors[0]
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """Embeddings, each text once per run: extraction, summaries, relevance, synthesis and the quality
+        check read the same sentences, and embedding them is most of the reasoner's time on the CPU."""
+        with self._lock:
+            found = {text: self._vector_cache[text] for text in texts if text in self._vector_cache}
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            fresh = dict(zip(missing, self._embed(missing), strict=True))
+            found |= fresh
+            with self._lock:
+                if len(self._vector_cache) + len(fresh) > VECTOR_CACHE_SIZE:
+                    self._vector_cache.clear()
+                self._vector_cache.update(fresh)
+        return np.stack([found[text] for text in texts])
 
     @staticmethod
     def _lexical_anchor(anchor: str) -> str:
@@ -268,10 +327,56 @@ class ExtractiveReasoner:
                       {w.lower() for w in concepts}]
         return _unique([anchor, " ".join([*concepts, *task_terms])])[:2]
 
+    def _task_terms(self, task: str, language: str) -> list[str]:
+        """The task's own concepts: without the words this reasoner's task templates put around the focus."""
+        text = _t(language)
+        template_words = {word.lower() for template, context in text["tasks"]
+                          for word in query_concepts(template.replace("{focus}", ""), language, limit=50)}
+        template_words |= {word.lower() for word in query_concepts(
+            text["refinement_task"].replace("{answer}", ""), language, limit=50)}
+        return [c for c in query_concepts(task, language, limit=10) if c.lower() not in template_words]
+
+    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskAssessment:
+        """Answered when the passages hold every concept of the task (its own words, not the template's);
+        otherwise the concepts they lack are what the next iteration searches for."""
+        self._count()
+        text = _t(language)
+        wanted = self._task_terms(task, language) or query_concepts(anchor, language)
+        if not findings:
+            return TaskAssessment(answered=False, missing=wanted[:3], reason=text["task_nothing"])
+        found = stems(" ".join(f.chunk_text for f in findings))
+        terms = glossary()
+        missing = [c for c in wanted if not contains_concept(c, found, terms.get(c.lower(), []))]
+        if not missing:
+            return TaskAssessment(answered=True, reason=text["task_answered"])
+        return TaskAssessment(answered=False, missing=missing[:3],
+                              reason=text["task_missing"].format(missing=", ".join(missing[:3])))
+
+    def adapt_todo(self, anchor: str, tasks: list[ToDoItem], summary: str, missing: list[str],
+                   provisions: list[dict], gaps: list[str], saturated: list[int], room: int,
+                   language: str) -> TodoAdaptation:
+        """By rules: close the open tasks whose search finds only what the context holds; add a task for a
+        provision reached by following that no task covers, and for a clarification gap still open."""
+        self._count()
+        text = _t(language)
+        close = [ClosedTask(id=task_id, reason=text["why_saturated"]) for task_id in saturated]
+        add: list[PlanChange] = []
+        for provision in provisions[:1]:
+            add.append(PlanChange(task=text["task_provision"].format(provision=provision["label"]),
+                                  reason=text["why_provision"].format(via=provision["via"])))
+        for gap in gaps[:1]:
+            add.append(PlanChange(task=f"{gap}: {anchor}", reason=text["why_gap"]))
+        return TodoAdaptation(close=close, add=add[:room])
+
+    def corpus_language_queries(self, question: str, corpus_language: str) -> list[str]:
+        """No model to translate: the search itself adds the glossary's terms (kb/query.py)."""
+        return []
+
     def extract_info(self, chunk, anchor, task, language):
         self._count()
         # titles and headings alone ("Gesetz zum Schutz vor …") state nothing: keep real sentences
-        sentences = [s for s in split_sentences(chunk.text) if s.endswith((".", "!", "?", ";", ":", "…"))]
+        sentences = [s for s in passage_sentences(chunk.text, chunk.heading, chunk.continuation)
+                     if not addressed_to_a_model(s)]  # document text never speaks to the reader as an instruction
         if not sentences:
             return InfoExtractionWithQuotes(extracted_info="")
         similarity = self._similarities(anchor, sentences)
@@ -287,21 +392,14 @@ class ExtractiveReasoner:
         for i in chosen:
             reason = quote_reason(sentences[i], language)
             if reason:
+                page, _ = quote_pages(chunk.text, chunk.page_map, sentences[i], chunk.page_start)
                 quotes.append(PreservedQuote(quote=sentences[i], relevance_reason=reason, document=chunk.doc,
-                                             page=chunk.page_start))
+                                             page=page))
         return InfoExtractionWithQuotes(extracted_info=" ".join(sentences[i] for i in chosen),
                                         preserved_quotes=quotes)
 
     def extract_references(self, text: str) -> ExtractedReferenceList | None:
         return None  # the regex grammar does it
-
-    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
-        self._count()
-        return self._decider.decide_reference(item, anchor, language)
-
-    def decide_batch(self, items: list[GateInput], anchor: str, language: str) -> list[GateVerdict]:
-        self._count()
-        return self._decider.decide_batch(items, anchor, language)
 
     def summarize_task(self, task, anchor, findings, language):
         self._count()
@@ -333,70 +431,106 @@ class ExtractiveReasoner:
                               reason=text["relevance"].format(vector=vector, overlap=overlap, inherited=note))
 
     # ---- Phase 4 ----------------------------------------------------------------------------
+    def _sentence_scores(self, anchor: str, sentences: list[str]) -> list[float]:
+        """How much a sentence says about the question: meaning and the question's terms, and its figures
+        (a limit, a deadline, an amount is what a question about a provision usually wants). Scores are kept
+        per question, so the quality check reads the choice the synthesis made without embedding again."""
+        with self._lock:
+            known = {s: self._scores[(anchor, s)] for s in sentences if (anchor, s) in self._scores}
+        missing = [s for s in dict.fromkeys(sentences) if s not in known]
+        if missing:
+            similarity = self._similarities(anchor, missing)
+            fresh = {s: 0.6 * vector_score(float(similarity[i])) + 0.4 * self._overlap(anchor, s)
+                     + (FIGURE_BONUS if has_figure(s) else 0.0) for i, s in enumerate(missing)}
+            with self._lock:
+                if len(self._scores) > SCORE_CACHE_SIZE:
+                    self._scores.clear()
+                self._scores.update({(anchor, s): score for s, score in fresh.items()})
+            known |= fresh
+        return [known[s] for s in sentences]
+
     def synthesize(self, request: SynthesisInput) -> SynthesisOutput:
         self._count()
-        text = _t(request.language)
-        weights = {"primary": 1.0, "secondary": 0.7, "tertiary": 0.4}
-        candidates = _cited_sentences(request.all_chunks(), request.language, weights)
-        limit = ANSWER_SENTENCES
+        language = request.language
+        text = _t(language)
+        open_quote, close_quote = ("„", "“") if language == "de" else ("“", "”")
+        provisions = provisions_of(request.all_chunks(), lambda chunk: passage_sentences(chunk.chunk_text, chunk.heading,
+                                                                   chunk.continuation),
+                                   lambda sentences: self._sentence_scores(request.anchor, sentences))
+        # a rewrite keeps fewer sentences, each carrying a term of the question
         if request.remediation:
-            limit = 6  # the rewrite keeps fewer, better-supported sentences
-            candidates = [c for c in candidates if self._overlap(request.anchor, c[0]) > 0]
-        picked = self._mmr(request.anchor, candidates, limit)
-        if not picked:
+            for provision in provisions:
+                provision.sentences = [s for s in provision.sentences if self._overlap(request.anchor, s.text) > 0]
+        plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES)
+        if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.anchor))
-        head, rest = picked[:2], picked[2:]
-        lines = [text["intro"].format(anchor=request.anchor), "", " ".join(head)]
-        if rest:
-            lines += ["", text["details"], *[f"- {sentence}" for sentence in rest]]
+        lines = [text["intro"].format(anchor=request.anchor)]
         findings = []
-        for sentence in picked:
-            sources = [f"{doc} p. {page}" for doc, page in citations_in(sentence)]
-            findings.append(SynthesisFinding(claim=strip_citations(sentence), sources=sources))
+        for provision, source, sentences in plan.parts:
+            quoted = " ".join(f"{open_quote}{s.text}{close_quote} {citation_label(provision.doc, s.page, language)}"
+                              for s in sentences)
+            lead = (text["chain"].format(source=source.label, target=provision.label) if source is not None
+                    else f"**{provision.label}**:")
+            lines += ["", f"{lead} {quoted}"]
+            findings += [SynthesisFinding(claim=s.text, sources=[f"{provision.doc} p. {s.page}"]) for s in sentences]
         return SynthesisOutput(answer="\n".join(lines), key_findings=findings)
 
     def assess_quality(self, query, answer, sources, language):
+        """Measured, not estimated (see `quality.py`): citations whose quotation starts on the cited page,
+        statements their source supports, whole sentences without repeats, and whether the answer quotes
+        the decisive provision and what it refers to."""
         self._count()
         text = _t(language)
+        found = quality.statements(answer)
+        cited = [s for s in found if s.citations]
+        correct = [s for s in cited if quality.on_cited_page(s, sources)]
         by_page: dict[tuple[str, int], list[str]] = {}
         for source in sources:
             for page in range(source.page, (source.page_end or source.page) + 1):
                 by_page.setdefault((source.document, page), []).append(source.chunk_text)
-        statements = [s for s in _answer_statements(answer) if s]
-        cited = [s for s in statements if citations_in(s)]
-        valid = [s for s in cited if all((doc, page) in by_page for doc, page in citations_in(s))]
-        supported = [s for s in valid if _supported(strip_citations(s), citations_in(s), by_page)]
-        factual = len(statements) or 1
-        plain = [strip_citations(s) for s in statements]
-        citation_correctness = round(100 * len(valid) / factual)
-        factual_accuracy = round(100 * len(supported) / (len(cited) or 1)) if cited else 0
-        duplicates = len(plain) - len(set(plain))
-        semantic = max(0, 100 - 20 * duplicates)
-        structure = (40 if answer.strip() and not answer.strip().startswith("-") else 0)
-        structure += 30 if len(statements) >= 2 else 0
-        structure += 30 if all(s.rstrip().endswith(("]", ".", ":", "?", "!")) for s in statements) else 0
-        # half for the answer as a whole, half for the share of statements that address the question
+        supported = [s for s in cited if _supported(s.quote, s.citations, by_page)]
+        quotes = [" ".join(s.quote.split()) for s in found]
+        duplicates = len(quotes) - len(set(quotes))
+        fragments = sum(1 for q in quotes if quality.is_fragment(q))
+        citation_correctness = round(100 * len(correct) / len(found)) if found else 0
+        factual_accuracy = round(100 * len(supported) / len(cited)) if cited else 0
+        structure = (40 if found else 0) + (30 if len(found) >= 2 else 0) + 30
+        structure = max(0, structure - 25 * fragments - 20 * duplicates)
+        on_topic = [q for q in quotes if self._overlap(query, q) >= ON_TOPIC_OVERLAP]
+        semantic = max(0, round(100 * len(on_topic) / len(quotes)) - 20 * duplicates) if quotes else 0
         overlap = self._overlap(query, answer)
         cosine = float(self._similarities(query, [strip_citations(answer)[:2000]])[0]) if answer else 0.0
-        on_topic = [s for s in plain if self._overlap(query, s) >= ON_TOPIC_OVERLAP]
-        share = len(on_topic) / len(plain) if plain else 0.0
-        relevance = round(100 * (0.5 * max(overlap, vector_score(cosine)) + 0.5 * share))
+        relevance = 100 * max(overlap, vector_score(cosine))
         issues = []
-        if len(valid) < len(statements):
-            issues.append(text["issue_citation"].format(count=len(statements) - len(valid)))
+        # the decisive provision and what it refers to: the same choice the answer is built from
+        provisions = provisions_of(sources, lambda c: passage_sentences(c.chunk_text, c.heading, c.continuation),
+                                   lambda sentences: self._sentence_scores(query, sentences))
+        entries = entry_provisions(provisions, IRRELEVANT_BELOW)
+        if entries and not quality.cites_provision(found, entries[0]):
+            relevance, semantic = 0, min(semantic, 50)  # it does not answer the question
+            issues.append(text["issue_entry"].format(provision=entries[0].label))
+        elif entries:
+            followed = reached_from(provisions, entries[0])
+            if followed and not any(quality.cites_provision(found, p) for p in followed):
+                relevance /= 2  # it answers only in part
+                issues.append(text["issue_followed"].format(provision=entries[0].label,
+                                                            target=followed[0].label))
+        if len(correct) < len(found):
+            issues.append(text["issue_citation"].format(count=len(found) - len(correct)))
         if len(supported) < len(cited):
             issues.append(text["issue_support"].format(count=len(cited) - len(supported)))
-        if relevance < 60:
-            issues.append(text["issue_relevance"].format(score=relevance / 100))
-        if len(statements) < 2:
+        if len(found) < 2:
             issues.append(text["issue_structure"])
+        if fragments:
+            issues.append(text["issue_fragments"].format(count=fragments))
         if duplicates:
             issues.append(text["issue_duplicates"].format(count=duplicates))
-        if statements and detect_language(" ".join(plain), language) != language:
+        framing = strip_citations(" ".join(s.text.replace(s.quote, "") for s in found))
+        if len(framing) >= 20 and detect_language(framing, language) != language:
             issues.append(text["issue_language"])
         return QualityAssessment(factual_accuracy=factual_accuracy, semantic_validity=semantic,
                                  structural_integrity=structure, citation_correctness=citation_correctness,
-                                 query_relevance=min(100, relevance), issues_found=issues)
+                                 query_relevance=min(100, round(relevance)), issues_found=issues)
 
     def decide_remediation(self, query, assessment, threshold, language):
         self._count()
@@ -413,7 +547,7 @@ class ExtractiveReasoner:
         if not candidates:
             return []
         bodies = [strip_citations(sentence) for sentence, _ in candidates]
-        vectors = self._embed([anchor, *bodies])
+        vectors = self._vectors([anchor, *bodies])
         anchor_vector, rows = vectors[0], vectors[1:]
         relevance = [
             weight * (0.6 * vector_score(float(rows[i] @ anchor_vector)) + 0.4 * self._overlap(anchor, bodies[i]))
@@ -459,32 +593,9 @@ def _cited_sentences(chunks: list[ChunkWithInfo], language: str,
                 continue
             seen.add(sentence)
             weight = (weights or {}).get(chunk.tier, 1.0)
-            out.append((f"{sentence} {citation_label(chunk.document, chunk.page, language)}", weight))
+            page, _ = quote_pages(chunk.chunk_text, chunk.page_map, sentence, chunk.page)  # where it starts
+            out.append((f"{sentence} {citation_label(chunk.document, page, language)}", weight))
     return out
-
-
-def _answer_statements(answer: str) -> list[str]:
-    """The factual statements of an answer: its sentences, without the intro line and headings."""
-    statements = []
-    for line in answer.splitlines():
-        line = line.strip().lstrip("-•* ").strip()
-        if not line or line.endswith(":"):
-            continue
-        statements.extend(_split_cited(line))
-    return statements
-
-
-def _split_cited(line: str) -> list[str]:
-    """Split a line after each citation so every sentence keeps its own."""
-    parts, start = [], 0
-    for index, char in enumerate(line):
-        if char == "]" and (index + 1 == len(line) or line[index + 1] == " "):
-            parts.append(line[start : index + 1].strip())
-            start = index + 1
-    tail = line[start:].strip()
-    if tail:
-        parts.extend(split_sentences(tail, min_chars=10) or [tail])
-    return [p for p in parts if p]
 
 
 def _supported(sentence: str, cites: list[tuple[str, int]], by_page: dict[tuple[str, int], list[str]]) -> bool:

@@ -35,10 +35,22 @@ def build_reasoner(settings: Settings, embed, choice=None):
 
     choice = choice or choose_provider(settings)
     if choice.provider == "ollama":
+        from rabbithole_lab.reasoning.fallback import ExtractiveFallback
         from rabbithole_lab.reasoning.llm import LLMReasoner
 
         reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
         reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason)
-        return reasoner
+        # a step the model answers with garbage is answered by the extractive reasoner instead
+        return ExtractiveFallback(reasoner, ExtractiveReasoner(embed, reason="fallback for unusable model answers"))
     logger.info("Extractive reasoner: %s", choice.reason)
-    return ExtractiveReasoner(embed, settings.references.gate_threshold, reason=choice.reason)
+    return ExtractiveReasoner(embed, reason=choice.reason)
+
+
+def build_gate(settings: Settings, embed, reasoner=None):
+    """The reference gate, built once where services are wired: the LLM reasoner when one runs (it
+    implements `decide_reference`), else the extractive decider over the packaged embedder."""
+    from rabbithole_lab.rabbithole.gate import ExtractiveDecider
+
+    if reasoner is not None and reasoner.info.provider != "extractive":
+        return reasoner
+    return ExtractiveDecider(embed, settings.references.gate_threshold)

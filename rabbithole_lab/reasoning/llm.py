@@ -14,12 +14,16 @@ import json
 import logging
 import re
 import threading
-import time
 from typing import TypeVar
 
+from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, ValidationError
 
 from rabbithole_lab import prompts
+from rabbithole_lab.deadline import call_with_deadline
+from rabbithole_lab.language import language_name, written_in
+from rabbithole_lab.pages import find_span, quote_pages
+from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
 from rabbithole_lab.rabbithole.gate import GateInput
 from rabbithole_lab.reasoning.base import (
     ReasonerInfo,
@@ -27,7 +31,6 @@ from rabbithole_lab.reasoning.base import (
     SynthesisInput,
     citation_label,
 )
-from rabbithole_lab.reasoning.language import detect_language, language_name
 from rabbithole_lab.records import (
     ChunkWithInfo,
     ContextSummary,
@@ -41,7 +44,9 @@ from rabbithole_lab.records import (
     RetrievalAnalysis,
     SearchQueries,
     SynthesisOutput,
+    TaskAssessment,
     TaskSummary,
+    TodoAdaptation,
     TodoPlan,
     VectorResult,
 )
@@ -51,8 +56,9 @@ logger = logging.getLogger(__name__)
 
 Model = TypeVar("Model", bound=BaseModel)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-CHARS_PER_TOKEN = 4  # documented estimate used for the safe-context guard and token counts
+_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)  # the object in a chat model's text without structured output
+DEFAULT_PROMPT_CHARS = 32_000  # a chat model given without a context size: an 8k-token window
+SYNTHESIS_CONTEXT_SHARE = 0.6  # of the prompt; the rest holds instructions, quotes, task summaries
 PASSAGE_CHARS = 1200
 
 
@@ -81,23 +87,26 @@ def _text_fields(value: object) -> str:
 
 
 def _passages(passages: list[VectorResult], limit: int = 9) -> str:
-    return "\n".join(
+    return prompts.quoted("\n".join(
         f"[{p.doc}, p. {p.page_start}] {p.section} {' '.join(p.text.split())[:PASSAGE_CHARS]}" for p in passages[:limit]
-    ) or "-"
+    ) or "-")
 
 
 def _findings(findings: list[ChunkWithInfo], language: str) -> str:
-    return "\n".join(
+    return prompts.quoted("\n".join(
         f"- ({f.tier}) {citation_label(f.document, f.page, language)} {f.extracted_info or f.chunk_text[:PASSAGE_CHARS]}"
         for f in findings
-    ) or "-"
+    ) or "-")
 
 
 class LLMReasoner:
     """Reasoning steps through a chat model; `chat_model` is any LangChain BaseChatModel."""
 
     def __init__(self, chat_model, fallback_model=None, max_retries: int = 2, backoff_s: float = 0.5,
-                 max_prompt_chars: int | None = None, info: ReasonerInfo | None = None):
+                 max_prompt_chars: int | None = None, info: ReasonerInfo | None = None,
+                 call_deadline_s: float | None = None, raise_unusable: bool = False):
+        self.call_deadline_s = call_deadline_s  # one call's total time, however slowly the server answers
+        self.raise_unusable = raise_unusable
         self.chat_model = chat_model
         self.fallback_model = fallback_model
         self.max_retries = max_retries
@@ -113,6 +122,11 @@ class LLMReasoner:
     def llm_calls(self) -> int:
         return self.calls
 
+    @property
+    def context_chars(self) -> int:
+        """The synthesis context: what the safe prompt size leaves after instructions, quotes and the answer."""
+        return int((self.max_prompt_chars or DEFAULT_PROMPT_CHARS) * SYNTHESIS_CONTEXT_SHARE)
+
     @classmethod
     def from_settings(cls, settings: Settings, model: str | None = None, reason: str = "") -> LLMReasoner:
         from langchain_ollama import ChatOllama
@@ -126,7 +140,7 @@ class LLMReasoner:
         safe_chars = int(settings.ollama.num_ctx * settings.ollama.safe_limit * CHARS_PER_TOKEN)
         info = ReasonerInfo("ollama", primary, reason or f"Ollama at {settings.ollama.base_url}")
         return cls(build(primary), build(fallback) if fallback else None, settings.ollama.max_retries,
-                   max_prompt_chars=safe_chars, info=info)
+                   max_prompt_chars=safe_chars, info=info, call_deadline_s=settings.ollama.timeout_s)
 
     def drain_warnings(self) -> list[str]:
         with self._lock:
@@ -141,52 +155,94 @@ class LLMReasoner:
     # ---- the one way to ask ----------------------------------------------------------------------
     def structured(self, prompt: str, schema: type[Model]) -> Model:
         """Ask for JSON matching `schema`. Raises LLMError (answers unusable) or
-        ReasonerUnavailableError (no model could be reached)."""
+        ReasonerUnavailableError (no model could be reached).
+
+        LangChain does the work: `with_structured_output` where the chat model offers it (Ollama decodes
+        against the JSON schema), `with_retry` with exponential backoff for each model, `with_fallbacks`
+        to the fallback model. A `<think>` block before the JSON is stripped."""
         if self.max_prompt_chars and len(prompt) > self.max_prompt_chars:
             self._warn(f"Prompt of {len(prompt)} characters exceeds the safe context "
                        f"({self.max_prompt_chars}); it was truncated")
             prompt = prompt[: self.max_prompt_chars]
-        errors: list[str] = []
-        answered = False
-        for model in [m for m in (self.chat_model, self.fallback_model) if m is not None]:
-            for attempt in range(self.max_retries + 1):
-                try:
-                    with self._lock:
-                        self.calls += 1
-                        self.tokens += len(prompt) // CHARS_PER_TOKEN
-                    answer = model.invoke(prompt, **_schema_kwargs(model, schema))
-                    answered = True
-                    content = answer.content if hasattr(answer, "content") else str(answer)
-                    with self._lock:
-                        self.tokens += len(content) // CHARS_PER_TOKEN
-                    return parse_json_answer(content, schema)
-                except (ValueError, ValidationError, json.JSONDecodeError) as exc:
-                    errors.append(f"unparseable answer: {exc}")
-                except Exception as exc:  # timeouts, refused connections, server errors
-                    errors.append(f"{type(exc).__name__}: {exc}")
-                if attempt < self.max_retries:
-                    time.sleep(self.backoff_s * (2**attempt))
-        if not answered:
-            raise ReasonerUnavailableError("the language model could not be reached: " + "; ".join(errors[-2:]))
-        raise LLMError("; ".join(errors[-3:]))
+        call = _Call()
+        models = [model for model in (self.chat_model, self.fallback_model) if model is not None]
+        attempts = [self._attempt(model, schema, call).with_retry(
+            stop_after_attempt=self.max_retries + 1, wait_exponential_jitter=self.backoff_s > 0,
+            exponential_jitter_params={"initial": self.backoff_s, "max": 30 * self.backoff_s} if self.backoff_s > 0
+            else None) for model in models]
+        runnable = attempts[0].with_fallbacks(attempts[1:]) if len(attempts) > 1 else attempts[0]
+        try:
+            return runnable.invoke(prompt)
+        except Exception as exc:
+            if not call.answered:
+                raise ReasonerUnavailableError("the language model could not be reached: "
+                                               + "; ".join(call.errors[-2:] or [str(exc)])) from None
+            raise LLMError("; ".join(call.errors[-3:] or [str(exc)])) from None
+
+    def _within_deadline(self, runnable, prompt: str):
+        """The call, ended after `call_deadline_s` in all (a server that trickles a byte now and then keeps a
+        read timeout from ever firing)."""
+        if not self.call_deadline_s:
+            return runnable.invoke(prompt)
+        return call_with_deadline(lambda: runnable.invoke(prompt), self.call_deadline_s, "the language model")
+
+    def _attempt(self, model, schema: type[Model], call: _Call):
+        """One model's ask as a runnable: count, call (structured output when offered), parse."""
+        structured = _structured_model(model, schema)
+
+        def count(prompt: str) -> str:
+            with self._lock:
+                self.calls += 1
+                self.tokens += len(prompt) // CHARS_PER_TOKEN
+            return prompt
+
+        def ask(prompt: str):
+            try:
+                return self._within_deadline(structured, prompt)
+            except Exception as exc:  # timeouts, refused connections, server errors
+                call.errors.append(f"{type(exc).__name__}: {exc}")
+                raise
+
+        def parse(answer) -> Model:
+            call.answered = True
+            parsed = answer.get("parsed") if isinstance(answer, dict) else None
+            message = answer.get("raw") if isinstance(answer, dict) else answer
+            content = message.content if hasattr(message, "content") else str(message)
+            with self._lock:
+                self.tokens += len(str(content)) // CHARS_PER_TOKEN
+            if isinstance(parsed, schema):
+                return parsed
+            try:
+                return parse_json_answer(str(content), schema)
+            except (ValueError, ValidationError) as exc:
+                call.errors.append(f"unparseable answer: {exc}")
+                raise
+
+        return RunnableLambda(count) | RunnableLambda(ask) | RunnableLambda(parse)
 
     def _ask(self, step: str, prompt: str, schema: type[Model], default: Model, language: str | None = None) -> Model:
-        """Structured answer with defaults on garbage and one retry on a wrong language."""
+        """Structured answer with one retry on a wrong language. An unusable answer (garbage, the wrong shape,
+        still the wrong language) gives the default with a warning, or — when this reasoner stands in front
+        of a fallback (`raise_unusable`) — raises LLMError so the fallback answers that step."""
         try:
             answer = self.structured(prompt, schema)
         except LLMError as exc:
+            if self.raise_unusable:
+                raise
             self._warn(f"{step}: unusable model output, default used ({exc})")
             return default
         if language:
             text = _text_fields(answer)
-            if len(text) >= 20 and detect_language(text, language) != language:
+            if len(text) >= 20 and not written_in(text, language):
                 stronger = prompt + prompts.LANGUAGE_ENFORCEMENT_SUFFIX.format(language=language_name(language))
                 try:
                     retried = self.structured(stronger, schema)
                 except LLMError:
                     retried = None
-                if retried is not None and detect_language(_text_fields(retried), language) == language:
+                if retried is not None and written_in(_text_fields(retried), language):
                     return retried
+                if self.raise_unusable:
+                    raise LLMError(f"{step}: the answer is not in {language_name(language)} after one retry")
                 self._warn(f"{step}: the answer is not in {language_name(language)} after one retry")
                 return retried or answer
         return answer
@@ -240,19 +296,31 @@ class LLMReasoner:
         answer = self._ask("task_search_queries", prompt, SearchQueries, SearchQueries(queries=[task]), language)
         return [q for q in answer.queries if q.strip()][:2] or [task]
 
+    def corpus_language_queries(self, question: str, corpus_language: str) -> list[str]:
+        """Search queries in the documents' language for a question asked in another one."""
+        prompt = prompts.CORPUS_LANGUAGE_QUERIES_PROMPT.format(language=language_name(corpus_language),
+                                                               question=question)
+        answer = self._ask("corpus_language_queries", prompt, SearchQueries, SearchQueries(queries=[]),
+                           corpus_language)
+        return [q for q in answer.queries if q.strip()][:3]
+
     def extract_info(self, chunk, anchor, task, language):
         prompt = prompts.INFO_EXTRACTION_WITH_QUOTES_PROMPT.format(
             language=language_name(language), anchor=anchor, task=task, document=chunk.doc,
-            page=chunk.page_start, chunk=chunk.text)
+            page=chunk.page_start, chunk=prompts.quoted(chunk.text))
         default = InfoExtractionWithQuotes(extracted_info=" ".join(chunk.text.split())[:600])
         answer = self._ask("extract_info", prompt, InfoExtractionWithQuotes, default, language)
         for quote in answer.preserved_quotes:
             quote.document = quote.document or chunk.doc
-            quote.page = quote.page or chunk.page_start
+            if find_span(chunk.text, quote.quote) is not None:  # the page where the wording starts, not the model's
+                quote.page = quote_pages(chunk.text, chunk.page_map, quote.quote, chunk.page_start)[0]
+            else:
+                quote.page = quote.page or chunk.page_start
         return answer
 
     def extract_references(self, text: str) -> ExtractedReferenceList:
-        return self.structured(prompts.REFERENCE_EXTRACTION_PROMPT.format(text=text), ExtractedReferenceList)
+        return self.structured(prompts.REFERENCE_EXTRACTION_PROMPT.format(text=prompts.quoted(text)),
+                               ExtractedReferenceList)
 
     def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
         prompt = prompts.REFERENCE_DECISION_PROMPT.format(
@@ -261,7 +329,7 @@ class LLMReasoner:
             reference=item.reference.original_text,
             reference_type=item.reference.type,
             document=item.document,
-            window=item.window,
+            window=prompts.quoted(item.window),
             target_title=item.target_title or "-",
         )
         return self.structured(prompt, ReferenceDecision)  # errors reach the gate, which then follows
@@ -272,10 +340,27 @@ class LLMReasoner:
                                                     findings=_findings(findings, language), quotes=quotes or "-")
         return self._ask("summarize_task", prompt, TaskSummary, TaskSummary(), language)
 
+    def assess_task(self, task, anchor, findings, language):
+        prompt = prompts.TASK_ASSESSMENT_PROMPT.format(language=language_name(language), anchor=anchor, task=task,
+                                                       findings=_findings(findings, language) or "-")
+        # an answer that cannot be read ends the task's iterations (bounded), it does not loop
+        return self._ask("assess_task", prompt, TaskAssessment, TaskAssessment(answered=True, reason="default"),
+                         language)
+
+    def adapt_todo(self, anchor, tasks, summary, missing, provisions, gaps, saturated, room, language):
+        listing = "\n".join(f"{t.id} | {'done' if t.completed else 'open'}{' (user)' if t.origin == 'user' else ''} | "
+                            f"{t.task}" for t in tasks)
+        found = ", ".join(f"{p['label']} (via {p['via']})" for p in provisions) or "-"
+        prompt = prompts.TODO_ADAPTATION_PROMPT.format(
+            language=language_name(language), anchor=anchor, tasks=listing, summary=summary or "-",
+            missing="; ".join([*missing, *gaps]) or "-", provisions=found, room=room)
+        answer = self._ask("adapt_todo", prompt, TodoAdaptation, TodoAdaptation(), language)
+        return TodoAdaptation(add=answer.add[:room], close=answer.close)
+
     def score_relevance(self, anchor, finding, language):
         prompt = prompts.RELEVANCE_SCORING_PROMPT.format(
             language=language_name(language), anchor=anchor, document=finding.document,
-            text=(finding.extracted_info or finding.chunk_text)[:PASSAGE_CHARS * 2])
+            text=prompts.quoted((finding.extracted_info or finding.chunk_text)[:PASSAGE_CHARS * 2]))
         return self._ask("score_relevance", prompt, RelevanceScore,
                          RelevanceScore(score=finding.relevance_score, reason="default"), language)
 
@@ -284,17 +369,26 @@ class LLMReasoner:
         language = request.language
         quotes = "\n".join(f"- \"{q.quote}\" [{q.document}, p. {q.page}]" for q in request.quotes)
         summaries = "\n".join(f"- {s.get('task', '')}: {s.get('summary', '')}" for s in request.task_summaries)
+        chains = "\n".join(f"- {c['source']} → {c['target']} (\"{c['reference']}\"): {c['reason']}"
+                           for c in request.chains)
         prompt = prompts.SYNTHESIS_PROMPT.format(
             language=language_name(language), anchor=request.anchor, hitl_summary=request.hitl_summary or "-",
             primary=_findings(request.primary, language), secondary=_findings(request.secondary, language),
-            tertiary=_findings(request.tertiary, language), quotes=quotes or "-", task_summaries=summaries or "-",
+            tertiary=_findings(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
+            task_summaries=summaries or "-",
+            chains=chains or "-",
             remediation=f"Rewrite instructions: {request.remediation}" if request.remediation else "")
-        return self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), language)
+        output = self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), language)
+        if not output.answer.strip():  # valid JSON with nothing in it is no answer either
+            if self.raise_unusable:
+                raise LLMError("synthesize: the model's answer is empty")
+            self._warn("synthesize: the model's answer is empty")
+        return output
 
     def assess_quality(self, query, answer, sources, language):
         listing = "\n".join(f"- {citation_label(s.document, s.page, language)}" for s in sources) or "-"
         prompt = prompts.QUALITY_ASSESSMENT_PROMPT.format(language=language_name(language), query=query,
-                                                          answer=answer, sources=listing)
+                                                          answer=prompts.quoted(answer), sources=listing)
         return self._ask("assess_quality", prompt, QualityAssessment, QualityAssessment(), language)
 
     def decide_remediation(self, query, assessment, threshold, language):
@@ -304,11 +398,21 @@ class LLMReasoner:
         return self._ask("decide_remediation", prompt, RemediationDecision, RemediationDecision(), language)
 
 
-def _schema_kwargs(model, schema: type[BaseModel]) -> dict:
-    """Ollama constrains decoding to the JSON schema; other chat models get the schema in the prompt."""
-    if getattr(model, "_llm_type", "") == "chat-ollama":
-        return {"format": schema.model_json_schema()}
-    return {}
+class _Call:
+    """What one structured ask went through: did any model answer, and the errors on the way."""
+
+    def __init__(self) -> None:
+        self.answered = False
+        self.errors: list[str] = []
+
+
+def _structured_model(model, schema: type[BaseModel]):
+    """The chat model with LangChain's structured output (JSON schema, raw message kept for the <think>
+    stripping), or the plain model for chat models without it (the schema is in the prompt)."""
+    try:
+        return model.with_structured_output(schema, method="json_schema", include_raw=True)
+    except (NotImplementedError, TypeError, ValueError):
+        return model
 
 
 def _dialogue(conversation: list[dict]) -> str:

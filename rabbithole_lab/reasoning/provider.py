@@ -9,6 +9,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rabbithole_lab.deadline import call_with_deadline
 from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -36,13 +37,21 @@ class ProviderChoice:
 def probe_ollama(settings: Settings) -> OllamaStatus:
     """GET /api/tags on the configured Ollama host only (the one network peer we talk to)."""
     base_url = settings.ollama.base_url.rstrip("/")
-    try:
-        with urllib.request.urlopen(f"{base_url}/api/tags", timeout=settings.ollama.probe_timeout_s) as response:
-            payload = json.loads(response.read().decode("utf-8"))
+    timeout_s = settings.ollama.probe_timeout_s
+
+    def fetch() -> object:
+        with urllib.request.urlopen(f"{base_url}/api/tags", timeout=timeout_s) as response:
+            return json.loads(response.read().decode("utf-8"))
+
+    try:  # DeadlineExceeded is an OSError: a server that trickles counts as not answering
+        payload = call_with_deadline(fetch, 2 * timeout_s, f"Ollama at {base_url}")
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         return OllamaStatus(base_url, False, error=str(reason))
-    models = [item.get("name", "") for item in payload.get("models", [])]
+    items = payload.get("models") if isinstance(payload, dict) else None
+    if not isinstance(items, list):
+        return OllamaStatus(base_url, False, error="/api/tags answered JSON without a 'models' list (not Ollama?)")
+    models = [item.get("name", "") for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)]
     return OllamaStatus(base_url, True, models)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.kb.lexical import tokenize
+from rabbithole_lab.kb.lexical import analyze, compound_parts
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a-z]\)|[-•])\s)")
 _ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
@@ -50,6 +50,23 @@ def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700) -> lis
     return out
 
 
+_NEW_PARAGRAPH = re.compile(r"^(?:\(\d+[a-z]?\)|\d+[a-z]?\.\s|[a-z]\)\s|§)")
+
+
+def passage_sentences(text: str, heading: str = "", continuation: bool = False, min_chars: int = 25) -> list[str]:
+    """The sentences a passage states, each verbatim on its page: without the heading line (a continuation
+    chunk repeats it although its page does not show it), without a leading fragment of the sentence the
+    previous chunk began (a continuation's first sentence, unless a paragraph or list item opens it; any
+    first sentence in lower case), and without headings or labels alone."""
+    body = text
+    if heading and body.startswith(heading):
+        body = body[len(heading):]
+    sentences = split_sentences(body, min_chars=min_chars)
+    if sentences and (sentences[0][:1].islower() or (continuation and not _NEW_PARAGRAPH.match(sentences[0]))):
+        sentences = sentences[1:]
+    return [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…"))]
+
+
 def concepts(query: str, language: str, limit: int = 7) -> list[str]:
     """Content words of the query in their written form (no question words), longest-first ties kept in order."""
     stop = _QUESTION_WORDS.get(language, set()) | _QUESTION_WORDS["de"] | _QUESTION_WORDS["en"]
@@ -66,15 +83,26 @@ def concepts(query: str, language: str, limit: int = 7) -> list[str]:
 
 def stems(text: str) -> set[str]:
     """Stems in both stemmers, so an English concept can match English text and German compounds match."""
-    return set(tokenize(text, "german")) | set(tokenize(text, "english"))
+    return set(analyze(text, "german")) | set(analyze(text, "english"))
+
+
+def _held(phrase: str, text_stems: set[str]) -> bool:
+    """Every word of `phrase` is in the text: as itself (either stemmer), or as all of its compound parts."""
+    words = [w for w in re.findall(r"\w+", phrase.lower()) if len(w) > 2]
+    if not words:
+        return False
+    for word in words:
+        whole = set(analyze(word, "german")[:1]) | set(analyze(word, "english")[:1])
+        parts = set(analyze(" ".join(compound_parts(word)), "german")) if compound_parts(word) else set()
+        if not (whole & text_stems or (parts and parts <= text_stems)):
+            return False
+    return True
 
 
 def contains_concept(concept: str, text_stems: set[str], alternatives: list[str] | None = None) -> bool:
-    for candidate in [concept, *(alternatives or [])]:
-        wanted = stems(candidate)
-        if wanted and wanted & text_stems:
-            return True
-    return False
+    """The concept (or one of its alternatives, e.g. glossary translations) is in the text: each of its words
+    as itself or as all of its compound parts — a compound is not found by one of its parts alone."""
+    return any(_held(candidate, text_stems) for candidate in [concept, *(alternatives or [])])
 
 
 def has_figure(sentence: str) -> bool:

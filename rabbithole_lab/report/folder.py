@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
@@ -26,8 +27,15 @@ def slugify(text: str, max_chars: int = 60) -> str:
     return slug.strip("-") or "report"
 
 
+def question_slug(question: str) -> str:
+    """The question's words and a short hash of the whole question: two questions whose first words agree
+    still get folders of their own."""
+    digest = hashlib.sha1(" ".join(question.split()).encode("utf-8")).hexdigest()[:8]
+    return f"{slugify(question)}-{digest}"
+
+
 def report_folder_name(question: str, day: date | None = None) -> str:
-    return f"{(day or date.today()).isoformat()}_{slugify(question)}"
+    return f"{(day or date.today()).isoformat()}_{question_slug(question)}"
 
 
 def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:

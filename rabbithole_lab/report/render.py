@@ -1,140 +1,109 @@
-"""FinalReport to Markdown and to self-contained HTML (all document text escaped)."""
+"""One report, two formats: the `ReportView` rendered to HTML through an autoescaping Jinja2 template
+and to Markdown from the same view. Document, question and model text is data in both: escaped for
+HTML by the template, and for Markdown so it renders as the text it is (no links, images or HTML of
+its own); the citations in the answer are links that open the PDF at the page.
+"""
 
 from __future__ import annotations
 
-import html
+import re
+from collections.abc import Callable
+from functools import lru_cache
 
 from rabbithole_lab.records import FinalReport
+from rabbithole_lab.report.view import ReportView, labels, report_view
 
-_LABELS = {
-    "de": {"title": "Recherchebericht", "question": "Frage", "answer": "Antwort", "findings": "Kernaussagen",
-           "quality": "Qualität", "sources": "Quellen", "references": "Verfolgte Verweise", "tasks": "Aufgaben",
-           "run": "Ablauf", "warnings": "Hinweise", "dimension": "Dimension", "score": "Punkte",
-           "document": "Dokument", "page": "Seite", "section": "Abschnitt", "relevance": "Relevanz",
-           "from": "Von", "to": "Nach", "decision": "Entscheidung", "reason": "Begründung",
-           "reasoner": "Reasoner", "hitl": "Klärungsdialog beendet durch", "none": "keine"},
-    "en": {"title": "Research report", "question": "Question", "answer": "Answer", "findings": "Key findings",
-           "quality": "Quality", "sources": "Sources", "references": "Followed references", "tasks": "Tasks",
-           "run": "Run", "warnings": "Warnings", "dimension": "Dimension", "score": "Score",
-           "document": "Document", "page": "Page", "section": "Section", "relevance": "Relevance",
-           "from": "From", "to": "To", "decision": "Decision", "reason": "Reason",
-           "reasoner": "Reasoner", "hitl": "Clarification ended by", "none": "none"},
-}
+__all__ = ["answer_markdown", "labels", "render_html", "render_markdown"]
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
 
-def labels(language: str) -> dict[str, str]:
-    return _LABELS["en" if language == "en" else "de"]
+def md(text: object) -> str:
+    """Text as Markdown shows it literally: its own emphasis, links, images and HTML are escaped."""
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", str(text).replace("&", "&amp;"))
+    return re.sub(r"^(\s*)([#>+-])", r"\1\\\2", escaped.replace("\n", " "))
 
 
-def _reasoner_line(report: FinalReport) -> str:
-    info = report.metadata.get("reasoner", {})
-    model = f" {info.get('model')}" if info.get("model") else ""
-    return f"{info.get('provider', '?')}{model} ({info.get('reason', '')})"
+@lru_cache(maxsize=1)
+def _template():
+    from jinja2 import Environment, PackageLoader, select_autoescape
 
-
-def _edge_rows(edges: list[dict]) -> list[dict]:
-    return [e for e in edges if e.get("decision") == "followed"]
-
-
-def render_markdown(report: FinalReport, edges: list[dict]) -> str:
-    t = labels(report.metadata.get("language", "de"))
-
-    def cell(text: object) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ")
-
-    lines = [f"# {t['title']}", "", f"**{t['question']}:** {report.query}", "", f"## {t['answer']}", "",
-             report.answer, ""]
-    if report.findings:
-        lines += [f"## {t['findings']}", ""]
-        for finding in report.findings:
-            links = ", ".join(f"[{s.doc_id}, {t['page']} {s.page_number}]({s.link or s.path})" for s in finding.sources)
-            lines.append(f"- {finding.claim}" + (f" — {links}" if links else ""))
-        lines.append("")
-    lines += [f"## {t['quality']}: {report.quality_score}/500", "", f"| {t['dimension']} | {t['score']} |", "|---|---|"]
-    lines += [f"| {name} | {value} |" for name, value in report.quality_breakdown.items()]
-    issues = report.metadata.get("quality_issues", [])
-    if issues:
-        lines += ["", *[f"- {cell(issue)}" for issue in issues]]
-    lines += ["", f"## {t['sources']}", "", f"| {t['document']} | {t['page']} | {t['section']} | {t['relevance']} |",
-              "|---|---|---|---|"]
-    for source in report.sources:
-        target = f"[{cell(source.doc_id)}]({source.link})" if source.link else cell(source.doc_id)
-        lines.append(f"| {target} | {source.page_number} | {cell(source.section)} | {source.relevance_score:.2f} |")
-    followed = _edge_rows(edges)
-    lines += ["", f"## {t['references']} ({len(followed)})", ""]
-    if followed:
-        lines += [f"| {t['from']} | {t['to']} | {t['reason']} |", "|---|---|---|"]
-        for edge in followed:
-            to = ", ".join(f"{d} {s}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False))
-            lines.append(f"| {cell(edge.get('from_doc', ''))} {cell(edge.get('from_section', ''))} → "
-                         f"{cell(edge['target'])} | {cell(to)} | {cell(edge.get('reason', ''))} |")
-    else:
-        lines.append(t["none"])
-    lines += ["", f"## {t['tasks']}", ""]
-    lines += [f"{task['id']}. {task['task']}" for task in report.metadata.get("tasks", [])]
-    lines += ["", f"## {t['run']}", "", f"- {t['reasoner']}: {_reasoner_line(report)}",
-              f"- {t['hitl']}: {report.metadata.get('hitl_termination_reason', '')}",
-              f"- LLM calls: {report.metadata.get('llm_calls', 0)}; reasoning steps: {report.metadata.get('reasoner_calls', 0)}"]
-    warnings = report.metadata.get("warnings", [])
-    if warnings:
-        lines += ["", f"## {t['warnings']}", "", *[f"- {w}" for w in warnings]]
-    return "\n".join(lines) + "\n"
-
-
-_CSS = """body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
-table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left}
-.answer{white-space:pre-wrap;background:#f6f8fa;padding:1rem;border-radius:6px}.muted{color:#666}"""
+    environment = Environment(loader=PackageLoader("rabbithole_lab.report", "templates"),
+                              autoescape=select_autoescape(["html", "j2"], default=True))
+    return environment.get_template("report.html.j2")
 
 
 def render_html(report: FinalReport, edges: list[dict], graph_file: str | None = "graph.html") -> str:
-    t = labels(report.metadata.get("language", "de"))
-    e = html.escape
+    return _template().render(v=report_view(report, edges, graph_file))
 
-    def link(url: str, text: str) -> str:
-        return f'<a href="{e(url, quote=True)}" target="_blank">{e(text)}</a>' if url else e(text)
 
-    parts = [f"<!DOCTYPE html><html lang=\"{e(report.metadata.get('language', 'de'))}\"><head><meta charset=\"utf-8\">",
-             f"<title>{e(t['title'])}: {e(report.query)}</title><style>{_CSS}</style></head><body>",
-             f"<h1>{e(t['title'])}</h1><p><strong>{e(t['question'])}:</strong> {e(report.query)}</p>",
-             f"<h2>{e(t['answer'])}</h2><div class=\"answer\">{e(report.answer)}</div>"]
-    if report.findings:
-        parts.append(f"<h2>{e(t['findings'])}</h2><ul>")
-        for finding in report.findings:
-            sources = ", ".join(link(s.link, f"{s.doc_id}, {t['page']} {s.page_number}") for s in finding.sources)
-            parts.append(f"<li>{e(finding.claim)}" + (f" — {sources}" if sources else "") + "</li>")
-        parts.append("</ul>")
-    parts.append(f"<h2>{e(t['quality'])}: {report.quality_score}/500</h2><table><tr><th>{e(t['dimension'])}</th>"
-                 f"<th>{e(t['score'])}</th></tr>")
-    parts += [f"<tr><td>{e(name)}</td><td>{value}</td></tr>" for name, value in report.quality_breakdown.items()]
-    parts.append("</table>")
-    issues = report.metadata.get("quality_issues", [])
-    if issues:
-        parts.append("<ul>" + "".join(f"<li>{e(i)}</li>" for i in issues) + "</ul>")
-    parts.append(f"<h2>{e(t['sources'])}</h2><table><tr><th>{e(t['document'])}</th><th>{e(t['page'])}</th>"
-                 f"<th>{e(t['section'])}</th><th>{e(t['relevance'])}</th></tr>")
-    for s in report.sources:
-        parts.append(f"<tr><td>{link(s.link, s.doc_id)}</td><td>{link(s.link, str(s.page_number))}</td>"
-                     f"<td>{e(s.section)}</td><td>{s.relevance_score:.2f}</td></tr>")
-    parts.append("</table>")
-    followed = _edge_rows(edges)
-    parts.append(f"<h2>{e(t['references'])} ({len(followed)})</h2>")
-    if graph_file:
-        parts.append(f'<p>{link(graph_file, "graph.html")}</p>')
-    if followed:
-        parts.append(f"<table><tr><th>{e(t['from'])}</th><th>{e(t['to'])}</th><th>{e(t['reason'])}</th></tr>")
-        for edge in followed:
-            to = ", ".join(f"{d} {s}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False))
-            parts.append(f"<tr><td>{e(edge.get('from_doc', ''))} {e(edge.get('from_section', ''))} → {e(edge['target'])}"
-                         f"</td><td>{e(to)}</td><td>{e(edge.get('reason', ''))}</td></tr>")
-        parts.append("</table>")
-    parts.append(f"<h2>{e(t['tasks'])}</h2><ol start=\"0\">")
-    parts += [f"<li>{e(task['task'])}</li>" for task in report.metadata.get("tasks", [])]
-    parts.append("</ol>")
-    parts.append(f"<h2>{e(t['run'])}</h2><ul><li>{e(t['reasoner'])}: {e(_reasoner_line(report))}</li>"
-                 f"<li>{e(t['hitl'])}: {e(report.metadata.get('hitl_termination_reason', ''))}</li>"
-                 f"<li>LLM calls: {report.metadata.get('llm_calls', 0)}</li></ul>")
-    warnings = report.metadata.get("warnings", [])
-    if warnings:
-        parts.append(f"<h2>{e(t['warnings'])}</h2><ul>" + "".join(f"<li>{e(w)}</li>" for w in warnings) + "</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+def _answer_markdown(lines_of_pieces: list) -> list[str]:
+    lines = []
+    for line in lines_of_pieces:
+        rendered = ""
+        for piece in line:
+            if piece.kind == "cite":
+                rendered += f"[{md(piece.text[1:-1])}]({piece.url})" if piece.url else md(piece.text)
+            elif piece.kind == "strong":
+                rendered += f"**{md(piece.text)}**"
+            else:
+                rendered += md(piece.text)
+        lines.append(rendered)
+    return lines
+
+
+def answer_markdown(report: FinalReport, link: Callable[[str, int], str] | None = None) -> str:
+    """The answer alone as Markdown (the workbench shows it): its text escaped, citations linked. `link`
+    turns (source path, page) into the URL, e.g. relative to the notebook for JupyterLab."""
+    view = report_view(report, [], graph_file=None)
+    if link is not None:
+        paths = {source.doc_id: source.path for source in report.sources if source.path}
+        for line in view.answer:
+            for piece in line:
+                if piece.kind == "cite":
+                    cite = re.match(r"\[(?P<doc>.+?), (?:S\.|p\.) (?P<page>\d+)\]", piece.text)
+                    path = paths.get(cite["doc"]) if cite else None
+                    piece.url = link(path, int(cite["page"])) if path else ""
+    return "\n".join(_answer_markdown(view.answer))
+
+
+def _markdown(view: ReportView) -> str:
+    t = view.t
+    lines = [f"# {md(t['title'])}", "", f"**{md(t['question'])}:** {md(view.query)}", "", f"## {md(t['answer'])}", ""]
+    lines += _answer_markdown(view.answer)
+    lines.append("")
+    if view.findings:
+        lines += [f"## {md(t['findings'])}", ""]
+        for claim, links in view.findings:
+            cited = ", ".join(f"[{md(link.text)}]({link.url})" if link.url else md(link.text) for link in links)
+            lines.append(f"- {md(claim)}" + (f" — {cited}" if cited else ""))
+        lines.append("")
+    lines += [f"## {md(t['quality'])}: {view.quality_score}/500", "", f"| {md(t['dimension'])} | {md(t['score'])} |",
+              "|---|---|", *[f"| {md(name)} | {value} |" for name, value in view.quality]]
+    if view.issues:
+        lines += ["", *[f"- {md(issue)}" for issue in view.issues]]
+    lines += ["", f"## {md(t['sources'])}", "",
+              f"| {md(t['document'])} | {md(t['page'])} | {md(t['section'])} | {md(t['relevance'])} |", "|---|---|---|---|"]
+    for doc, page, section, relevance in view.sources:
+        target = f"[{md(doc.text)}]({doc.url})" if doc.url else md(doc.text)
+        lines.append(f"| {target} | {md(page.text)} | {md(section)} | {relevance:.2f} |")
+    lines += ["", f"## {md(t['references'])} ({len(view.chains)})", ""]
+    if view.chains:
+        lines += [f"| {md(t['from'])} | {md(t['via'])} | {md(t['to'])} | {md(t['why'])} |", "|---|---|---|---|"]
+        lines += [f"| {md(c.source)} | {md(c.reference)} | {md(c.target)} | {md(c.reason)} |" for c in view.chains]
+    else:
+        lines.append(md(t["none"]))
+    lines += ["", f"## {md(t['tasks'])}", ""]
+    for task in view.tasks:
+        lines.append(f"{task.id}. **{md(task.task)}**" + (f" ({md(task.relevance)})" if task.relevance else ""))
+        if task.summary:
+            lines.append(f"   {md(task.summary)}")
+        lines += [f"   - {md(note)}" for note in task.notes]
+    lines += ["", f"## {md(t['run'])}", "", *[f"- {md(name)}: {md(value)}" for name, value in view.run]]
+    if view.warnings:
+        lines += ["", f"## {md(t['warnings'])}", "", *[f"- {md(warning)}" for warning in view.warnings]]
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(report: FinalReport, edges: list[dict]) -> str:
+    return _markdown(report_view(report, edges, graph_file=None))

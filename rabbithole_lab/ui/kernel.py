@@ -33,17 +33,37 @@ def shutdown_kernel(timeout_s: float = 5.0) -> bool:
     if not kernel_id:
         return False
     for server in list_running_servers():
-        url = f"{server['url'].rstrip('/')}/api/kernels/{kernel_id}"
-        request = urllib.request.Request(url, method="DELETE",
-                                         headers={"Authorization": f"token {server.get('token', '')}"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:  # local Jupyter server only
-                if response.status in (200, 204):
-                    return True
-        except OSError as exc:
-            logger.debug("Server %s did not shut the kernel down: %s", server.get("url"), exc)
+        if _delete_kernel(server["url"].rstrip("/"), kernel_id, server.get("token", ""), timeout_s):
+            return True
     logger.warning("No Jupyter server accepted the shutdown of kernel %s (pid %s)", kernel_id, os.getpid())
     return False
+
+
+def _delete_kernel(base_url: str, kernel_id: str, token: str, timeout_s: float) -> bool:
+    """DELETE /api/kernels/<id> on a local server. A server with a token accepts it as the credential; one
+    without wants the XSRF check (the _xsrf cookie of its front page, echoed in the X-XSRFToken header),
+    else it answers 403 and the kernel keeps running."""
+    import http.cookiejar
+
+    cookies = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(cookies))
+    headers = {"Authorization": f"token {token}"} if token else {}
+    try:
+        with opener.open(urllib.request.Request(f"{base_url}/", headers=headers), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        logger.debug("Server %s did not answer: %s", base_url, exc)
+        return False
+    xsrf = next((cookie.value for cookie in cookies if cookie.name == "_xsrf"), "")
+    if xsrf:
+        headers["X-XSRFToken"] = xsrf
+    request = urllib.request.Request(f"{base_url}/api/kernels/{kernel_id}", method="DELETE", headers=headers)
+    try:
+        with opener.open(request, timeout=timeout_s) as response:  # local Jupyter server only
+            return response.status in (200, 204)
+    except OSError as exc:
+        logger.debug("Server %s did not shut the kernel down: %s", base_url, exc)
+        return False
 
 
 __all__ = ["kernel_id_from_connection_file", "shutdown_kernel"]

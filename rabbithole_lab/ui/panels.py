@@ -10,7 +10,9 @@ from pathlib import Path
 import ipywidgets as w
 from IPython.display import HTML, Markdown
 
-from rabbithole_lab.report.links import relative_page_link
+from rabbithole_lab.records import FinalReport
+from rabbithole_lab.report.render import answer_markdown
+from rabbithole_lab.sources import relative_page_link
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.text import ui_text
 from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
@@ -79,8 +81,11 @@ class HITLPanel:
         self.questions.value = "<ol>" + "".join(f"<li>{html.escape(q)}</li>" for q in interrupt.get("questions", [])) \
             + "</ol>"
         gaps = ", ".join(html.escape(g) for g in interrupt.get("knowledge_gaps", [])) or t["none"]
+        rule = interrupt.get("convergence")
         self.coverage.value = (f"<b>{t['coverage']}:</b> {interrupt.get('coverage_score', 0.0):.0%} · "
-                               f"<b>{t['gaps']}:</b> {gaps}")
+                               f"<b>{t['gaps']}:</b> {gaps} · <b>{t['dedup']}:</b> "
+                               f"{interrupt.get('dedup_ratio', 0.0):.0%}"
+                               + (f"<br><i>{t['convergence_rule'].format(**rule)}</i>" if rule else ""))
         self.send.disabled = self.end.disabled = False
 
     def show_history(self, history: list[dict]) -> None:
@@ -92,7 +97,13 @@ class HITLPanel:
                 f"<td>{c['page']}</td><td>{c['score']:.2f}</td><td>{html.escape(c['preview'][:PREVIEW_CHARS])}</td></tr>"
                 for c in entry.get("chunks", []))
             queries = "".join(f"<li>{html.escape(q)}</li>" for q in entry.get("queries", []))
-            children.append(w.HTML(f"<b>{t['queries']}:</b><ul>{queries}</ul><table>{rows}</table>"))
+            counts = t["round_counts"].format(retrieved=entry.get("retrieved", 0), new=entry.get("new", 0),
+                                              seen=entry.get("seen_before", 0),
+                                              duplicates=entry.get("within_round_duplicates", 0))
+            header = (f"<tr><th>{t['document']}</th><th>{t['section']}</th><th>{t['page_column']}</th>"
+                      f"<th>{t['score']}</th><th>{t['preview']}</th></tr>")
+            children.append(w.HTML(f"<b>{t['queries']}:</b><ul>{queries}</ul><p>{counts}</p>"
+                                   f"<table>{header}{rows}</table>"))
             titles.append(f"{t['round'].format(n=entry['iteration'] + 1)}: {entry.get('new', 0)} {t['chunks']}, "
                           f"{t['dedup']} {entry.get('dedup_ratio', 0.0):.0%}")
         self.history.children = children
@@ -169,11 +180,23 @@ class TodoPanel:
     def show_progress(self, todo: dict, current_id: int | None) -> None:
         """'Aufgabe n/N: …' with the current task expanded."""
         items = todo.get("items", [])
+        t = self.text
         self.task_ids = [item["id"] for item in items]
-        self.tasks.children = [w.HTML(html.escape(item["task"])) for item in items]
+
+        def body(item: dict) -> str:
+            notes = []
+            if item.get("origin") == "added":
+                notes.append(f"<i>{html.escape(t['added_during_research'])}: {html.escape(item.get('added_reason', ''))}</i>")
+            if item.get("closed_reason"):
+                notes.append(f"<i>{html.escape(t['closed_early'])}: {html.escape(item['closed_reason'])}</i>")
+            return "<br>".join([html.escape(item["task"]), *notes])
+
+        self.tasks.children = [w.HTML(body(item)) for item in items]
         for index, item in enumerate(items):
             mark = "[x]" if item["completed"] else ("[>]" if item["id"] == current_id else "[ ]")  # no emoji font needed
-            self.tasks.set_title(index, f"{mark} {index + 1}. {item['task'][:60]}")
+            flag = (f" ({t['added_short']})" if item.get("origin") == "added" else "") + \
+                (f" ({t['closed_short']})" if item.get("closed_reason") else "")
+            self.tasks.set_title(index, f"{mark} {index + 1}. {item['task'][:60]}{flag}")
         position = next((i for i, item in enumerate(items) if item["id"] == current_id), None)
         self.tasks.selected_index = position
         if position is not None:
@@ -193,9 +216,10 @@ class ResultsPanel:
         self.findings = w.HTML()
         self.quality = w.HTML()
         self.sources = w.HTML()
+        self.tasks = w.HTML()
         self.warnings = w.HTML()
-        self.widget = w.VBox([w.HTML(), self.answer, self.findings, self.quality, self.sources, self.warnings],
-                             layout=w.Layout(display="none"))
+        self.widget = w.VBox([w.HTML(), self.answer, self.findings, self.quality, self.sources, self.tasks,
+                              self.warnings], layout=w.Layout(display="none"))
 
     def source_href(self, source: dict) -> str:
         """A link relative to the notebook: JupyterLab opens it in its PDF viewer at the page."""
@@ -208,7 +232,10 @@ class ResultsPanel:
         self.widget.children[0].value = f"<h3>{t['results_title']}</h3>"
         # append_display_data works from the worker thread (a `with output:` block would not)
         self.answer.outputs = ()
-        self.answer.append_display_data(Markdown(report["answer"]))
+        # the answer's text (question and document text included) is escaped: it renders as the text it is
+        answer = answer_markdown(FinalReport.model_validate(report),
+                                 lambda path, page: relative_page_link(Path(path), page, self.notebook_dir))
+        self.answer.append_display_data(Markdown(answer))
         self.findings.value = f"<h4>{t['findings']}</h4><ul>" + "".join(
             f"<li>{html.escape(f['claim'])}</li>" for f in report.get("findings", [])) + "</ul>"
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>"
@@ -219,6 +246,19 @@ class ResultsPanel:
             f"{html.escape(s['doc_id'])}, {t['page']} {s['page_number']}</a> {html.escape(s.get('section', ''))} "
             f"({s['relevance_score']:.2f})</li>" for s in report.get("sources", []))
         self.sources.value = f"<h4>{t['sources']}</h4><ul>{links}</ul>"
+        self.tasks.value = f"<h4>{t['task_summaries']}</h4><ol start=\"0\">" + "".join(
+            f"<li><b>{html.escape(task['task'])}</b>"
+            + (f" ({t['relevance']} {task['relevance_score']:.2f})"
+               if isinstance(task.get("relevance_score"), (int, float)) else "")
+            + (f"<br>{html.escape(task['summary'])}" if task.get("summary") else "")
+            + (f"<br><i>{t['added_during_research']}: {html.escape(task.get('added_reason', ''))}</i>"
+               if task.get("origin") == "added" else "")
+            + (f"<br><i>{t['closed_early']}: {html.escape(task['closed_reason'])}</i>" if task.get("closed_reason") else "")
+            + (f"<br>{len(task['rounds'])} {t['rounds']}: " + "; ".join(html.escape(r.get("reason", ""))
+                                                                       for r in task["rounds"])
+               if len(task.get("rounds", [])) > 1 else "")
+            + "".join(f"<br><i>{t['irrelevant']}: {html.escape(item)}</i>" for item in task.get("irrelevant_findings", []))
+            + "</li>" for task in report.get("metadata", {}).get("tasks", [])) + "</ol>"
         warnings = report.get("metadata", {}).get("warnings", [])
         self.warnings.value = (f"<h4>{t['warnings']}</h4><ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in warnings)
                                + "</ul>") if warnings else ""

@@ -8,7 +8,12 @@ _TEXT = {
         "all_collections": "(alle)", "start": "Start", "reasoner": "Reasoner",
         "hitl_title": "Klärung", "answer_placeholder": "Ihre Antwort …", "send": "Senden", "end": "/end",
         "round": "Runde {n}", "coverage": "Abdeckung", "gaps": "Wissenslücken", "none": "keine",
-        "history": "Suchverlauf", "queries": "Suchanfragen", "chunks": "Abschnitte", "dedup": "Anteil neu",
+        "history": "Suchverlauf", "queries": "Suchanfragen", "chunks": "neue Abschnitte",
+        "dedup": "schon gefunden",
+        "round_counts": "{retrieved} Treffer: {new} neu, {seen} aus früheren Runden, {duplicates} doppelt in dieser Runde",
+        "convergence_rule": "Die Klärung endet von selbst, wenn die Abdeckung ≥ {coverage:.0%} ist, ≥ {dedup:.0%} der "
+                            "Abschnitte einer Runde schon früher gefunden wurden und höchstens {max_gaps} Lücken offen sind.",
+        "document": "Dokument", "section": "Abschnitt", "page_column": "Seite", "score": "Score", "preview": "Auszug",
         "todo_title": "Aufgaben", "remove": "entfernen", "add": "Hinzufügen", "add_placeholder": "Neue Aufgabe …",
         "approve": "Genehmigen", "task_progress": "Aufgabe {n}/{total}: {task}",
         "results_title": "Ergebnis", "findings": "Kernaussagen", "quality": "Qualität", "sources": "Quellen",
@@ -18,13 +23,24 @@ _TEXT = {
         "running": "Läuft: {node}", "done": "Fertig.", "error": "Fehler: {error}", "log": "Protokoll",
         "primary": "Primär", "secondary": "Sekundär", "tertiary": "Tertiär", "busy": "Bitte warten …",
         "empty_question": "Bitte eine Frage eingeben.", "shutdown_done": "Kernel wird beendet.",
+        "task_summaries": "Aufgaben und ihre Ergebnisse", "relevance": "Relevanz", "irrelevant": "nicht zur Frage",
+        "added_during_research": "während der Recherche hinzugefügt", "closed_early": "vorzeitig erledigt",
+        "added_short": "neu", "closed_short": "vorzeitig erledigt", "rounds": "Durchgänge",
+        "problem": "Die Werkbank kann nicht öffnen:",
+        "problem_hint": "Legen Sie den Ordner {kb} mit <Sammlung>__db_inserted/-Unterordnern an oder setzen Sie kb im "
+                        "ersten Feld auf einen vorhandenen Ordner, dann die Zelle erneut ausführen.",
     },
     "en": {
         "question": "Question", "question_placeholder": "Your research question …", "collection": "Collection",
         "all_collections": "(all)", "start": "Start", "reasoner": "Reasoner",
         "hitl_title": "Clarification", "answer_placeholder": "Your answer …", "send": "Send", "end": "/end",
         "round": "Round {n}", "coverage": "Coverage", "gaps": "Knowledge gaps", "none": "none",
-        "history": "Retrieval history", "queries": "Queries", "chunks": "passages", "dedup": "share new",
+        "history": "Retrieval history", "queries": "Queries", "chunks": "new passages",
+        "dedup": "found before",
+        "round_counts": "{retrieved} hits: {new} new, {seen} from earlier rounds, {duplicates} repeated within this round",
+        "convergence_rule": "The clarification ends by itself once coverage is ≥ {coverage:.0%}, ≥ {dedup:.0%} of a "
+                            "round's passages were found in earlier rounds and at most {max_gaps} gaps are open.",
+        "document": "Document", "section": "Section", "page_column": "Page", "score": "Score", "preview": "Extract",
         "todo_title": "Tasks", "remove": "remove", "add": "Add", "add_placeholder": "New task …",
         "approve": "Approve", "task_progress": "Task {n}/{total}: {task}",
         "results_title": "Result", "findings": "Key findings", "quality": "Quality", "sources": "Sources",
@@ -34,6 +50,12 @@ _TEXT = {
         "running": "Running: {node}", "done": "Done.", "error": "Error: {error}", "log": "Log",
         "primary": "Primary", "secondary": "Secondary", "tertiary": "Tertiary", "busy": "Please wait …",
         "empty_question": "Please enter a question.", "shutdown_done": "Shutting down the kernel.",
+        "task_summaries": "Tasks and what they found", "relevance": "relevance", "irrelevant": "off the question",
+        "added_during_research": "added during research", "closed_early": "closed early",
+        "added_short": "new", "closed_short": "closed early", "rounds": "rounds",
+        "problem": "The workbench cannot open:",
+        "problem_hint": "Create the folder {kb} with <Collection>__db_inserted/ subfolders, or set kb in the first "
+                        "cell to an existing folder, then run the cell again.",
     },
 }
 

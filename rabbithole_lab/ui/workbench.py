@@ -15,7 +15,7 @@ from pathlib import Path
 import ipywidgets as w
 
 from rabbithole_lab.agent.session import RunStatus
-from rabbithole_lab.reasoning.language import detect_language
+from rabbithole_lab.language import detect_language
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
 from rabbithole_lab.ui.kernel import shutdown_kernel
 from rabbithole_lab.ui.panels import (
@@ -30,6 +30,22 @@ from rabbithole_lab.ui.panels import (
 from rabbithole_lab.ui.text import ui_text
 
 logger = logging.getLogger(__name__)
+
+
+class WorkbenchProblem:
+    """What the notebook shows instead of the workbench when it cannot open: the problem and what to do."""
+
+    def __init__(self, message: str, kb_dir: Path):
+        self.message = message
+        self.widget = w.HTML(
+            f"<div class='rh-problem' style='border-left:4px solid #c62828;padding:.5rem 1rem'>"
+            f"<b>{html.escape(ui_text('de')['problem'])}</b> {html.escape(message)}<br>"
+            f"<i>{html.escape(ui_text('de')['problem_hint'].format(kb=kb_dir))}</i></div>")
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
 
 
 class Workbench:
@@ -54,14 +70,20 @@ class Workbench:
 
     @classmethod
     def open(cls, kb: str | Path = "kb", db: str | Path | None = None, sessions: str | Path | None = None,
-             env_file: str | None = ".env") -> Workbench:
-        """The workbench over a knowledge-base folder (ingested if needed), with the configured reasoner."""
+             env_file: str | None = ".env") -> Workbench | WorkbenchProblem:
+        """The workbench over a knowledge-base folder (ingested if needed), with the configured reasoner; a
+        problem the user can fix (no such folder, no documents in it, bad settings) shows as a message."""
         from rabbithole_lab.agent.services import prepare_services
-        from rabbithole_lab.settings import load_settings
+        from rabbithole_lab.kb.ingest import KBFolderError
+        from rabbithole_lab.kb.registry import RegistryError
+        from rabbithole_lab.settings import SettingsError, load_settings
 
-        settings = load_settings(env_file)
         kb_dir = Path(kb)
-        services = prepare_services(settings, kb_dir, Path(db) if db else None, show_progress=True)
+        try:
+            settings = load_settings(env_file)
+            services = prepare_services(settings, kb_dir, Path(db) if db else None, show_progress=True)
+        except (KBFolderError, RegistryError, SettingsError) as exc:
+            return WorkbenchProblem(str(exc), kb_dir)
         checkpoint = Path(sessions) if sessions else kb_dir.resolve().parent / "reports" / "sessions.sqlite"
         return cls(GraphBackend(services, checkpoint))
 
@@ -119,7 +141,7 @@ class Workbench:
             self._set_language(update["detected_language"])
         if "retrieval_history" in update:
             self.hitl.show_history(update["retrieval_history"])
-        if node in ("process_hitl_todo", "execute_task") and "todo_list" in update:
+        if node in ("process_hitl_todo", "execute_task", "adapt_todo") and "todo_list" in update:
             self.todo.widget.layout.display = "flex"
             self.todo.show_progress(update["todo_list"], update.get("current_task_id"))
 

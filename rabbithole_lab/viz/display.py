@@ -6,15 +6,8 @@ import html
 
 from IPython.display import HTML, SVG, Markdown, display
 
-from rabbithole_lab.records import FinalReport
-from rabbithole_lab.report.render import render_markdown
 from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import context_chunks, tier_tables
-
-
-def show_report(state: dict) -> None:
-    report = FinalReport.model_validate(state["final_report"])
-    display(Markdown(render_markdown(report, state.get("reference_edges", []) or [])))
 
 
 def show_tiers(state: dict) -> None:

@@ -8,9 +8,9 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import ResearchSession
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMReasoner
-from rabbithole_lab.reasoning.scripted_fake import ScriptedFakeChatModel, default_script
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB
+from tests.scripted_fake import ScriptedFakeChatModel, default_script
 
 GERMAN_QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
 ENGLISH_QUESTION = "How are detectors for quantum radiation calibrated?"

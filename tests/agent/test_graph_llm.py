@@ -41,6 +41,10 @@ def test_full_run_with_malformed_json_a_timeout_and_a_wrong_language(demo_kb, se
     followed = [e for e in state["reference_edges"] if e["decision"] == "followed"]
     assert followed and any(e["reason"] == "Der Verweis nennt den Grenzwert." for e in followed)
     assert model.calls_for("extract_references") > 0  # hybrid detection asked the model too
+    # the synthesis prompt carries the reference chains (citing section -> cited section, the gate's reason)
+    synthesis_prompt = next(p for p in model.prompts_seen if model.step_of(p) == "synthesize")
+    chains = synthesis_prompt.split("Reference chains")[1].split("Task summaries:")[0]
+    assert "→" in chains and "Der Verweis nennt den Grenzwert." in chains
     # every finding cites a source that exists in the report
     assert all(f["sources"] for f in report["findings"])
 
@@ -97,3 +101,79 @@ def test_relevance_validation_removes_drift_and_warns(demo_kb, session_factory):
     assert any("passt nicht zur Frage" in w for w in status.state["warnings"])
     # min_results backfill keeps the best entries of each tier
     assert 0 < len(status.state["primary_context"]) <= 2
+
+
+def test_an_english_question_over_german_documents_also_searches_with_the_models_german_queries(demo_kb,
+                                                                                                 session_factory):
+    question = "Which limits apply to workers who are exposed to quantum radiation?"
+    pools = {}
+    for name, answer in (("translated", None), ("none", json.dumps({"queries": []}))):
+        reasoner, model = fake_llm({"corpus_language_queries": answer} if answer else {}, language="en")
+        # a small first stage, so the demo KB is not found whole by every search
+        small = {"first_stage_pool": 2, "chunks_per_query": 2}
+        session = session_factory(services_with(demo_kb, reasoner, search=small))
+        status = run_to_end(session, session.start(question), ScriptedAnswers([]))
+        assert status.kind == "done", status.error
+        asked = [p for p in model.prompts_seen if model.step_of(p) == "corpus_language_queries"]
+        assert len(asked) == 1 and question in asked[0] and "Deutsch" in asked[0]
+        pools[name] = status.state["task_stats"][0]["seeds"]
+    assert pools["translated"] > pools["none"]  # the German queries brought hits of their own
+
+
+def test_a_question_in_the_documents_language_gets_no_translated_queries(demo_kb, session_factory):
+    reasoner, model = fake_llm()
+    session = session_factory(services_with(demo_kb, reasoner))
+    assert run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([])).kind == "done"
+    assert model.calls_for("corpus_language_queries") == 0
+
+
+def test_a_task_iterates_until_its_assessment_says_answered_and_searches_for_what_is_missing(demo_kb,
+                                                                                              session_factory):
+    not_yet = json.dumps({"answered": False, "missing": ["Grenzwert Augenlinse"], "reason": "Augenlinse fehlt"})
+    done = json.dumps({"answered": True, "missing": [], "reason": "beantwortet"})
+    reasoner, model = fake_llm({"assess_task": [not_yet, done]})
+    # a small context per task, so the first round leaves passages of the demo KB for the second to find
+    session = session_factory(services_with(demo_kb, reasoner, search={"task_context_chars": 1000}))
+    status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    first = status.state["task_stats"][0]
+    assert first["iterations"] == 2 and [r["answered"] for r in first["rounds"]] == [False, True]
+    assert first["rounds"][0]["reason"] == "Augenlinse fehlt"
+    assert any("Grenzwert Augenlinse" in query for query in first["rounds"][1]["queries"])  # searched for the gap
+    assert all(stats["iterations"] == 1 for stats in status.state["task_stats"][1:])
+    assert any("Durchgang 2" in message for message in status.state["messages"])
+    rounds = next(t for t in status.report["metadata"]["tasks"] if t["id"] == 0)["rounds"]
+    assert [r["iteration"] for r in rounds] == [1, 2]
+
+
+def test_iterations_stop_at_three_even_when_the_task_stays_unanswered(demo_kb, session_factory):
+    never = json.dumps({"answered": False, "missing": ["etwas anderes"], "reason": "fehlt noch"})
+    reasoner, _ = fake_llm({"assess_task": never})
+    session = session_factory(services_with(demo_kb, reasoner, todo={"initial_items": 3}))
+    status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    assert all(1 <= stats["iterations"] <= 3 for stats in status.state["task_stats"])
+    assert max(stats["iterations"] for stats in status.state["task_stats"]) > 1
+
+
+def test_the_plan_adapts_after_a_task_through_the_model(demo_kb, session_factory):
+    adaptation = json.dumps({"close": [{"id": 2, "reason": "schon durch Aufgabe 0 beantwortet"}],
+                             "add": [{"task": "Zuständige Behörde für Quantenstrahlung", "reason": "Lücke"},
+                                     {"task": "Zweite neue Aufgabe", "reason": "zu viel"}]})
+    reasoner, model = fake_llm({"adapt_todo": [adaptation, json.dumps({"close": [], "add": []})]})
+    session = session_factory(services_with(demo_kb, reasoner, todo={"max_added": 1}))
+    status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    state = status.state
+    items = {item["id"]: item for item in state["todo_list"]["items"]}
+    assert items[2]["closed_reason"] == "schon durch Aufgabe 0 beantwortet" and items[2]["completed"]
+    added = [item for item in items.values() if item["origin"] == "added"]
+    assert [a["task"] for a in added] == ["Zuständige Behörde für Quantenstrahlung"]  # TODO_MAX_ADDED=1
+    researched = {stats["task_id"] for stats in state["task_stats"]}
+    assert 2 not in researched and added[0]["id"] in researched  # closed early: not researched; added: researched
+    assert state["todo_changes"][0]["after_task"] == 0
+    prompt = next(p for p in model.prompts_seen if model.step_of(p) == "adapt_todo")
+    assert "Deutsch" in prompt and GERMAN_QUESTION in prompt
+    assert any(m.startswith("Aufgabe vorzeitig erledigt") for m in state["messages"])
+    rows = {t["id"]: t for t in status.report["metadata"]["tasks"]}
+    assert rows[2]["closed_reason"] and rows[added[0]["id"]]["origin"] == "added"

@@ -75,7 +75,7 @@ def _research_run(jupyter_lab, page, shot) -> None:
     page.get_by_placeholder("Ihre Antwort …").fill("Nur Erwachsene")
     page.locator("button", has_text="Senden").click()
     page.get_by_text("Klärung · Runde 2").wait_for(timeout=SLOW_MS)
-    assert page.get_by_text(re.compile(r"Runde 2: \d+ Abschnitte, Anteil neu")).first.is_visible()
+    assert page.get_by_text(re.compile(r"Runde 2: \d+ neue Abschnitte, schon gefunden \d+%")).first.is_visible()
     shot("hitl_round_2")
 
     page.locator("button", has_text="/end").click()
@@ -117,7 +117,7 @@ def test_executed_report_notebook_shows_the_graph(jupyter_lab, page, tmp_path):
     questions = tmp_path / "questions.txt"
     questions.write_text(QUESTION + "\n", encoding="utf-8")
     out = REPO / "reports" / "browser-test"
-    items = run_batch(questions, DEMO_KB, out, day=date(2026, 11, 22))
+    items = run_batch(questions, DEMO_KB, out, day=date(2026, 11, 22), trust=True)
     assert items[0].status in ("done", "skipped"), items[0].error
     relative = (items[0].folder / "research_report.ipynb").relative_to(REPO).as_posix()
     shot = Shots(page, ARTIFACTS / "report_notebook")
@@ -126,7 +126,7 @@ def test_executed_report_notebook_shows_the_graph(jupyter_lab, page, tmp_path):
     svg.scroll_into_view_if_needed()
     svg.wait_for(timeout=60_000)
     assert svg.is_visible()
-    frame = page.locator("iframe.rh-graph").first  # trusted: batch signed the notebook
+    frame = page.locator("iframe.rh-graph").first  # trusted: batch signed the notebook (trust=True)
     frame.scroll_into_view_if_needed()
     page.frame_locator("iframe.rh-graph").first.locator("canvas").first.wait_for(timeout=60_000)
     assert frame.is_visible()

@@ -6,7 +6,8 @@ from importlib import resources
 
 import pytest
 
-from rabbithole_lab.kb.query import clauses, german_terms, glossary, query_language
+from rabbithole_lab.kb.query import clauses, german_terms, glossary
+from rabbithole_lab.language import detect_language
 
 
 def _glossary_lines() -> list[str]:
@@ -37,8 +38,8 @@ def test_everyday_english_words_add_no_german_terms(question):
 
 
 def test_query_language_tells_english_from_german():
-    assert query_language("Which dose limits apply to occupationally exposed persons?") == "en"
-    assert query_language("Welche Grenzwerte gelten für beruflich exponierte Personen?") == "de"
+    assert detect_language("Which dose limits apply to occupationally exposed persons?") == "en"
+    assert detect_language("Welche Grenzwerte gelten für beruflich exponierte Personen?") == "de"
 
 
 def test_a_multi_part_question_splits_into_clauses():

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from datetime import date
+from pathlib import Path
 
 import nbformat
 import papermill
@@ -28,7 +31,7 @@ def test_report_notebook_parameters_are_typed_and_plain():
 @pytest.mark.parametrize("name", ["research.ipynb", "research_report.ipynb", "reference_graph.ipynb",
                                   "build_kb.ipynb"])
 def test_notebooks_are_thin(name):
-    book = nbformat.read(NOTEBOOKS / name, as_version=4)
+    book = nbformat.read(REPORT_NOTEBOOK if name == "research_report.ipynb" else NOTEBOOKS / name, as_version=4)
     code = [cell for cell in book.cells if cell.cell_type == "code"]
     assert code[0].metadata.get("tags") == ["parameters"]
     for cell in code:
@@ -63,7 +66,7 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
     out = tmp_path / "reports"
     items = run_batch(questions, DEMO_KB, out, workers=2, db=demo_db, day=date(2026, 11, 22))
     assert [i.status for i in items] == ["done", "done", "done"]
-    folders = sorted(p.name for p in out.iterdir() if p.is_dir())
+    folders = sorted(re.sub(r"-[0-9a-f]{8}$", "", p.name) for p in out.iterdir() if p.is_dir())
     assert folders == ["2026-11-22_how-are-detectors-for-quantum-radiation-calibrated",
                        "2026-11-22_welche-grenzwerte-gelten-fur-beruflich-exponierte-personen",
                        "2026-11-22_welche-pflichten-hat-der-betreiber"]
@@ -75,7 +78,7 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
     index = (out / "index.html").read_text(encoding="utf-8")
     assert index.count("report.html") == 3 and index.count("graph.html") == 3
     executed = nbformat.read(next(out.glob("*/research_report.ipynb")), as_version=4)
-    assert NotebookNotary().check_signature(executed)
+    assert not NotebookNotary().check_signature(executed)  # not trusted unless asked (--trust)
 
     # a second run redoes nothing; a failing question is recorded and the rest still run
     questions.write_text(questions.read_text(encoding="utf-8") + "   \n{\"question\": \"\"}\n", encoding="utf-8")
@@ -85,6 +88,22 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
     assert "empty question" in again[-1].error
     assert {p: p.stat().st_mtime for p in out.glob("*/report.json")} == before
     assert "failed" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_batch_with_two_workers_and_relative_paths_finishes_every_question(tmp_path, demo_db, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("q.txt").write_text("Welche Pflichten hat der Betreiber?\nWie oft sind Beschäftigte zu unterweisen?\n",
+                             encoding="utf-8")
+    kb = os.path.relpath(DEMO_KB, tmp_path)
+    db = os.path.relpath(demo_db, tmp_path)
+    code = main(["--env-file", "none", "batch", "q.txt", "--kb", kb, "--db", db, "--out", "out", "--workers", "2",
+                 "--trust"])
+    assert code == 0 and Path.cwd() == tmp_path  # the process directory never moved
+    folders = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    assert len(folders) == 2 and all((f / "report.json").is_file() for f in folders)
+    assert not any((f / "out").exists() for f in folders)  # no nested out/<q>/out/...
+    for folder in folders:  # --trust signs them
+        assert NotebookNotary().check_signature(nbformat.read(folder / "research_report.ipynb", as_version=4))
 
 
 def test_questions_file_errors_are_clear(tmp_path):

@@ -29,9 +29,10 @@ def test_it_satisfies_the_reasoner_protocol(reasoner):
 
 def test_extraction_keeps_verbatim_sentences_and_quotes_the_limit(reasoner, limit_chunk):
     info = reasoner.extract_info(limit_chunk, QUESTION, QUESTION, "de")
-    sentences = split_sentences(limit_chunk.text)
+    sentences = split_sentences(limit_chunk.text[len(limit_chunk.heading):])
     assert info.extracted_info
     assert all(s in sentences for s in split_sentences(info.extracted_info))
+    assert limit_chunk.heading not in info.extracted_info  # the heading is not glued to the first sentence
     assert any("20 Millisievert" in q.quote for q in info.preserved_quotes)
     assert all(q.document == "QStrG.pdf" and q.page == limit_chunk.page_start for q in info.preserved_quotes)
 
@@ -99,10 +100,12 @@ def test_quality_catches_unsupported_and_uncited_statements(reasoner, limit_chun
     answer = ("Der Grenzwert beträgt 99 Sievert für Astronauten auf dem Mond [QStrG.pdf, S. 1]. "
               "Die Behörde entscheidet frei.")
     quality = reasoner.assess_quality(QUESTION, answer, [finding], "de")
-    assert quality.citation_correctness == 50
+    # the cited quotation is on no page of the source, the second statement cites nothing
+    assert quality.citation_correctness == 0
     assert quality.factual_accuracy == 0
-    assert any("ohne gültige Quellenangabe" in i for i in quality.issues_found)
-    assert not quality.passes(375)
+    assert any("nicht auf der angegebenen Seite" in i for i in quality.issues_found)
+    assert any("maßgebliche Vorschrift § 12 QStrG wird nicht zitiert" in i for i in quality.issues_found)
+    assert quality.query_relevance == 0 and not quality.passes(375)
     decision = reasoner.decide_remediation(QUESTION, quality, 375, "de")
     assert decision.retry and decision.instructions
 
@@ -126,3 +129,33 @@ def test_no_answer_message_when_nothing_was_found(reasoner):
     out = reasoner.synthesize(SynthesisInput(anchor="Which limits apply?", language="en"))
     assert out.answer.startswith("The searched documents contain no passage")
     assert citations_in(out.answer) == []
+
+
+def test_the_task_assessment_names_the_concepts_the_passages_lack(reasoner):
+    from rabbithole_lab.records import ChunkWithInfo
+
+    passage = ChunkWithInfo(chunk_text="Für die Augenlinse gilt ein Grenzwert von 20 Millisievert im Kalenderjahr.",
+                            document="X.pdf", page=1)
+    answered = reasoner.assess_task("Grenzwert für die Augenlinse", "Welche Grenzwerte gelten?", [passage], "de")
+    assert answered.answered and not answered.missing
+    missing = reasoner.assess_task("Grenzwert für die Haut", "Welche Grenzwerte gelten?", [passage], "de")
+    assert not missing.answered and missing.missing == ["Haut"] and "Haut" in missing.reason
+    # the words of the reasoner's own task templates are not asked for ("Konkrete … zusammenstellen")
+    template = reasoner.assess_task("Konkrete Grenzwerte, Zahlenangaben und Fristen zu Augenlinse zusammenstellen",
+                                    "Welche Grenzwerte gelten?", [passage], "de")
+    assert template.answered
+    nothing = reasoner.assess_task("Grenzwert für die Haut", "Welche Grenzwerte gelten?", [], "de")
+    assert not nothing.answered and nothing.missing
+
+
+def test_the_plan_adapts_by_rules_without_a_model(reasoner):
+    from rabbithole_lab.records import ToDoItem
+
+    tasks = [ToDoItem(id=0, task="Frage", completed=True), ToDoItem(id=1, task="Ausnahmen prüfen")]
+    change = reasoner.adapt_todo("Welche Grenzwerte gelten?", tasks, "", [],
+                                 [{"label": "§ 12 QStrG", "via": "QStrV.pdf § 5"}], ["Auszubildende"], [1], 2, "de")
+    assert [c.id for c in change.close] == [1] and change.close[0].reason
+    assert [a.task for a in change.add] == ["Was regelt § 12 QStrG?", "Auszubildende: Welche Grenzwerte gelten?"]
+    assert "QStrV.pdf § 5" in change.add[0].reason
+    assert len(reasoner.adapt_todo("Frage", tasks, "", [], [{"label": "§ 1 X", "via": "Y"}], ["Z"], [], 1, "de").add) == 1
+    assert reasoner.adapt_todo("Frage", tasks, "", [], [{"label": "§ 1 X", "via": "Y"}], [], [], 0, "de").add == []

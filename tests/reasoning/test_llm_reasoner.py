@@ -9,9 +9,9 @@ import pytest
 
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError, SynthesisInput
 from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
-from rabbithole_lab.reasoning.scripted_fake import ScriptedFakeChatModel, default_script
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 from rabbithole_lab.settings import load_settings
+from tests.scripted_fake import ScriptedFakeChatModel, default_script
 
 
 def reasoner(script: dict, fallback: dict | None = None, retries: int = 1) -> LLMReasoner:
@@ -130,11 +130,26 @@ def test_from_settings_with_a_refused_port_raises_a_clear_error():
     assert not isinstance(ReasonerUnavailableError("x"), LLMError)
 
 
-def test_ollama_models_get_the_json_schema_as_format():
-    from rabbithole_lab.reasoning.llm import _schema_kwargs
+def test_ollama_models_decode_against_the_json_schema_through_langchain_structured_output():
+    from rabbithole_lab.reasoning.llm import _structured_model
     from rabbithole_lab.records import SearchQueries
 
     settings = load_settings(env_file=None)
     ollama = LLMReasoner.from_settings(settings).chat_model
-    assert _schema_kwargs(ollama, SearchQueries)["format"]["properties"]["queries"]["type"] == "array"
-    assert _schema_kwargs(ScriptedFakeChatModel(), SearchQueries) == {}
+    structured = _structured_model(ollama, SearchQueries)
+    binding = structured.first.steps__["raw"]  # with_structured_output(method="json_schema", include_raw=True)
+    assert binding.kwargs["format"]["properties"]["queries"]["type"] == "array"
+    fake = ScriptedFakeChatModel()
+    assert _structured_model(fake, SearchQueries) is fake  # no structured output: the schema is in the prompt
+
+
+def test_a_quote_the_model_extracts_cites_the_page_where_it_starts():
+    text = "§ 7 Pflichten\n(1) Der Betreiber meldet jeden Vorfall.\n(2) Die Meldung erfolgt binnen drei Tagen schriftlich."
+    chunk = VectorResult(chunk_id="c", text=text, doc="X.pdf", collection="c", page_start=4, page_end=5,
+                         page_map=f"0:4,{text.index('(2)')}:5")
+    answer = json.dumps({"extracted_info": "Meldung binnen drei Tagen.", "preserved_quotes": [
+        {"quote": "Die Meldung erfolgt binnen drei Tagen schriftlich.", "document": "X.pdf", "page": 4},
+        {"quote": "Ein Satz, der nicht im Text steht.", "page": 4}]})
+    reasoner = LLMReasoner(ScriptedFakeChatModel(script={"extract_info": answer}), max_retries=0)
+    info = reasoner.extract_info(chunk, "Wann ist zu melden?", "Wann ist zu melden?", "de")
+    assert [q.page for q in info.preserved_quotes] == [5, 4]  # corrected from the text; unknown wording kept

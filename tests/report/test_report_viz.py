@@ -9,8 +9,8 @@ import pandas as pd
 
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
-from rabbithole_lab.report.links import page_link, relative_page_link, resolve_source_path
 from rabbithole_lab.report.render import render_html, render_markdown
+from rabbithole_lab.sources import page_link, relative_page_link, resolve_source_path
 from rabbithole_lab.viz.graph import graph_html, reference_graph
 from rabbithole_lab.viz.tables import tier_tables
 from tests.conftest import DEMO_KB
@@ -24,7 +24,14 @@ def _state(tmp_path) -> dict:
     report = FinalReport(query=f"Frage {EVIL}", answer=f"Antwort {EVIL} [QStrG.pdf, S. 2]",
                          findings=[Finding(claim=EVIL, sources=[source])], sources=[source], quality_score=400,
                          quality_breakdown={"factual_accuracy": 80}, metadata={"language": "de", "tasks": [
-                             {"id": 0, "task": EVIL, "completed": True}], "warnings": [EVIL],
+                             {"id": 0, "task": EVIL, "completed": True, "summary": f"Zusammenfassung {EVIL}",
+                              "relevance_score": 0.75, "irrelevant_findings": [f"Randnotiz {EVIL}"],
+                              "rounds": [{"iteration": 1, "reason": f"fehlt {EVIL}"},
+                                         {"iteration": 2, "reason": "beantwortet"}]},
+                             {"id": 1, "task": "Neue Aufgabe", "completed": True, "origin": "added",
+                              "added_reason": f"Verweis {EVIL}"},
+                             {"id": 2, "task": "Alte Aufgabe", "completed": True, "closed_reason": "schon beantwortet"}],
+                             "warnings": [EVIL],
                              "reasoner": {"provider": "extractive", "reason": "test"}})
     chunk = {"document": "QStrV.pdf", "section": "§ 5", "page": 1, "depth": 0, "tier": "primary",
              "relevance_score": 0.8, "extracted_info": EVIL, "task_id": 0, "chunk_id": "a", "cited_by": ""}
@@ -47,17 +54,37 @@ def test_html_escapes_all_document_text_and_links_pages(tmp_path):
     report = FinalReport.model_validate(state["final_report"])
     page = render_html(report, state["reference_edges"])
     assert "<script>alert" not in page
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
     assert re.search(r'href="file://[^"]+QStrG\.pdf#page=2"', page)
     assert "Verfolgte Verweise (1)" in page
+    # the answer's citation is a link that opens the PDF at the cited page
+    assert re.search(r'<a class="cite" href="file://[^"]+QStrG\.pdf#page=2"[^>]*>\[QStrG\.pdf, S\. 2\]</a>', page)
+    # why the reference was followed: from, reference, to, the gate's reason (escaped)
+    assert "<th>Warum verfolgt</th>" in page and "QStrV.pdf § 5" in page and "&lt;script&gt;" in page.split(
+        "Warum verfolgt")[1]
 
 
 def test_markdown_has_sources_with_page_links_and_the_followed_reference(tmp_path):
     state = _state(tmp_path)
     text = render_markdown(FinalReport.model_validate(state["final_report"]), state["reference_edges"])
     assert "QStrG.pdf#page=2)" in text
+    assert re.search(r"\[QStrG\.pdf, S\. 2\]\(file://[^)]+QStrG\.pdf#page=2\)", text)  # the answer's citation links
+    assert "<script>" not in text and "\\<script\\>" in text  # document text cannot become HTML
     assert "§ 12 QStrG" in text and "## Qualität: 400/500" in text
     assert "https://example.org" not in text.split("## Verfolgte Verweise")[1].split("## Aufgaben")[0]
+
+
+def test_the_task_summaries_are_in_both_renderings(tmp_path):
+    state = _state(tmp_path)
+    report = FinalReport.model_validate(state["final_report"])
+    tasks = render_markdown(report, state["reference_edges"]).split("## Aufgaben")[1].split("## Ablauf")[0]
+    assert "(Relevanz 0.75)" in tasks and "Zusammenfassung" in tasks and "nicht zur Frage: Randnotiz" in tasks
+    assert "Durchgang 1: fehlt" in tasks and "Durchgang 2: beantwortet" in tasks
+    assert "während der Recherche hinzugefügt: Verweis" in tasks and "vorzeitig erledigt: schon beantwortet" in tasks
+    page = render_html(report, state["reference_edges"]).split("<h2>Aufgaben</h2>")[1]
+    assert "Zusammenfassung &lt;script&gt;" in page and "nicht zur Frage: Randnotiz" in page
+    assert "während der Recherche hinzugefügt: Verweis &lt;script&gt;" in page and "vorzeitig erledigt" in page
+    assert "<script>alert" not in page
 
 
 def test_graph_nodes_are_sections_coloured_by_tier_and_edges_carry_the_decision(tmp_path):
@@ -96,10 +123,24 @@ def test_report_folder_round_trip(tmp_path):
 
 def test_folder_names_and_source_paths(tmp_path):
     assert slugify("Welche Dosisgrenzwerte gelten für Größen?") == "welche-dosisgrenzwerte-gelten-fur-grossen"
-    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}_welche-grenzwerte", report_folder_name("Welche Grenzwerte?"))
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}_welche-grenzwerte-[0-9a-f]{8}", report_folder_name("Welche Grenzwerte?"))
+    # two questions whose first 60 characters agree get folders of their own
+    long = "Welche Grenzwerte gelten für beruflich exponierte Personen bei der Arbeit mit Quantenquellen"
+    assert report_folder_name(long + " in Werkstätten?") != report_folder_name(long + " in Laboren?")
     path = resolve_source_path(DEMO_KB, "Recht", "QStrG.pdf")
     assert path and path.is_file()
     assert resolve_source_path(DEMO_KB, "Unbekannt", "QStrG.pdf") == path  # found by name anywhere in the KB
     assert resolve_source_path(DEMO_KB, "Recht", "missing.pdf") is None
     assert resolve_source_path(None, "Recht", "QStrG.pdf") is None
     assert relative_page_link(path, 3, DEMO_KB) == "Recht__db_inserted/QStrG.pdf#page=3"
+
+
+def test_a_tier_table_gives_the_page_an_extract_starts_on_and_where_it_runs_on():
+    from rabbithole_lab.viz.tables import extract_pages
+
+    text = "§ 9 Pflichten\n(1) Der Betreiber meldet jeden Vorfall.\n(2) Die Meldung erfolgt binnen drei Tagen."
+    entry = {"document": "X.pdf", "page": 4, "chunk_text": text, "page_map": f"0:4,{text.index('(2)')}:5"}
+    assert extract_pages(entry | {"extracted_info": "(2) Die Meldung erfolgt binnen drei Tagen."}) == "5"
+    assert extract_pages(entry | {"extracted_info": "(1) Der Betreiber meldet jeden Vorfall. (2) Die Meldung "
+                                                    "erfolgt binnen drei Tagen."}) == "4–5"
+    assert extract_pages(entry | {"extracted_info": "nicht im Text"}) == "4"

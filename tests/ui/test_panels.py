@@ -85,13 +85,16 @@ def test_hitl_panel_sends_the_answer_and_end():
     backend = FakeBackend()
     bench = Workbench(backend)
     backend.emit(RunStatus("interrupt", QUESTIONS, state={"detected_language": "de", "retrieval_history": [
-        {"iteration": 0, "queries": ["q1", "q2", "q3"], "retrieved": 9, "new": 9, "dedup_ratio": 1.0,
+        {"iteration": 0, "queries": ["q1", "q2", "q3"], "retrieved": 9, "within_round_duplicates": 1,
+         "seen_before": 0, "new": 8, "dedup_ratio": 0.0,
          "chunks": [{"doc": "QStrG.pdf", "section": "§ 12", "page": 1, "score": 0.9, "preview": "<b>Grenzwert</b>"}]}]}))
     assert bench.hitl.widget.layout.display == "flex"
     assert "Erwachsene?" in bench.hitl.questions.value and "50%" in bench.hitl.coverage.value
     assert "Ausnahmen" in bench.hitl.coverage.value
     assert "&lt;b&gt;Grenzwert" in bench.hitl.history.children[0].value  # escaped preview
-    assert "9 Abschnitte" in bench.hitl.history.get_title(0)
+    assert "8 neue Abschnitte" in bench.hitl.history.get_title(0)
+    assert "9 Treffer: 8 neu, 0 aus früheren Runden, 1 doppelt" in bench.hitl.history.children[0].value
+    assert "<th>Dokument</th>" in bench.hitl.history.children[0].value  # the table has headers
     bench.hitl.answer_box.value = "Nur Erwachsene"
     bench.hitl.send.click()
     assert backend.calls[-1] == ("answer", "Nur Erwachsene") and bench.hitl.send.disabled
@@ -119,6 +122,15 @@ def test_todo_panel_removes_edits_adds_and_approves():
     todo.show_progress({"items": [{"id": 0, "task": GERMAN, "completed": True},
                                   {"id": 1, "task": "Augenlinse", "completed": False}]}, 1)
     assert todo.progress.value == "<b>Aufgabe 2/2: Augenlinse</b>" and todo.tasks.selected_index == 1
+    # the plan as it changed during research: an added task and one closed early, each with its reason
+    todo.show_progress({"items": [{"id": 0, "task": GERMAN, "completed": True},
+                                  {"id": 1, "task": "Augenlinse", "completed": True, "closed_reason": "schon gefunden"},
+                                  {"id": 2, "task": "Was regelt § 12 QStrG?", "completed": False, "origin": "added",
+                                   "added_reason": "durch Verweis <erreicht>"}]}, 2)
+    assert todo.tasks.get_title(1).endswith("(vorzeitig erledigt)") and todo.tasks.get_title(2).endswith("(neu)")
+    assert "vorzeitig erledigt</i>" not in todo.tasks.children[0].value
+    assert "schon gefunden" in todo.tasks.children[1].value
+    assert "durch Verweis &lt;erreicht&gt;" in todo.tasks.children[2].value
 
 
 def test_english_question_switches_the_ui_to_english():
@@ -184,6 +196,9 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     assert "20 Millisievert" in str(bench.results.answer.outputs)
     assert 'href="../kb/Recht__db_inserted/QStrG.pdf#page=1"' in bench.results.sources.value
     assert "Qualität" in bench.results.quality.value
+    # every task with its summary and relevance
+    assert bench.results.tasks.value.count("<li>") == len(bench.todo.tasks.children)
+    assert "Relevanz" in bench.results.tasks.value and "Grenzwerte für Jugendliche" in bench.results.tasks.value
     assert bench.context.tables.get_title(0).startswith("Primär (")
     assert "<iframe" in bench.context.graph.value and "<svg" in bench.context.graph.value
     assert bench.todo.tasks.get_title(0).startswith("[x] 1.")
@@ -210,3 +225,12 @@ def test_stop_during_a_real_run_then_resume_from_the_session_list(real_bench):
     bench.sessions.resume.click()
     assert backend.wait(120)
     assert bench.hitl.widget.layout.display == "flex"
+
+
+def test_a_missing_knowledge_base_folder_shows_a_message_not_a_traceback(tmp_path):
+    from rabbithole_lab.ui.workbench import WorkbenchProblem
+
+    opened = Workbench.open(tmp_path / "no-such-kb", env_file=None)
+    assert isinstance(opened, WorkbenchProblem)
+    assert "Knowledge-base folder not found" in opened.message and "no-such-kb" in opened.widget.value
+    assert not (tmp_path / "no-such-kb").exists()

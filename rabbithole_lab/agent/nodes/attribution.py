@@ -11,16 +11,32 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource, PreservedQuote
-from rabbithole_lab.report.links import page_link, resolve_source_path
+from rabbithole_lab.sources import page_link, resolve_source_path
 
 _SOURCE_LABEL = r"(?P<doc>.+?)\s+p\.\s*(?P<page>\d+)$"
+
+
+def task_rows(state: AgentState) -> list[dict]:
+    """Each task with what its summary said: relevance, key findings, findings judged irrelevant."""
+    summaries = {summary.get("task_id"): summary for summary in state.get("task_summaries", [])}
+    rounds = {stats.get("task_id"): stats.get("rounds", []) for stats in state.get("task_stats", [])}
+    rows = []
+    for task in state.get("todo_list", {}).get("items", []):
+        summary = summaries.get(task["id"], {})
+        rows.append({"id": task["id"], "task": task["task"], "completed": task["completed"],
+                     "origin": task.get("origin", "planned"), "added_reason": task.get("added_reason", ""),
+                     "closed_reason": task.get("closed_reason", ""), "rounds": rounds.get(task["id"], []),
+                     "summary": summary.get("summary", ""), "relevance_score": summary.get("relevance_score"),
+                     "relevance_assessment": summary.get("relevance_assessment", ""),
+                     "irrelevant_findings": summary.get("irrelevant_findings", [])})
+    return rows
 
 
 def make_attribution_nodes(services: Services) -> dict:
     reasoner = services.reasoner
 
     def attribute_sources(state: AgentState) -> dict:
-        context = context_for_synthesis(state)
+        context = context_for_synthesis(state, reasoner.context_chars)
         chunks = context["primary"] + context["secondary"] + context["tertiary"]
         answer = state.get("synthesis", {}).get("answer", "")
         cited = set(citations_in(answer))
@@ -67,8 +83,7 @@ def make_attribution_nodes(services: Services) -> dict:
                 "hitl_termination_reason": state.get("hitl_termination_reason", ""),
                 "hitl_iterations": len(state.get("retrieval_history", [])),
                 "hitl_context_summary": state.get("hitl_context_summary", ""),
-                "tasks": [{"id": t["id"], "task": t["task"], "completed": t["completed"]}
-                          for t in state.get("todo_list", {}).get("items", [])],
+                "tasks": task_rows(state),
                 "task_stats": state.get("task_stats", []),
                 "followed_references": sum(1 for e in edges if e["decision"] == "followed"),
                 "skipped_references": sum(1 for e in edges if e["decision"] == "skipped"),

@@ -9,8 +9,8 @@ from langgraph.types import interrupt
 from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.language import detect_language
 from rabbithole_lab.rabbithole.tiers import classify_tier
-from rabbithole_lab.reasoning.language import detect_language
 from rabbithole_lab.reasoning.text import concepts as query_concepts
 from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, RetrievalAnalysis, VectorResult
 
@@ -62,11 +62,14 @@ def make_hitl_nodes(services: Services) -> dict:
                 break
             if extra not in queries:
                 queries.append(extra)
-        return {"iteration_queries": [*state["iteration_queries"], queries[:count]]}
+        return {"iteration_queries": [queries[:count]]}
 
     def hitl_retrieve_chunks(state: AgentState) -> dict:
+        """One round's retrieval. The dedup ratio is the share of the round's distinct passages that earlier
+        rounds found already: convergence means retrieval stops finding new material. Duplicates within the
+        round (two queries finding the same passage) are counted apart and do not count as old."""
         queries = state["iteration_queries"][-1]
-        seen = {chunk_key(VectorResult.model_validate(c)) for c in state["query_retrieval"]}
+        earlier = {chunk_key(VectorResult.model_validate(c)) for c in state["query_retrieval"]}
         k = settings.hitl.chunks_per_query
         retrieved: list[VectorResult] = []
         for query in queries:
@@ -75,26 +78,27 @@ def make_hitl_nodes(services: Services) -> dict:
             else:
                 hits = kb.search(query, k=k, collection=state.get("collection"))
             retrieved.extend(hits)
-        new: list[VectorResult] = []
+        distinct: dict[str, VectorResult] = {}
         for hit in retrieved:
-            key = chunk_key(hit)
-            if key not in seen:
-                seen.add(key)
-                new.append(hit)
-        ratio = round(len(new) / len(retrieved), 3) if retrieved else 0.0
+            distinct.setdefault(chunk_key(hit), hit)
+        new = [hit for key, hit in distinct.items() if key not in earlier]
+        seen_before = len(distinct) - len(new)
+        ratio = round(seen_before / len(distinct), 3) if distinct else 0.0
         entry = {
             "iteration": state["hitl_iteration"],
             "queries": queries,
             "retrieved": len(retrieved),
+            "within_round_duplicates": len(retrieved) - len(distinct),
+            "seen_before": seen_before,
             "new": len(new),
             "dedup_ratio": ratio,
             "chunks": [{"chunk_id": h.chunk_id, "doc": h.doc, "page": h.page_start, "section": h.section,
                         "score": round(h.score, 4), "preview": " ".join(h.text.split())[:PREVIEW_CHARS]} for h in new],
         }
         return {
-            "query_retrieval": [*state["query_retrieval"], *[h.model_dump() for h in new]],
-            "retrieval_history": [*state["retrieval_history"], entry],
-            "retrieval_dedup_ratios": [*state["retrieval_dedup_ratios"], ratio],
+            "query_retrieval": [h.model_dump() for h in new],
+            "retrieval_history": [entry],
+            "retrieval_dedup_ratios": [ratio],
         }
 
     def hitl_analyze_retrieval(state: AgentState) -> dict:
@@ -118,7 +122,7 @@ def make_hitl_nodes(services: Services) -> dict:
         questions = reasoner.follow_up_questions(state["query"], analysis, passages, language(state), count)
         turn = {"role": "assistant", "content": "\n".join(questions)}
         return {"follow_up_questions": questions[:count],
-                "hitl_conversation_history": [*state["hitl_conversation_history"], turn]}
+                "hitl_conversation_history": [turn]}
 
     def hitl_process_response(state: AgentState) -> dict:
         # Everything above interrupt() runs again on resume: it only reads the state.
@@ -131,6 +135,8 @@ def make_hitl_nodes(services: Services) -> dict:
             "knowledge_gaps": state.get("knowledge_gaps", []),
             "dedup_ratio": history.get("dedup_ratio", 0.0),
             "retrieval": history,
+            "convergence": {"coverage": settings.hitl.convergence_coverage, "dedup": settings.hitl.convergence_dedup,
+                            "max_gaps": settings.hitl.convergence_max_gaps},
             "language": language(state),
         })
         answer = str(response.get("answer", "") if isinstance(response, dict) else (response or "")).strip()
@@ -140,8 +146,7 @@ def make_hitl_nodes(services: Services) -> dict:
             reason = "user_end"
         else:
             if answer:
-                update["hitl_conversation_history"] = [*state["hitl_conversation_history"],
-                                                       {"role": "user", "content": answer}]
+                update["hitl_conversation_history"] = [{"role": "user", "content": answer}]
             iteration = state["hitl_iteration"] + 1
             dedup = state["retrieval_dedup_ratios"][-1] if state["retrieval_dedup_ratios"] else 0.0
             if iteration >= settings.hitl.max_iterations:
@@ -179,7 +184,9 @@ def make_hitl_nodes(services: Services) -> dict:
                                  section=passage.section, collection=passage.collection,
                                  relevance_score=round(passage.score, 4), depth=0,
                                  tier=classify_tier(0, passage.score, "hitl"),
-                                 preserved_quotes=info.preserved_quotes).model_dump() | {"task_id": None}
+                                 preserved_quotes=info.preserved_quotes,
+                                 page_map=passage.page_map, heading=passage.heading,
+                                 continuation=passage.continuation).model_dump() | {"task_id": None}
 
         tertiary = concurrent_map(extract, passages, settings.llm.concurrency)
         return {

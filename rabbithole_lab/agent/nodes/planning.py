@@ -6,9 +6,10 @@ import logging
 
 from langgraph.types import interrupt
 
-from rabbithole_lab.agent.nodes.common import language, localized
+from rabbithole_lab.agent.nodes.common import anchor, chunk_key, language, localized
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.records import ToDoItem, ToDoList
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[str]]:
             continue
         if str(edit.get("task", "")).strip():
             target.task = str(edit["task"]).strip()
+            target.origin = "user"
         if "context" in edit:
             target.context = str(edit["context"])
     for new in decision.get("new_items", []):
@@ -49,7 +51,7 @@ def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[str]]:
         if not str(task).strip():
             continue
         try:
-            result.add_task(str(task).strip(), str(context))
+            result.add_task(str(task).strip(), str(context)).origin = "user"
         except ValueError as exc:
             warnings.append(f"to-do: {exc}; '{task}' was not added")
     result.renumber()
@@ -59,6 +61,7 @@ def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[str]]:
 def make_planning_nodes(services: Services) -> dict:
     settings = services.settings
     reasoner = services.reasoner
+    kb = services.kb
 
     def generate_todo(state: AgentState) -> dict:
         lang = language(state)
@@ -101,5 +104,66 @@ def make_planning_nodes(services: Services) -> dict:
                 "current_task_id": first.id if first else None, "warnings": warnings,
                 "research_context": state.get("research_context") or {}}
 
+    def adapt_todo(state: AgentState) -> dict:
+        """Seed 003, phase 3 step 7: after a task, re-plan from what was found. Open tasks whose search finds
+        only what the context holds are closed early; a provision reached by following that no task covers,
+        or a clarification gap still open, adds a task — within TODO_MAX_ITEMS and TODO_MAX_ADDED per run."""
+        todo = ToDoList.model_validate(state["todo_list"])
+        stats = state.get("task_stats", [])
+        if not stats or todo.get_next_task() is None:
+            return {}
+        last = stats[-1]
+        lang = language(state)
+        seen = set(state.get("seen_chunks", []))
+        written = " ".join(item.task for item in todo.items)
+        open_items = [item for item in todo.items if not item.completed]
+        saturated = [item.id for item in open_items if item.id != 0 and item.origin != "user" and all(
+            chunk_key(hit) in seen for hit in kb.search(item.task, k=settings.search.chunks_per_query,
+                                                        collection=state.get("collection")))]
+        provisions = []
+        for edge in sorted((e for e in state.get("reference_edges", [])
+                            if e.get("task_id") == last["task_id"] and e["decision"] == "followed"
+                            and e["depth"] == 1 and e.get("to_sections")), key=lambda e: -e.get("score", 0.0)):
+            label = f"{edge['to_sections'][0]} {edge['to_docs'][0].rsplit('.', 1)[0]}".strip()
+            if edge["to_sections"][0] and edge["to_sections"][0] not in written and \
+                    label not in {p["label"] for p in provisions}:
+                provisions.append({"label": label, "via": f"{edge['from_doc']} {edge['from_section']}".strip()})
+        context_stems = stems(" ".join(c.get("chunk_text", "") for tier in ("primary", "secondary", "tertiary")
+                                       for c in state.get(f"{tier}_context", [])))
+        written_stems = stems(written)
+        gaps = [gap for gap in state.get("knowledge_gaps", [])
+                if not contains_concept(gap, written_stems) and not contains_concept(gap, context_stems)]
+        added_so_far = sum(1 for item in todo.items if item.origin == "added")
+        room = max(0, min(settings.todo.max_added - added_so_far, todo.max_items - len(todo.items)))
+        summary = next((s["summary"] for s in reversed(state.get("task_summaries", []))
+                        if s.get("task_id") == last["task_id"]), "")
+        missing = (last.get("rounds") or [{}])[-1].get("missing", [])
+        change = reasoner.adapt_todo(anchor(state), todo.items, summary, missing, provisions, gaps, saturated, room,
+                                     lang)
+        closed, added = [], []
+        for item in change.close:
+            target = next((t for t in open_items if t.id == item.id and t.id != 0 and t.origin != "user"), None)
+            if target is not None and not target.completed:
+                target.completed, target.closed_reason = True, item.reason
+                closed.append({"id": target.id, "task": target.task, "reason": item.reason})
+        known = {item.task.lower() for item in todo.items}
+        for item in change.add[:room]:
+            if not item.task.strip() or item.task.lower() in known:
+                continue
+            new = todo.add_task(item.task.strip(), item.reason)
+            new.origin, new.added_reason = "added", item.reason
+            known.add(item.task.lower())
+            added.append({"id": new.id, "task": new.task, "reason": item.reason})
+        if not closed and not added:
+            return {}
+        next_task = todo.get_next_task()
+        messages = [localized(state, f"Aufgabe hinzugefügt: {a['task']} ({a['reason']})",
+                              f"Task added: {a['task']} ({a['reason']})") for a in added]
+        messages += [localized(state, f"Aufgabe vorzeitig erledigt: {c['task']} ({c['reason']})",
+                               f"Task closed early: {c['task']} ({c['reason']})") for c in closed]
+        return {"todo_list": todo.model_dump(), "current_task_id": next_task.id if next_task else None,
+                "todo_changes": [{"after_task": last["task_id"], "added": added, "closed": closed}],
+                "messages": messages}
+
     return {"generate_todo": generate_todo, "hitl_approve_todo": hitl_approve_todo,
-            "process_hitl_todo": process_hitl_todo}
+            "process_hitl_todo": process_hitl_todo, "adapt_todo": adapt_todo}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import time
 
+from langgraph.types import Overwrite
+
 from rabbithole_lab.agent.nodes.common import (
     anchor,
     chunk_key,
@@ -14,6 +16,7 @@ from rabbithole_lab.agent.nodes.common import (
 )
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.rabbithole.engine import admit
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
 from rabbithole_lab.records import (
     ChunkWithInfo,
@@ -34,33 +37,26 @@ def make_research_nodes(services: Services) -> dict:
     reasoner = services.reasoner
     kb = services.kb
 
-    def _search(state: AgentState, queries: list[str], k: int, seen: set[str],
-                pool: list[VectorResult] | None = None, pool_size: int = 0) -> list[VectorResult]:
-        """The best k new hits per query; with `pool`, the next `pool_size` ones (below the cut) are
-        collected there for backlinks, without being marked as seen."""
-        found: list[VectorResult] = []
-        below: dict[str, VectorResult] = {}
-        extra = pool_size if pool is not None else 0
+    def _search(state: AgentState, queries: list[str], k: int, seen: set[str]) -> list[VectorResult]:
+        """The candidate pool's first stage: each query's hits not seen in earlier tasks, best first.
+        The question itself gets the whole first stage (`retrieve`), each other query `k` hits."""
+        found: dict[str, VectorResult] = {}
+        collection = state.get("collection")
+        if anchor(state) in queries:
+            # a question in another language than the documents: the model writes queries in theirs
+            corpus_language = kb.corpus_language(collection)
+            if language(state) != corpus_language:
+                queries = [*queries, *reasoner.corpus_language_queries(anchor(state), corpus_language)]
         for query in queries:
             if query == anchor(state):
-                hits = kb.retrieve(query, k=k + extra, collection=state.get("collection"))
+                hits = kb.retrieve(query, k=settings.search.first_stage_pool, collection=collection)
             else:
-                hits = kb.search(query, k=k + extra, collection=state.get("collection"))
-            taken = 0
+                hits = kb.search(query, k=k, collection=collection)
             for hit in hits:
                 key = chunk_key(hit)
-                if key in seen:
-                    continue
-                if taken < k:
-                    seen.add(key)
-                    found.append(hit)
-                    taken += 1
-                elif pool is not None:
-                    below.setdefault(key, hit)
-        if pool is not None:
-            chosen = {chunk_key(hit) for hit in found}
-            pool[:] = sorted((hit for key, hit in below.items() if key not in chosen), key=lambda hit: -hit.score)
-        return sorted(found, key=lambda hit: -hit.score)
+                if key not in seen and (key not in found or found[key].score < hit.score):
+                    found[key] = hit
+        return sorted(found.values(), key=lambda hit: -hit.score)
 
     def execute_task(state: AgentState) -> dict:
         todo = ToDoList.model_validate(state["todo_list"])
@@ -83,33 +79,58 @@ def make_research_nodes(services: Services) -> dict:
         queries = list(dict.fromkeys([base, *targeted]))[: settings.search.queries_per_task]
         seen = set(state.get("seen_chunks", []))
         k = settings.search.chunks_per_query
-        follower = services.follower()
-        below_cut: list[VectorResult] = []
-        seeds = _search(state, queries, k, seen, below_cut, follower.limits.backlink_pool)
-        iterations = 1
-        while len(seeds) < settings.references.min_results and iterations < settings.search.max_iterations_per_task:
-            iterations += 1  # too little new material: widen the search
-            widened = [" ".join(concepts) or question, f"{task.task} {question}"]
-            seeds += _search(state, widened, k * iterations, seen)
-
-        trail = follower.run(seeds, question, lang, visited=set(state.get("visited_refs", [])), pool=below_cut)
+        visited = set(state.get("visited_refs", []))
 
         def extract(item) -> ChunkWithInfo:
-            result = kb.whole_section(item.result, settings.search.section_context_max_chars)
+            result = item.result
             info = reasoner.extract_info(result, question, task.task, lang)
-            return ChunkWithInfo(chunk_text=result.text, extracted_info=info.extracted_info, document=result.doc,
-                                 page=result.page_start, page_end=result.page_end, chunk_id=result.chunk_id,
-                                 section=result.section, collection=result.collection,
-                                 relevance_score=round(item.score, 4), depth=item.depth, tier=item.tier,
-                                 references=item.references, preserved_quotes=info.preserved_quotes,
-                                 cited_by=item.cited_by, cites=item.cites)
-
-        findings = concurrent_map(extract, trail.items, settings.llm.concurrency)
-        for item, finding in zip(trail.items, findings, strict=True):
-            seen.add(chunk_key(item.result))
+            finding = ChunkWithInfo(chunk_text=result.text, extracted_info=info.extracted_info, document=result.doc,
+                                    page=result.page_start, page_end=result.page_end, chunk_id=result.chunk_id,
+                                    section=result.section, collection=result.collection,
+                                    relevance_score=round(item.score, 4), depth=item.depth, tier=item.tier,
+                                    references=item.references, preserved_quotes=info.preserved_quotes,
+                                    cited_by=item.cited_by, cites=item.cites, page_map=result.page_map,
+                                    heading=result.heading, continuation=result.continuation)
             if item.depth and not finding.extracted_info:
                 # a followed passage is kept even when no sentence matched: the citation made it relevant
-                finding.extracted_info = " ".join(item.result.text.split())[:600]
+                finding.extracted_info = " ".join(result.text.split())[:600]
+            return finding
+
+        # Up to MAX_ITERATIONS_PER_TASK rounds (AC-3.6): each ends with an assessment of the task, and the next
+        # round searches for what the assessment names as missing, with its own share of the task's context.
+        findings: list[ChunkWithInfo] = []
+        edges_found: list = []
+        stop_reasons: list[str] = []
+        rounds: list[dict] = []
+        hits_total = tokens = 0
+        round_queries = queries
+        for iteration in range(1, settings.search.max_iterations_per_task + 1):
+            hits = _search(state, round_queries, k, seen)
+            hits_total += len(hits)
+            if not hits:
+                rounds.append({"iteration": iteration, "queries": round_queries, "new_chunks": 0, "answered": False,
+                               "missing": [], "reason": localized(state, "Die Suche findet nichts Neues.",
+                                                                  "The search finds nothing new.")})
+                break
+            trail = services.follower().run(hits, question, lang, visited=visited)
+            budget = settings.search.task_context_chars if iteration == 1 else settings.search.task_context_chars // 2
+            items = admit(trail.candidates, budget, strict=True)
+            new_findings = concurrent_map(extract, items, settings.llm.concurrency)
+            for item in items:
+                seen.add(chunk_key(item.result))
+            findings += new_findings
+            edges_found += trail.edges
+            visited |= set(trail.visited)
+            tokens += trail.tokens_used
+            stop_reasons += [reason for reason in trail.stop_reasons if reason not in stop_reasons]
+            assessment = reasoner.assess_task(task.task, question, findings, lang)
+            rounds.append({"iteration": iteration, "queries": round_queries, "new_chunks": len(new_findings),
+                           "answered": assessment.answered, "missing": assessment.missing, "reason": assessment.reason})
+            if assessment.answered or not assessment.missing:
+                break
+            # the next round looks for what is missing, in the words of the task and the question
+            round_queries = [f"{missing} {' '.join(concepts[:3])}".strip() for missing in assessment.missing]
+        iterations = len(rounds)
         summary = reasoner.summarize_task(task.task, question, findings, lang)
 
         by_tier: dict[str, list[dict]] = {tier: [] for tier in TIERS}
@@ -125,38 +146,38 @@ def make_research_nodes(services: Services) -> dict:
         context.metadata.total_iterations += iterations
         context.metadata.documents_referenced = sorted({*context.metadata.documents_referenced,
                                                         *(f.document for f in findings)})
-        for key in trail.visited:
+        for key in visited - set(state.get("visited_refs", [])):
             context.mark_ref_visited(key)
         context.metadata.external_sources_used = False
 
         task.completed = True
         next_task = todo.get_next_task()
-        edges = [edge.model_dump() | {"task_id": task.id} for edge in trail.edges]
+        edges = [edge.model_dump() | {"task_id": task.id} for edge in edges_found]
         stats = {
-            "task_id": task.id, "task": task.task, "queries": queries, "iterations": iterations,
+            "task_id": task.id, "task": task.task, "queries": queries, "iterations": iterations, "rounds": rounds,
             "seconds": round(time.perf_counter() - started, 3),
             "reasoner_calls": reasoner.calls - calls_before,
             "llm_calls": getattr(reasoner, "llm_calls", 0) - llm_before,
-            "chunks": len(findings), "seeds": len(seeds),
-            "followed": sum(1 for e in trail.edges if e.decision == "followed"),
-            "skipped": sum(1 for e in trail.edges if e.decision == "skipped"),
-            "tokens_used": trail.tokens_used, "stop_reasons": trail.stop_reasons,
+            "chunks": len(findings), "seeds": hits_total,
+            "followed": sum(1 for e in edges_found if e.decision == "followed"),
+            "skipped": sum(1 for e in edges_found if e.decision == "skipped"),
+            "tokens_used": tokens, "stop_reasons": stop_reasons,
         }
         return {
             "todo_list": todo.model_dump(),
             "current_task_id": next_task.id if next_task else None,
             "research_context": context.model_dump(),
-            "primary_context": [*state.get("primary_context", []), *by_tier["primary"]],
-            "secondary_context": [*state.get("secondary_context", []), *by_tier["secondary"]],
-            "tertiary_context": [*state.get("tertiary_context", []), *by_tier["tertiary"]],
-            "task_summaries": [*state.get("task_summaries", []),
-                               summary.model_dump() | {"task_id": task.id, "task": task.task}],
-            "preserved_quotes": [*state.get("preserved_quotes", []), *quotes],
-            "reference_edges": [*state.get("reference_edges", []), *edges],
-            "visited_refs": sorted(set(state.get("visited_refs", [])) | set(trail.visited)),
+            "primary_context": by_tier["primary"],
+            "secondary_context": by_tier["secondary"],
+            "tertiary_context": by_tier["tertiary"],
+            "task_summaries": [summary.model_dump() | {"task_id": task.id, "task": task.task}],
+            "preserved_quotes": quotes,
+            "reference_edges": edges,
+            "visited_refs": sorted(visited),
             "seen_chunks": sorted(seen),
-            "task_stats": [*state.get("task_stats", []), stats],
-            "messages": [progress],
+            "task_stats": [stats],
+            "messages": [progress, *[localized(state, f"  Durchgang {r['iteration']}: {r['reason']}",
+                                               f"  Round {r['iteration']}: {r['reason']}") for r in rounds]],
         }
 
     def validate_relevance(state: AgentState) -> dict:
@@ -191,10 +212,10 @@ def make_research_nodes(services: Services) -> dict:
             warnings.append(localized(
                 state, f"{drift:.0%} des gesammelten Kontexts passt nicht zur Frage und wurde vor der Synthese entfernt",
                 f"{drift:.0%} of the gathered context does not fit the question and was removed before synthesis"))
-        return {
-            "primary_context": kept["primary"],
-            "secondary_context": kept["secondary"],
-            "tertiary_context": kept["tertiary"],
+        return {  # the filtered tiers replace the gathered ones
+            "primary_context": Overwrite(kept["primary"]),
+            "secondary_context": Overwrite(kept["secondary"]),
+            "tertiary_context": Overwrite(kept["tertiary"]),
             "relevance_validation": {"total": total, "kept": total - len(removed), "removed": removed,
                                      "drift_ratio": drift, "threshold": threshold},
             "warnings": warnings,

@@ -5,21 +5,39 @@ from __future__ import annotations
 from rabbithole_lab.agent.nodes.common import anchor, language, tier_chunks
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.records import TIER_WEIGHTS, PreservedQuote, QualityAssessment
+from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo, PreservedQuote, QualityAssessment
 
-MAX_CHUNKS = {"primary": 12, "secondary": 10, "tertiary": 6}
 MAX_QUOTES = 15
+TIERS = ("primary", "secondary", "tertiary")
 
 
-def context_for_synthesis(state: AgentState) -> dict[str, list]:
-    """The best chunks of each tier, ranked by weighted relevance."""
-    out = {}
-    for tier, limit in MAX_CHUNKS.items():
-        chunks = tier_chunks(state, tier)
-        chunks.sort(key=lambda c: -(c.relevance_score * TIER_WEIGHTS[tier]))
-        out[tier] = chunks[:limit]
-    return out
+def context_for_synthesis(state: AgentState, budget_chars: int) -> dict[str, list[ChunkWithInfo]]:
+    """The graded context that fits the reasoner's context size: chunks of every tier admitted by the
+    same assembler as the research tasks, by tier-weighted relevance per character, then per tier."""
+    graded = [(tier, chunk) for tier in TIERS for chunk in tier_chunks(state, tier)]
+    admitted = assemble(graded, budget_chars, value=lambda item: item[1].relevance_score * TIER_WEIGHTS[item[0]],
+                        size=lambda item: len(item[1].chunk_text), key=lambda item: item[1].chunk_id, strict=True)
+    return {tier: [chunk for chunk_tier, chunk in admitted if chunk_tier == tier] for tier in TIERS}
+
+
+def reference_chains(state: AgentState, context: dict[str, list[ChunkWithInfo]]) -> list[dict]:
+    """The followed references between passages of the synthesis context: citing section, the reference,
+    the cited section and the gate's reason (once each)."""
+    ids = {chunk.chunk_id for chunks in context.values() for chunk in chunks}
+    chains: dict[tuple[str, str, str], dict] = {}
+    for edge in state.get("reference_edges", []):
+        if edge.get("decision") != "followed" or edge.get("from_chunk") not in ids \
+                or not ids & set(edge.get("to_chunks", [])):
+            continue
+        source = f"{edge.get('from_section', '')} {edge.get('from_doc', '')}".strip()
+        target = ", ".join(f"{s} {d}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []),
+                                                              strict=False))
+        chains.setdefault((source, edge["target"], target),
+                          {"source": source, "reference": edge["target"], "target": target,
+                           "reason": edge.get("reason", "")})
+    return list(chains.values())
 
 
 def make_synthesis_nodes(services: Services) -> dict:
@@ -27,12 +45,12 @@ def make_synthesis_nodes(services: Services) -> dict:
     reasoner = services.reasoner
 
     def synthesize(state: AgentState) -> dict:
-        context = context_for_synthesis(state)
+        context = context_for_synthesis(state, reasoner.context_chars)
         request = SynthesisInput(
             anchor=anchor(state), language=language(state), hitl_summary=state.get("hitl_context_summary", ""),
             primary=context["primary"], secondary=context["secondary"], tertiary=context["tertiary"],
             quotes=[PreservedQuote.model_validate(q) for q in state.get("preserved_quotes", [])][:MAX_QUOTES],
-            task_summaries=state.get("task_summaries", []),
+            task_summaries=state.get("task_summaries", []), chains=reference_chains(state, context),
             remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "")
         output = reasoner.synthesize(request)
         return {"synthesis": output.model_dump(), "phase": "quality"}
@@ -40,12 +58,12 @@ def make_synthesis_nodes(services: Services) -> dict:
     def quality_check(state: AgentState) -> dict:
         if not settings.quality.enabled:
             return {"quality_assessment": {}}
-        context = context_for_synthesis(state)
+        context = context_for_synthesis(state, reasoner.context_chars)
         sources = context["primary"] + context["secondary"] + context["tertiary"]
         assessment = reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources, language(state))
         record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),
                                             "reflection": state.get("reflection_count", 0)}
-        return {"quality_assessment": record, "quality_history": [*state.get("quality_history", []), record]}
+        return {"quality_assessment": record, "quality_history": [record]}
 
     def remediate(state: AgentState) -> dict:
         assessment = QualityAssessment.model_validate(

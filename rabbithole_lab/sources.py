@@ -1,4 +1,5 @@
-"""Where a source document lives and the link that opens it at a page."""
+"""Where a source document lives and the link that opens it at a page (one module for every layer:
+attribution, report, workbench)."""
 
 from __future__ import annotations
 

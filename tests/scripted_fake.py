@@ -1,4 +1,4 @@
-"""A scripted fake chat model for tests and benchmarks only (never used by the product).
+"""A scripted fake chat model for tests and benchmarks only (it lives with the tests, outside the package).
 
 It extends LangChain's `FakeListChatModel`: the answer is chosen by which prompt of prompts.py
 is asked (a phrase of its "### Task" line), so concurrent calls get the right answer. A scripted
@@ -17,6 +17,8 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from rabbithole_lab.prompts import QUOTED_CLOSE, QUOTED_OPEN
+
 TASK_PHRASES = {
     "hitl_queries": "search queries for a document collection",
     "analyze_retrieval": "Analyse what the retrieved passages cover",
@@ -25,10 +27,13 @@ TASK_PHRASES = {
     "research_queries": "Write the final research queries",
     "generate_todo": "Plan the research as a to-do list",
     "task_search_queries": "targeted search queries for one research task",
+    "corpus_language_queries": "for a question asked in another language",
     "extract_info": "Extract what this passage says",
     "extract_references": "List every reference in the text",
     "decide_reference": "Decide whether following this reference",
     "summarize_task": "Summarise the findings of one research task",
+    "assess_task": "Judge whether one research task is answered",
+    "adapt_todo": "Re-plan the remaining research tasks",
     "score_relevance": "Score how relevant a finding is",
     "synthesize": "Answer the research question from the graded context",
     "assess_quality": "Rate the answer on five dimensions",
@@ -84,6 +89,8 @@ class ScriptedFakeChatModel(FakeListChatModel):
 def _passage_sentence(prompt: str) -> str:
     """The first sentence of the passage in an extraction prompt, verbatim."""
     body = prompt.split("### Rules", 1)[0].split(":\n", 2)[-1]
+    if QUOTED_OPEN in body:  # the fenced document text
+        body = body.split(QUOTED_OPEN, 1)[1].split(QUOTED_CLOSE, 1)[0]
     for sentence in re.split(r"(?<=[.])\s+", " ".join(body.split())):
         if len(sentence) > 30:
             return sentence[:400]
@@ -142,6 +149,8 @@ def default_script(language: str = "de") -> dict[str, Any]:
         "task_search_queries": json.dumps({"queries": ["Grenzwert beruflich exponierte Personen", "§ 12 Grenzwerte"]
                                            if german else ["limit occupationally exposed", "section 4.2"]},
                                           ensure_ascii=False),
+        "corpus_language_queries": json.dumps({"queries": ["Grenzwerte für beruflich exponierte Personen",
+                                                            "Kalibrierung der Messgeräte"]}, ensure_ascii=False),
         "extract_info": _extraction,
         "extract_references": json.dumps({"references": []}),
         "decide_reference": json.dumps({"follow": True, "reason": "Der Verweis nennt den Grenzwert."
@@ -151,6 +160,9 @@ def default_script(language: str = "de") -> dict[str, Any]:
                                       "key_findings": ["Grenzwert gefunden" if german else "limit found"],
                                       "relevance_assessment": "hoch" if german else "high", "relevance_score": 0.8,
                                       "irrelevant_findings": []}, ensure_ascii=False),
+        "assess_task": json.dumps({"answered": True, "missing": [], "reason": "Die Aufgabe ist beantwortet." if german
+                                   else "The task is answered."}, ensure_ascii=False),
+        "adapt_todo": json.dumps({"close": [], "add": []}),
         "score_relevance": json.dumps({"score": 0.9, "reason": "passt zur Frage" if german else "fits the question"},
                                       ensure_ascii=False),
         "synthesize": _synthesis(language),

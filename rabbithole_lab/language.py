@@ -1,0 +1,52 @@
+"""The one language detector (de/en) of every layer: lingua, restricted to the two languages we serve.
+
+Questions, gate windows, answers and corpus samples all go through `detect_language`; a BM25 index
+picks its stemmer from the language of a sample of its chunks (`stemmer_language`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+
+LANGUAGE_NAMES = {"de": "Deutsch", "en": "English"}
+LATIN_SHARE = 0.9  # of the letters: German and English texts quote few words in other scripts
+
+
+@lru_cache(maxsize=1)
+def _detector():
+    from lingua import Language, LanguageDetectorBuilder
+
+    return LanguageDetectorBuilder.from_languages(Language.GERMAN, Language.ENGLISH).build()
+
+
+def detect_language(text: str, default: str = "de") -> str:
+    """'de' or 'en'; `default` when the text carries no signal (empty, only numbers)."""
+    if not text or not any(ch.isalpha() for ch in text):
+        return default
+    from lingua import Language
+
+    found = _detector().detect_language_of(text)
+    if found is None:
+        return default
+    return "en" if found == Language.ENGLISH else "de"
+
+
+def written_in(text: str, language: str) -> bool:
+    """Whether `text` is in `language` ('de'/'en'): in Latin script (a Chinese or Russian answer is in
+    neither, although a detector that knows only German and English would pick one) and detected as it."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return True
+    latin = sum(1 for ch in letters if "LATIN" in unicodedata.name(ch, ""))
+    return latin / len(letters) >= LATIN_SHARE and detect_language(text, language) == language
+
+
+def stemmer_language(texts: list[str], sample: int = 50) -> str:
+    """The Snowball stemmer ("german"/"english") for a collection, from a sample of its texts."""
+    joined = " ".join(text[:400] for text in texts[:sample])
+    return "english" if detect_language(joined) == "en" else "german"
+
+
+def language_name(code: str) -> str:
+    return LANGUAGE_NAMES.get(code, code)

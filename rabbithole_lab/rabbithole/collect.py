@@ -1,0 +1,174 @@
+"""Collect: the candidates a level of following may add, before anything is decided.
+
+- `Pool` holds the candidates of one run and answers "is this chunk or its section in already?";
+- `collect_references` detects the references of a frontier, drops those already visited or that
+  resolve to nothing new, and resolves the rest (exact section lookup first);
+- `collect_backlinks` finds first-stage hits that cite one of the best hits (an exact key match,
+  no search);
+- `section_candidates` offers the other chunks of a candidate's section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
+from rabbithole_lab.rabbithole.candidates import Candidate
+from rabbithole_lab.rabbithole.rank import new_terms_share
+from rabbithole_lab.rabbithole.references import is_own_label
+from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution
+from rabbithole_lab.records import DetectedReference, ReferenceEdge, VectorResult
+
+Detect = Callable[[str, str | None], list[DetectedReference]]
+
+
+class Pool:
+    """The candidates of one run, by chunk and by section."""
+
+    def __init__(self) -> None:
+        self.candidates: list[Candidate] = []
+        self._by_chunk: dict[str, Candidate] = {}
+        self._by_section: dict[tuple[str, str], Candidate] = {}
+
+    def add(self, candidate: Candidate) -> None:
+        self.candidates.append(candidate)
+        self._by_chunk[candidate.chunk_id] = candidate
+        if candidate.result.section:
+            self._by_section.setdefault((candidate.result.doc, candidate.result.section), candidate)
+
+    def holder(self, result: VectorResult) -> Candidate | None:
+        """The candidate that already stands for this chunk: the chunk itself or its section."""
+        found = self._by_chunk.get(result.chunk_id)
+        if found is None and result.section:
+            found = self._by_section.get((result.doc, result.section))
+        return found
+
+    def has_chunk(self, chunk_id: str) -> bool:
+        return chunk_id in self._by_chunk
+
+
+@dataclass
+class PendingReference:
+    """A resolved reference of a frontier chunk, waiting for the gate."""
+
+    citer: Candidate
+    reference: DetectedReference
+    resolution: Resolution
+    targets: list[VectorResult]  # resolved chunks that are new to the pool
+    holders: list[Candidate]  # candidates already standing for resolved chunks (they gain value if followed)
+
+
+def citations(detect: Detect, result: VectorResult) -> list[DetectedReference]:
+    """The references in a chunk, without its own heading label."""
+    return [reference for reference in detect(result.text, result.doc)
+            if not is_own_label(reference, result.text, result.section)]
+
+
+def skipped_edge(citer: Candidate, reference: DetectedReference, reason: str, resolution: Resolution | None = None,
+                 score: float = 0.0) -> ReferenceEdge:
+    return reference_edge(citer, reference, "skipped", reason, resolution, [], score)
+
+
+def reference_edge(citer: Candidate, reference: DetectedReference, decision: str, reason: str,
+                   resolution: Resolution | None, targets: list[VectorResult], score: float) -> ReferenceEdge:
+    # a skipped reference still records where it points (to_docs/to_sections), not what was taken
+    located = targets or (resolution.results[:1] if resolution is not None and resolution.results else [])
+    return ReferenceEdge(
+        from_chunk=citer.chunk_id, to_chunks=[t.chunk_id for t in targets], type=reference.type,
+        target=reference.target, depth=citer.depth + 1, decision=decision,  # type: ignore[arg-type]
+        reason=reason, resolution=resolution.path if resolution else "", score=round(score, 4),
+        from_doc=citer.result.doc, from_section=citer.result.section,
+        to_docs=[t.doc for t in located], to_sections=[t.section for t in located])
+
+
+def collect_references(frontier: list[Candidate], detect: Detect, resolver: ReferenceResolver, pool: Pool,
+                       visited: set[str], anchor: str, german: bool) -> tuple[list[PendingReference], list[ReferenceEdge]]:
+    """Every reference of the frontier that resolves to something, with the edges of those that do not."""
+    pending: list[PendingReference] = []
+    edges: list[ReferenceEdge] = []
+    for citer in frontier:
+        citer.references = citations(detect, citer.result)
+        keys_in_chunk: set[str] = set()
+        for reference in citer.references:
+            if reference.key in keys_in_chunk:
+                continue  # one chunk citing "Anlage 2" twice is one edge
+            keys_in_chunk.add(reference.key)
+            if reference.type == "external":
+                edges.append(skipped_edge(citer, reference, "URL vermerkt, nicht abgerufen" if german
+                                          else "URL recorded, never fetched", Resolution("external")))
+                continue
+            if reference.key in visited:
+                edges.append(skipped_edge(citer, reference, "bereits besucht" if german else "already visited"))
+                continue
+            if reference.version:
+                edges.append(skipped_edge(citer, reference, f"frühere Fassung ({reference.version})" if german
+                                          else f"an earlier version ({reference.version})"))
+                continue
+            resolution = resolver.resolve(reference, anchor, citer.result.section)
+            reference.found = resolution.found
+            reference.resolution = resolution.path
+            if not resolution.found:
+                visited.add(reference.key)  # nothing to find: never ask again
+                edges.append(skipped_edge(citer, reference, "nicht in der Wissensbasis" if german
+                                          else "not in the knowledge base", resolution))
+                continue
+            own_section = (citer.result.doc, citer.result.section)
+            targets: list[VectorResult] = []
+            holders: list[Candidate] = []
+            for result in resolution.results:
+                if result.chunk_id == citer.chunk_id or (result.section and (result.doc, result.section) == own_section):
+                    continue
+                holder = pool.holder(result)
+                if holder is None:
+                    targets.append(result)
+                elif holder is not citer and holder not in holders:
+                    holders.append(holder)
+            if not targets and not holders:
+                edges.append(skipped_edge(citer, reference, "bereits im Kontext" if german
+                                          else "already in the context", resolution))
+                continue
+            pending.append(PendingReference(citer, reference, resolution, targets, holders))
+    return pending, edges
+
+
+def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Detect,
+                      target_document: Callable[[DetectedReference], str | None]) -> list[tuple[Candidate, Candidate, DetectedReference]]:
+    """(citer, cited seed, reference) for every hit that cites one of `seeds` by exact section key."""
+    wanted = {context_key(seed.result.doc, seed.result.section): seed for seed in reversed(seeds) if seed.result.section}
+    found = []
+    for hit in hits:
+        if hit in seeds:
+            continue
+        for reference in citations(detect, hit.result):
+            cited = next((wanted[key] for key in cited_keys(reference, target_document) if key in wanted), None)
+            if cited is not None and (cited.result.doc, cited.result.section) != (hit.result.doc, hit.result.section):
+                found.append((hit, cited, reference))
+                break
+    return found
+
+
+def section_candidates(kb: KnowledgeBase, anchors: list[Candidate], pool: Pool, question: str, language: str,
+                       known: dict[tuple[str, str], list[VectorResult]] | None = None) -> list[Candidate]:
+    """The other chunks of each anchor's section, each worth the anchor's value times the share of the
+    question's terms it adds to the anchor. `known` holds sections already read (doc, section -> chunks)."""
+    out: list[Candidate] = []
+    stem = "english" if language == "en" else "german"
+    for anchor_item in anchors:
+        result = anchor_item.result
+        if not result.section or anchor_item.value <= 0:
+            continue
+        chunks = (known or {}).get((result.doc, result.section))
+        if chunks is None:
+            chunks = kb.section_lookup(result.doc, result.section, result.collection)
+        for chunk in chunks:
+            if pool.has_chunk(chunk.chunk_id):
+                continue
+            share = new_terms_share(question, result.text, chunk.text, stem)
+            candidate = Candidate(chunk, "section", anchor_item.depth, anchor_item.relevance,
+                                  value=anchor_item.value * share, tier=anchor_item.tier, parent=anchor_item.chunk_id,
+                                  root=anchor_item.root, cited_by=anchor_item.cited_by, via=anchor_item.via)
+            pool.add(candidate)
+            out.append(candidate)
+    return out

@@ -1,0 +1,74 @@
+"""The stop policy of reference following: every guard in one place, each with a recorded reason.
+
+Guards (seed 000 and DESIGN §5): depth limit, visited set, references followed per citing chunk,
+convergence (once `convergence_same_doc_threshold` references of one task or question have landed in
+one document, following stops going into it), token budget, early refusal (the first N followed
+references all irrelevant). The policy answers one question per reference — may it be
+followed, and if not, why — and keeps the counters it needs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rabbithole_lab.rabbithole.candidates import estimate_tokens
+from rabbithole_lab.records import VectorResult
+from rabbithole_lab.settings import ReferenceSettings
+
+
+@dataclass
+class StopPolicy:
+    settings: ReferenceSettings
+    german: bool = True
+    visited: set[str] = field(default_factory=set)
+    tokens: int = 0
+    stopped: str = ""  # a run-wide stop (token budget, early refusal); empty while following goes on
+    reasons: list[str] = field(default_factory=list)
+    _followed_into: Counter[str] = field(default_factory=Counter)  # doc -> references of this task landed there
+    _followed_from: Counter[str] = field(default_factory=Counter)  # citing chunk -> references followed
+    _first_relevances: list[float] = field(default_factory=list)
+
+    def _say(self, german: str, english: str) -> str:
+        return german if self.german else english
+
+    def note(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def may_descend(self, depth: int) -> bool:
+        """Whether references found at `depth` (0 = first-stage hits) may still be followed."""
+        return depth < self.settings.follow_depth
+
+    def skip_reason(self, reference_key: str, citer_chunk: str, target_doc: str | None) -> str:
+        """Why this reference is not followed, or "" when it may be."""
+        if reference_key in self.visited:
+            return self._say("bereits verfolgt", "already followed")
+        if self.stopped:
+            return self.stopped
+        if self._followed_from[citer_chunk] >= self.settings.max_follow_per_chunk:
+            return self._say("Limit je Abschnitt erreicht", "per-chunk limit reached")
+        if target_doc and self._followed_into[target_doc] >= self.settings.convergence_same_doc_threshold:
+            reason = f"convergence: {target_doc}"
+            self.note(reason)
+            return reason
+        if self.tokens >= self.settings.token_budget:
+            self.stopped = "token budget exhausted"
+            self.note(self.stopped)
+            return self.stopped
+        return ""
+
+    def followed(self, reference_key: str, citer_chunk: str, target_doc: str | None,
+                 targets: list[VectorResult], best_relevance: float) -> None:
+        """Count a followed reference; the first few decide on early refusal."""
+        self.visited.add(reference_key)
+        self._followed_from[citer_chunk] += 1
+        if target_doc:
+            self._followed_into[target_doc] += 1
+        self.tokens += sum(estimate_tokens(target.text) for target in targets)
+        if len(self._first_relevances) < self.settings.early_refusal_count:
+            self._first_relevances.append(best_relevance)
+            if (len(self._first_relevances) == self.settings.early_refusal_count
+                    and all(r < self.settings.early_refusal_threshold for r in self._first_relevances)):
+                self.stopped = "early refusal"
+                self.note(self.stopped)

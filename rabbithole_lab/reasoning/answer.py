@@ -1,0 +1,180 @@
+"""The extractive answer: the decisive provision first, then what each followed provision adds.
+
+No model writes the answer; it is built from verbatim sentences of the graded context, grouped by
+provision (document + section, so "§ 12 StrlSchG" and "§ 12 StrlSchV" never mix):
+
+1. the decisive provision — the question's best entry: the first-stage provision whose sentences
+   carry most of the question's terms and figures — with those sentences;
+2. each provision reached by following a reference from a provision already in the answer, said as a
+   chain ("§ 55 StrlSchV verweist auf § 78 StrlSchG: „…“");
+3. while the answer has room, the best remaining sentences of the provisions search found, grouped
+   by provision.
+
+Every sentence cites the page where it starts. Sentences are whole: the heading a continuation
+chunk repeats, a fragment that continues the previous chunk, a bibliography and a sentence addressed
+to a model ("ignore your instructions") are never quoted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
+from rabbithole_lab.pages import quote_pages
+from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
+
+# a sentence that speaks to a model instead of stating the law: document text is data, never instructions
+_ADDRESSED_TO_A_MODEL = re.compile(
+    r"\b(?:ignor\w*\s+(?:all\s+|alle\s+)?(?:previous|prior|vorherigen|bisherigen)|system\s*prompt|"
+    r"(?:you|du|sie)\s+(?:are|bist|sind)\s+(?:now|jetzt|nun)\b|^\s*(?:SYSTEM|ASSISTANT|USER)\s*:|"
+    r"output\s+(?:only\s+)?[\"'„“]?[A-Z]{4,})", re.IGNORECASE | re.MULTILINE)
+
+OPENING_SENTENCES = 4  # of the decisive provision: what it says on the question, not only its best line
+SENTENCES_PER_LINK = 2  # of each provision reached by a reference
+MAX_SENTENCES = 10
+
+
+@dataclass
+class Sentence:
+    text: str
+    chunk: ChunkWithInfo
+    score: float
+    order: int  # reading order inside the provision
+
+    @property
+    def page(self) -> int:
+        return quote_pages(self.chunk.chunk_text, self.chunk.page_map, self.text, self.chunk.page)[0]
+
+
+@dataclass
+class Provision:
+    doc: str
+    section: str
+    chunks: list[ChunkWithInfo] = field(default_factory=list)
+    sentences: list[Sentence] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        stem = Path(self.doc).stem
+        return f"{self.section} {stem}".strip() if self.section else stem
+
+    @property
+    def depth(self) -> int:
+        return min(chunk.depth for chunk in self.chunks)
+
+    @property
+    def chunk_ids(self) -> set[str]:
+        return {chunk.chunk_id for chunk in self.chunks}
+
+    @property
+    def cited_by(self) -> set[str]:
+        return {chunk.cited_by for chunk in self.chunks if chunk.cited_by}
+
+    def best(self, count: int) -> list[Sentence]:
+        """The `count` best sentences, in reading order."""
+        chosen = sorted(self.sentences, key=lambda s: -s.score)[:count]
+        return sorted(chosen, key=lambda s: s.order)
+
+    @property
+    def strength(self) -> float:
+        return max((s.score for s in self.sentences), default=0.0)
+
+
+def addressed_to_a_model(sentence: str) -> bool:
+    return bool(_ADDRESSED_TO_A_MODEL.search(sentence))
+
+
+def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWithInfo], list[str]],
+                  score: Callable[[list[str]], list[float]]) -> list[Provision]:
+    """The context grouped by provision, each with its scored sentences (no bibliography, no text
+    addressed to a model, no sentence twice)."""
+    by_key: dict[tuple[str, str], Provision] = {}
+    for chunk in chunks:
+        if chunk.section == BIBLIOGRAPHY_LABEL:
+            continue
+        key = (chunk.document, chunk.section)
+        by_key.setdefault(key, Provision(chunk.document, chunk.section)).chunks.append(chunk)
+    seen: set[str] = set()
+    for provision in by_key.values():
+        texts: list[tuple[str, ChunkWithInfo]] = []
+        for chunk in provision.chunks:
+            for sentence in sentences_of(chunk):
+                if sentence not in seen and not addressed_to_a_model(sentence):
+                    seen.add(sentence)
+                    texts.append((sentence, chunk))
+        scores = score([text for text, _ in texts]) if texts else []
+        weight = {id(chunk): TIER_WEIGHTS.get(chunk.tier, 1.0) for chunk in provision.chunks}
+        provision.sentences = [Sentence(text, chunk, scores[i] * (0.5 + 0.5 * weight[id(chunk)]), i)
+                               for i, (text, chunk) in enumerate(texts)]
+    return [p for p in by_key.values() if p.sentences]
+
+
+@dataclass
+class AnswerPlan:
+    """What the answer says, in order: (provision, the provision it was reached from, its sentences)."""
+
+    parts: list[tuple[Provision, Provision | None, list[Sentence]]] = field(default_factory=list)
+
+    def sentences(self) -> list[Sentence]:
+        return [sentence for _, _, sentences in self.parts for sentence in sentences]
+
+
+def entry_provisions(provisions: list[Provision], relevant_below: float) -> list[Provision]:
+    """The provisions search found (not reached by following), best first; the first is the decisive one."""
+    useful = [p for p in provisions if p.strength >= relevant_below]
+    entries = sorted((p for p in useful if p.depth == 0), key=lambda p: -p.strength)
+    return entries or sorted(useful, key=lambda p: -p.strength)
+
+
+def reached_from(provisions: list[Provision], source: Provision) -> list[Provision]:
+    """The provisions a reference of `source` led to, best first."""
+    return sorted((p for p in provisions if p is not source and p.cited_by & source.chunk_ids),
+                  key=lambda p: -p.strength)
+
+
+def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES) -> AnswerPlan:
+    """Decisive provision, then the chains out of the provisions in the answer, then further provisions."""
+    plan = AnswerPlan()
+    useful = [p for p in provisions if p.strength >= relevant_below]
+    entries = entry_provisions(provisions, relevant_below)
+    if not entries:
+        return plan
+    used: set[int] = set()
+
+    def add(provision: Provision, source: Provision | None, count: int) -> None:
+        room = max_sentences - len(plan.sentences())
+        picked = [s for s in provision.best(min(count, room)) if s.score >= relevant_below]
+        if picked:
+            plan.parts.append((provision, source, picked))
+            used.add(id(provision))
+
+    add(entries[0], None, OPENING_SENTENCES)
+    # follow the chains: a provision whose chunk was reached from a chunk already in the answer
+    index = 0
+    while index < len(plan.parts) and len(plan.sentences()) < max_sentences:
+        source = plan.parts[index][0]
+        reached = [p for p in reached_from(useful, source) if id(p) not in used]
+        for provision in reached:
+            if len(plan.sentences()) >= max_sentences:
+                break
+            add(provision, source, SENTENCES_PER_LINK)
+        index += 1
+    # the rest of the room: the best remaining sentences of the provisions search found, by provision
+    taken = {id(sentence) for sentence in plan.sentences()}
+    rest = sorted((s for p in entries for s in p.sentences if id(s) not in taken and s.score >= relevant_below),
+                  key=lambda s: -s.score)[: max(0, max_sentences - len(plan.sentences()))]
+    owner = {id(s): p for p in entries for s in p.sentences}
+    for provision in entries:
+        picked = [s for s in rest if owner[id(s)] is provision]
+        if not picked:
+            continue
+        index = next((i for i, part in enumerate(plan.parts) if part[0] is provision), None)
+        if index is None:
+            plan.parts.append((provision, None, sorted(picked, key=lambda s: s.order)))
+        else:  # more of a provision already quoted joins its paragraph
+            provision_, source, sentences = plan.parts[index]
+            plan.parts[index] = (provision_, source, sorted(sentences + picked, key=lambda s: s.order))
+    return plan

@@ -1,0 +1,91 @@
+"""Measured answer quality: what the extractive reasoner's quality check counts.
+
+Every statement of an answer is a quotation with its citation. A citation is correct when its
+quotation stands in a source of the cited document and starts on the cited page (the answer
+benchmark's rule). An answer that skips the decisive provision — the best first-stage provision the
+context holds for the question — does not answer it; one that skips what that provision refers to
+answers it only in part.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rabbithole_lab.pages import find_span, page_at
+from rabbithole_lab.reasoning.answer import Provision
+from rabbithole_lab.reasoning.text import citations_in, strip_citations
+from rabbithole_lab.records import ChunkWithInfo
+
+_CITATION = re.compile(r"\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\]")
+_QUOTED = re.compile(r"[„“]([^„“”]+)[“”]")
+_LEAD = re.compile(r"^[\s\-*•>#\d.)]*")
+_SENTENCE_END = (".", "!", "?", ";", ":", "…")
+
+
+@dataclass
+class Statement:
+    """One quotation of an answer with the citations that follow it."""
+
+    text: str  # as written, without its citations
+    quote: str  # the verbatim text it relies on
+    citations: list[tuple[str, int]] = field(default_factory=list)
+
+
+def statements(answer: str) -> list[Statement]:
+    """The answer's statements: the text up to each citation (a line's lead-in "**§ 78 StrlSchG**:" is
+    part of the statement, the quotation inside it is what it quotes)."""
+    found = []
+    for line in answer.splitlines():
+        start = 0
+        matches = list(_CITATION.finditer(line))
+        groups: list[tuple[int, int]] = []
+        for match in matches:  # consecutive citations belong to one statement
+            if groups and line[groups[-1][1] : match.start()].strip() == "":
+                groups[-1] = (groups[-1][0], match.end())
+            else:
+                groups.append((match.start(), match.end()))
+        for cite_start, cite_end in groups:
+            text = line[start:cite_start]
+            start = cite_end
+            quoted = _QUOTED.findall(text)
+            quote = quoted[-1] if quoted else _LEAD.sub("", strip_citations(text)).strip().strip("„“\"”")
+            if quote:
+                found.append(Statement(strip_citations(text).strip(), quote, citations_in(line[cite_start:cite_end])))
+        tail = line[start:].strip()
+        if tail and not tail.endswith(":") and groups:
+            found.append(Statement(tail, _LEAD.sub("", tail).strip()))  # text after the last citation, uncited
+    return found
+
+
+def quote_page(quote: str, doc: str, sources: list[ChunkWithInfo]) -> int | None:
+    """The page where `quote` starts in a source chunk of `doc`; None when no chunk holds it."""
+    for source in sources:
+        if source.document != doc:
+            continue
+        span = find_span(source.chunk_text, quote)
+        if span is not None:
+            return page_at(source.page_map, span[0], source.page)
+    return None
+
+
+def on_cited_page(statement: Statement, sources: list[ChunkWithInfo]) -> bool:
+    return bool(statement.citations) and all(
+        quote_page(statement.quote, doc, sources) == page for doc, page in statement.citations)
+
+
+def is_fragment(quote: str) -> bool:
+    """A quotation that is not a whole sentence: it starts in lower case or stops mid-sentence."""
+    text = quote.strip()
+    return not text or text[:1].islower() or not text.endswith(_SENTENCE_END)
+
+
+def cites_provision(answer_statements: list[Statement], provision: Provision) -> bool:
+    """Some statement quotes text that stands in one of the provision's chunks."""
+    return any(doc == provision.doc and any(find_span(chunk.chunk_text, s.quote) for chunk in provision.chunks)
+               for s in answer_statements for doc, _ in s.citations)
+
+
+def label(doc: str, section: str) -> str:
+    return f"{section} {Path(doc).stem}".strip()

@@ -1,0 +1,182 @@
+"""The report as data: one view of a finished run, rendered to HTML and to Markdown alike.
+
+Everything a reader sees is here once — labels in the run's language, the answer split into text,
+emphasis and citations (each citation a link that opens the PDF at its page), the quality check,
+the sources, why each reference was followed, the tasks and how the plan changed. The renderers
+only format it; neither decides anything.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rabbithole_lab.records import FinalReport
+from rabbithole_lab.sources import page_link
+
+_LABELS = {
+    "de": {"title": "Recherchebericht", "question": "Frage", "answer": "Antwort", "findings": "Kernaussagen",
+           "quality": "Qualität", "sources": "Quellen", "references": "Verfolgte Verweise", "tasks": "Aufgaben",
+           "run": "Ablauf", "warnings": "Hinweise", "dimension": "Dimension", "score": "Punkte",
+           "document": "Dokument", "page": "Seite", "section": "Abschnitt", "relevance": "Relevanz",
+           "from": "Von", "to": "Nach", "decision": "Entscheidung", "reason": "Begründung", "via": "Verweis",
+           "why": "Warum verfolgt", "reasoner": "Reasoner", "hitl": "Klärungsdialog beendet durch",
+           "none": "keine", "irrelevant": "nicht zur Frage", "added": "während der Recherche hinzugefügt",
+           "closed": "vorzeitig erledigt", "round": "Durchgang", "llm_calls": "LLM-Aufrufe", "graph": "Verweisgraph",
+           "factual_accuracy": "Sachliche Richtigkeit", "semantic_validity": "Bezug zur Frage",
+           "structural_integrity": "Aufbau", "citation_correctness": "Belege auf der zitierten Seite",
+           "query_relevance": "Beantwortet die Frage"},
+    "en": {"title": "Research report", "question": "Question", "answer": "Answer", "findings": "Key findings",
+           "quality": "Quality", "sources": "Sources", "references": "Followed references", "tasks": "Tasks",
+           "run": "Run", "warnings": "Warnings", "dimension": "Dimension", "score": "Score",
+           "document": "Document", "page": "Page", "section": "Section", "relevance": "Relevance",
+           "from": "From", "to": "To", "decision": "Decision", "reason": "Reason", "via": "Reference",
+           "why": "Why followed", "reasoner": "Reasoner", "hitl": "Clarification ended by",
+           "none": "none", "irrelevant": "off the question", "added": "added during research",
+           "closed": "closed early", "round": "Round", "llm_calls": "LLM calls", "graph": "Reference graph",
+           "factual_accuracy": "Factual accuracy", "semantic_validity": "On the question",
+           "structural_integrity": "Structure", "citation_correctness": "Quotes on the cited page",
+           "query_relevance": "Answers the question"},
+}
+_PIECES = re.compile(r"(\*\*[^*]+\*\*|\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\])")
+_CITATION = re.compile(r"\[(?P<doc>[^\[\]]+?),\s*(?:S\.|p\.)\s*(?P<page>\d+)\]")
+
+
+def labels(language: str) -> dict[str, str]:
+    return _LABELS["en" if language == "en" else "de"]
+
+
+@dataclass
+class Piece:
+    """A piece of the answer: plain text, emphasis, or a citation with the link to its page."""
+
+    kind: str  # "text" | "strong" | "cite"
+    text: str
+    url: str = ""
+
+
+@dataclass
+class Link:
+    text: str
+    url: str = ""
+
+
+@dataclass
+class Chain:
+    """One followed reference: where it stands, what it cites, where it led and why it was followed."""
+
+    source: str
+    reference: str
+    target: str
+    reason: str
+    resolution: str
+
+
+@dataclass
+class TaskRow:
+    id: int
+    task: str
+    relevance: str
+    summary: str
+    notes: list[str]
+
+
+@dataclass
+class ReportView:
+    language: str
+    t: dict[str, str]
+    query: str
+    answer: list[list[Piece]]  # lines of pieces
+    findings: list[tuple[str, list[Link]]]
+    quality_score: int
+    quality: list[tuple[str, int]]
+    issues: list[str]
+    sources: list[tuple[Link, Link, str, float]]  # document, page, section, relevance
+    chains: list[Chain]
+    tasks: list[TaskRow]
+    run: list[tuple[str, str]]
+    warnings: list[str]
+    graph_file: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _answer_lines(answer: str, link_of: dict[str, str], page_word: str) -> list[list[Piece]]:
+    lines = []
+    for line in answer.splitlines():
+        pieces = []
+        for part in _PIECES.split(line):
+            if not part:
+                continue
+            cite = _CITATION.fullmatch(part)
+            if cite:
+                path = link_of.get(cite["doc"].strip())
+                url = page_link(Path(path), int(cite["page"])) if path else ""
+                pieces.append(Piece("cite", f"[{cite['doc'].strip()}, {page_word} {cite['page']}]", url))
+            elif part.startswith("**") and part.endswith("**"):
+                pieces.append(Piece("strong", part[2:-2]))
+            else:
+                pieces.append(Piece("text", part))
+        lines.append(pieces)
+    return lines
+
+
+def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
+    rows = []
+    for task in tasks:
+        notes = []
+        if task.get("origin") == "added":
+            notes.append(f"{t['added']}: {task.get('added_reason', '')}")
+        if task.get("closed_reason"):
+            notes.append(f"{t['closed']}: {task['closed_reason']}")
+        rounds = task.get("rounds", [])
+        if len(rounds) > 1:
+            notes += [f"{t['round']} {r['iteration']}: {r.get('reason', '')}" for r in rounds]
+        notes += [f"{t['irrelevant']}: {item}" for item in task.get("irrelevant_findings", [])]
+        score = task.get("relevance_score")
+        relevance = f"{t['relevance']} {score:.2f}" if isinstance(score, (int, float)) else ""
+        rows.append(TaskRow(task["id"], task["task"], relevance, task.get("summary", ""), notes))
+    return rows
+
+
+def _chains(edges: list[dict]) -> list[Chain]:
+    seen, chains = set(), []
+    for edge in edges:
+        if edge.get("decision") != "followed":
+            continue
+        target = ", ".join(f"{d} {s}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []),
+                                                               strict=False))
+        source = f"{edge.get('from_doc', '')} {edge.get('from_section', '')}".strip()
+        key = (source, edge["target"], target)
+        if key in seen:  # one reference followed in two tasks is one chain
+            continue
+        seen.add(key)
+        chains.append(Chain(source, edge["target"], target, edge.get("reason", ""), edge.get("resolution", "")))
+    return chains
+
+
+def report_view(report: FinalReport, edges: list[dict], graph_file: str | None = "graph.html") -> ReportView:
+    language = report.metadata.get("language", "de")
+    t = labels(language)
+    link_of = {source.doc_id: source.path for source in report.sources if source.path}
+    info = report.metadata.get("reasoner", {})
+    reasoner = f"{info.get('provider', '?')}{' ' + info['model'] if info.get('model') else ''} ({info.get('reason', '')})"
+    return ReportView(
+        language=language,
+        t=t,
+        query=report.query,
+        answer=_answer_lines(report.answer, link_of, "S." if language == "de" else "p."),
+        findings=[(finding.claim, [Link(f"{s.doc_id}, {t['page']} {s.page_number}", s.link) for s in finding.sources])
+                  for finding in report.findings],
+        quality_score=report.quality_score,
+        quality=[(t.get(name, name), value) for name, value in report.quality_breakdown.items()],
+        issues=list(report.metadata.get("quality_issues", [])),
+        sources=[(Link(s.doc_id, s.link), Link(str(s.page_number), s.link), s.section, s.relevance_score)
+                 for s in report.sources],
+        chains=_chains(edges),
+        tasks=_task_rows(report.metadata.get("tasks", []), t),
+        run=[(t["reasoner"], reasoner), (t["hitl"], report.metadata.get("hitl_termination_reason", "")),
+             (t["llm_calls"], str(report.metadata.get("llm_calls", 0)))],
+        warnings=list(report.metadata.get("warnings", [])),
+        graph_file=graph_file,
+    )

@@ -1,0 +1,172 @@
+"""Nothing lost, nothing twice: text encodings, duplicate files, Markdown with a title, and real processes
+killed (kill -9, Ctrl-C) in the middle of an ingest or a research run."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rabbithole_lab.kb.factory import open_index
+from rabbithole_lab.kb.ingest import AUTO_REGISTRY_FILE, format_report, ingest, ingest_lock
+from tests.conftest import DEMO_KB, REPO
+
+GERMAN = "§ 1 Zweck\nDieses „Gesetz“ regelt die Gebühr von 5 € für die Prüfung der Geräte.\n"
+
+
+def _chunks(index, collection: str) -> dict[str, tuple[str, str]]:
+    return {c.id: (c.doc, c.section) for c in index.get_chunks(collection)}
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "cp1252", "utf-8-sig"])
+def test_a_text_file_is_read_in_its_own_encoding(tmp_path, settings, encoding):
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    (kb / "Gesetz.txt").write_bytes(GERMAN.encode(encoding))
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    report = ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
+    assert report.files_ingested == 1 and not report.skipped, format_report(report)
+    [chunk] = index.get_chunks("Recht")
+    assert "Dieses „Gesetz“ regelt die Gebühr von 5 €" in chunk.text and chunk.section == "§ 1"
+
+
+def test_identical_files_are_indexed_once_and_each_skip_is_reported_once(tmp_path, settings, caplog):
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    (kb / "A.txt").write_text(GERMAN, encoding="utf-8")
+    (kb / "B.txt").write_text(GERMAN, encoding="utf-8")
+    (kb / "C.docx").write_text("not supported", encoding="utf-8")
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    with caplog.at_level("INFO"):
+        report = ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
+    assert {c[0] for c in _chunks(index, "Recht").values()} == {"A.txt"}
+    reasons = {Path(issue.path).name: issue.reason for issue in report.skipped}
+    assert reasons["B.txt"] == "same content as Recht/A.txt, indexed once" and "unsupported" in reasons["C.docx"]
+    text = format_report(report)
+    assert text.count("B.txt") == 1 and text.count("C.docx") == 1
+    assert not any("B.txt" in record.getMessage() for record in caplog.records)  # the report says it, once
+
+
+def test_a_markdown_file_with_a_title_splits_at_its_section_lines(tmp_path, settings):
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    (kb / "Beispielgesetz.md").write_text("# Beispielgesetz\n\n§ 1 Zweck\n\nDieses Gesetz regelt Beispiele.\n\n"
+                                          "§ 2 Begriffe\n\nBeispiele sind Fälle, die etwas zeigen.\n", encoding="utf-8")
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
+    assert sorted(section for _, section in _chunks(index, "Recht").values()) == ["§ 1", "§ 2"]
+
+
+def _big_kb(root: Path) -> Path:
+    """A KB whose one document needs several embedding batches (small chunks)."""
+    kb = root / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    lines = []
+    for number in range(1, 121):
+        lines.append(f"§ {number} Vorschrift {number}")
+        lines += [f"({paragraph}) Der Betreiber hat für die Anlage {number} im Absatz {paragraph} die Pflicht "
+                  f"Nummer {number * 10 + paragraph} zu erfüllen und darüber einen Nachweis zu führen." for paragraph
+                  in range(1, 4)]
+    (kb / "Grossgesetz.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (kb / "Kleingesetz.txt").write_text(GERMAN, encoding="utf-8")
+    return root / "kb"
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", *args]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "CHUNK_SIZE": "200", "CHUNK_OVERLAP": "0", "LLM_PROVIDER": "extractive"}
+
+
+def _interrupt_when(command: list[str], pattern: str, signal_number: int, timeout_s: float = 600) -> str:
+    """Run `command`, send `signal_number` once its stderr matches `pattern`; returns what it wrote."""
+    process = subprocess.Popen(command, cwd=REPO, env=_env(), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    seen = ""
+    deadline = time.monotonic() + timeout_s
+    os.set_blocking(process.stderr.fileno(), False)
+    while time.monotonic() < deadline and process.poll() is None:
+        chunk = process.stderr.read(4096)
+        if chunk:
+            seen += chunk.decode(errors="replace")
+            if re.search(pattern, seen):
+                process.send_signal(signal_number)
+                break
+        else:
+            time.sleep(0.05)
+    process.wait(timeout=120)
+    assert re.search(pattern, seen), f"never saw {pattern!r}:\n{seen[-2000:]}"
+    return seen
+
+
+def _state(db: Path) -> tuple[dict, list]:
+    settings_env = {"CHUNK_SIZE": "200", "CHUNK_OVERLAP": "0"}
+    from rabbithole_lab.settings import load_settings
+
+    settings = load_settings(env_file=None, kb={"max_chunk_chars": int(settings_env["CHUNK_SIZE"]),
+                                                "chunk_overlap_chars": 0})
+    index = open_index(settings, None, db)
+    registry = json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8"))
+    return _chunks(index, "Recht"), registry
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGINT])
+def test_an_ingest_killed_inside_a_document_is_completed_by_the_next_one(tmp_path, signal_number):
+    kb = _big_kb(tmp_path)
+    clean, broken = tmp_path / "clean", tmp_path / "broken"
+    subprocess.run(_cli("ingest", str(kb), "--db", str(clean), "--no-progress"), cwd=REPO, env=_env(), check=True,
+                   capture_output=True)
+    # one embedding batch of the big document is in, the rest is not
+    _interrupt_when(_cli("ingest", str(kb), "--db", str(broken)), r"Chunks:\s+\d+%.*?\b(2[5-9]\d|[3-9]\d\d)/\d+",
+                    signal_number)
+    again = subprocess.run(_cli("ingest", str(kb), "--db", str(broken), "--no-progress"), cwd=REPO, env=_env(),
+                           capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert _state(broken) == _state(clean)  # the same chunks, sections and registry as an ingest never stopped
+
+
+def test_a_lost_auto_registry_is_rebuilt_by_the_next_ingest(tmp_path, settings):
+    db = tmp_path / "db"
+    index = open_index(settings, DEMO_KB, db)
+    ingest(DEMO_KB, index, settings.kb, show_progress=False)
+    before = json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8"))
+    (db / AUTO_REGISTRY_FILE).write_text("[]", encoding="utf-8")
+    report = ingest(DEMO_KB, index, settings.kb, show_progress=False)
+    assert report.files_unchanged == 4 and report.chunks_added == 0  # nothing embedded again
+    assert json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8")) == before
+
+
+def test_a_second_ingest_on_the_same_index_fails_fast_while_a_search_still_answers(tmp_path, demo_db):
+    with ingest_lock(demo_db):
+        busy = subprocess.run(_cli("ingest", str(DEMO_KB), "--db", str(demo_db), "--no-progress"), cwd=REPO,
+                              env=_env(), capture_output=True, text=True, timeout=300)
+        search = subprocess.run(_cli("search", "Grenzwert", "--kb", str(DEMO_KB), "--db", str(demo_db), "--k", "2"),
+                                cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300)
+    assert busy.returncode == 2 and "another ingest is writing to" in busy.stderr and "Traceback" not in busy.stderr
+    assert search.returncode == 0 and "1. " in search.stdout
+
+
+def test_a_research_run_killed_mid_task_is_finished_by_resume(tmp_path, demo_db):
+    sessions, out = tmp_path / "sessions.sqlite", tmp_path / "report"
+    question = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
+    _interrupt_when(_cli("research", question, "--kb", str(DEMO_KB), "--db", str(demo_db), "--no-hitl",
+                         "--sessions", str(sessions), "--out", str(out), "--no-progress"),
+                    r"Aufgabe 1/\d+", signal.SIGKILL)
+    assert not (out / "report.json").exists()
+    from rabbithole_lab.agent.session import list_sessions
+
+    [saved] = list_sessions(sessions)
+    resumed = subprocess.run(_cli("research", "--resume", saved["thread_id"], "--sessions", str(sessions), "--out",
+                                  str(out), "--no-progress"), cwd=REPO, env=_env(), capture_output=True, text=True,
+                             timeout=900)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert "20 Millisievert" in report["report"]["answer"]

@@ -1,0 +1,51 @@
+"""The package as a user installs it: a wheel with its data files, in a fresh virtual environment,
+running `rabbithole batch` from outside the repository."""
+
+from __future__ import annotations
+
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+from tests.conftest import DEMO_KB, REPO
+
+
+def test_an_installed_wheel_runs_a_batch_from_outside_the_repository(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(dist)], check=True, capture_output=True, text=True, timeout=600)
+    [wheel] = list(dist.glob("rabbithole_lab-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    for data in ("rabbithole_lab/notebooks/research_report.ipynb", "rabbithole_lab/report/templates/report.html.j2",
+                 "rabbithole_lab/kb/glossary_en_de.tsv"):
+        assert data in names, f"{data} is not in the wheel"
+    assert not any(name.startswith("tests/") for name in names)  # the scripted fake stays with the tests
+
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    # the dependencies come from the development environment (no download); the package only from the wheel
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    dependencies = [path for path in {sysconfig.get_paths()["purelib"], *site.getsitepackages()} if Path(path).is_dir()]
+    (Path(purelib) / "dev-dependencies.pth").write_text("\n".join(dependencies) + "\n")
+    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True,
+                   capture_output=True, text=True, timeout=300)
+    where = subprocess.run([str(python), "-c", "import rabbithole_lab, sys; print(rabbithole_lab.__file__)"],
+                           check=True, capture_output=True, text=True, cwd=tmp_path).stdout
+    assert where.startswith(purelib), where  # the installed wheel, not the checkout
+
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
+    questions = tmp_path / "questions.txt"
+    questions.write_text("Welche Grenzwerte gelten bei Quantenstrahlung?\n", encoding="utf-8")
+    done = subprocess.run([str(venv / "bin" / "rabbithole"), "--env-file", "none", "batch", "questions.txt", "--kb",
+                           "kb", "--out", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=900,
+                          env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "LLM_PROVIDER": "extractive"})
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    assert (folder / "research_report.ipynb").is_file() and (folder / "report.html").is_file()
