@@ -120,7 +120,7 @@ def test_a_missing_or_empty_kb_is_a_clear_error_and_creates_nothing(tmp_path, mo
     args = ["--env-file", "none", "research", GERMAN, "--no-hitl", "--sessions", str(tmp_path / "s.sqlite"),
             "--no-progress"]
     assert main([*args, "--kb", str(missing)]) == 2
-    assert "Knowledge-base folder not found" in capsys.readouterr().err
+    assert "knowledge-base folder not found" in capsys.readouterr().err.lower()
     assert not missing.exists()
     empty = tmp_path / "empty-kb"
     empty.mkdir()

@@ -72,7 +72,15 @@ def parse_json_answer(text: str, schema: type[Model]) -> Model:
     match = _JSON_OBJECT.search(cleaned)
     if not match:
         raise ValueError(f"no JSON object in the answer: {cleaned[:80]!r}")
-    return schema.model_validate(json.loads(match.group(0)))
+    return _of_shape(schema.model_validate(json.loads(match.group(0))), schema)
+
+
+def _of_shape(answer: Model, schema: type[Model]) -> Model:
+    """Every field of our answer schemas has a default, so JSON without any of them (`{"unexpected": 1}`)
+    would validate as an empty answer: an answer is of the schema's shape only if it sets a field."""
+    if schema.model_fields and not answer.model_fields_set:
+        raise ValueError(f"JSON of the wrong shape: none of {', '.join(schema.model_fields)}")
+    return answer
 
 
 def _text_fields(value: object) -> str:
@@ -210,9 +218,9 @@ class LLMReasoner:
             content = message.content if hasattr(message, "content") else str(message)
             with self._lock:
                 self.tokens += len(str(content)) // CHARS_PER_TOKEN
-            if isinstance(parsed, schema):
-                return parsed
             try:
+                if isinstance(parsed, schema):
+                    return _of_shape(parsed, schema)
                 return parse_json_answer(str(content), schema)
             except (ValueError, ValidationError) as exc:
                 call.errors.append(f"unparseable answer: {exc}")

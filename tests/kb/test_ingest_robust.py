@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,9 +156,13 @@ def test_a_second_ingest_on_the_same_index_fails_fast_while_a_search_still_answe
 
 
 def test_a_research_run_killed_mid_task_is_finished_by_resume(tmp_path, demo_db):
+    # a copy: the killed run and its resume (with this module's small chunk size) may re-chunk the KB into
+    # the index they are given, which the session-wide demo index must not see
+    db = tmp_path / "db"
+    shutil.copytree(demo_db, db)
     sessions, out = tmp_path / "sessions.sqlite", tmp_path / "report"
     question = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
-    _interrupt_when(_cli("research", question, "--kb", str(DEMO_KB), "--db", str(demo_db), "--no-hitl",
+    _interrupt_when(_cli("research", question, "--kb", str(DEMO_KB), "--db", str(db), "--no-hitl",
                          "--sessions", str(sessions), "--out", str(out), "--no-progress"),
                     r"Aufgabe 1/\d+", signal.SIGKILL)
     assert not (out / "report.json").exists()

@@ -195,7 +195,8 @@ def test_a_model_that_answers_garbage_still_gives_an_answer_and_says_so(tmp_path
     assert code == 0 and f"Reasoner: ollama {MODEL}" in printed
     payload = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["answer"].strip()
-    assert any("extractive reasoner answered" in w for w in payload.get("warnings", []))
+    warnings = payload["report"]["metadata"]["warnings"]
+    assert any("extractive reasoner answered" in w for w in warnings)
 
 
 def test_ollama_dying_mid_run_stops_with_a_resumable_session(tmp_path, demo_db, ollama_env, capsys):
