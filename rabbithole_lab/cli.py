@@ -12,6 +12,11 @@ from pathlib import Path
 
 logger = logging.getLogger("rabbithole_lab.cli")
 
+# chromadb imports jsonschema, whose IRI format checker compiles a Lark grammar at import when the optional
+# rfc3987-syntax (pulled in by Jupyter) is installed: 2.6 s of every command's start. No command validates
+# IRI formats, so the checker is left out (jsonschema treats the module as absent).
+sys.modules.setdefault("rfc3987_syntax", None)
+
 _NOISY_LOGGERS = ("bm25s", "chromadb", "httpx", "httpcore", "sentence_transformers", "urllib3", "transformers")
 
 

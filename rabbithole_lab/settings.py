@@ -111,6 +111,13 @@ class EmbeddingSettings(_Group):
     )
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the embedder")
+    query_encoder_dir: str = _env(
+        "EMBEDDING_QUERY_ENCODER_DIR",
+        "",
+        "Where the ONNX copy of the embedder that embeds search queries without loading torch is kept "
+        "(made from the local model at its first use, checked against it); default "
+        "$XDG_CACHE_HOME/rabbithole-lab/query-encoders (empty); 'off' disables it",
+    )
 
 
 class KBSettings(_Group):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,9 @@ CORPUS = SHARED / "corpus" / "de-strahlenschutz"
 CORPUS_MISSING = "needs ../shared/corpus/de-strahlenschutz next to the repository (absent here)"
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# the ONNX query encoder the embedder exports at its first load goes to a folder of this test session, not
+# to the user's cache
+os.environ.setdefault("EMBEDDING_QUERY_ENCODER_DIR", tempfile.mkdtemp(prefix="rabbithole-query-encoders-"))
 for noisy in ("bm25s", "chromadb", "httpx", "sentence_transformers"):
     logging.getLogger(noisy).setLevel(logging.WARNING)
 

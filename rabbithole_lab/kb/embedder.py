@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from rabbithole_lab.kb.query_encoder import cache_root, export_encoder, load_encoder
 from rabbithole_lab.settings import PACKAGED_MINILM, EmbeddingSettings
 
 logger = logging.getLogger(__name__)
@@ -47,6 +49,17 @@ class SentenceTransformerEmbedder:
         self._model = None
         self._lock = threading.Lock()
         self._query_cache: dict[str, np.ndarray] = {}
+        self._query_encoder = None  # the ONNX copy (query_encoder.py), tried once before the full model
+        self._query_encoder_tried = False
+
+    def _model_dir(self) -> Path | None:
+        """The local folder the model is read from, when there is one."""
+        if self.name in {PACKAGED_MINILM, f"sentence-transformers/{PACKAGED_MINILM}"}:
+            try:
+                return Path(packaged_minilm_path())
+            except ImportError:
+                return None
+        return Path(self.name) if Path(self.name).is_dir() else None
 
     def _load(self):
         with self._lock:
@@ -75,7 +88,21 @@ class SentenceTransformerEmbedder:
                     f"'{PACKAGED_MINILM}'; models are never downloaded at run time."
                 ) from exc
             logger.info("Loaded embedding model %s", self.name)
+            model_dir = self._model_dir()
+            if model_dir is not None:
+                export_encoder(self._model, model_dir, cache_root(self._settings.query_encoder_dir))
             return self._model
+
+    def _fast_query_encoder(self):
+        """The ONNX copy while the full model is not loaded (a search needs no torch); once the full model
+        is in memory anyway, it embeds the queries too."""
+        if self._model is not None:
+            return None
+        with self._lock:
+            if not self._query_encoder_tried:
+                self._query_encoder_tried = True
+                self._query_encoder = load_encoder(cache_root(self._settings.query_encoder_dir), self._model_dir())
+        return self._query_encoder
 
     def embed_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
         if not texts:
@@ -93,8 +120,11 @@ class SentenceTransformerEmbedder:
         cached = self._query_cache.get(text)
         if cached is not None:
             return cached
-        model = self._load()
-        vector = model.encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
+        encoder = self._fast_query_encoder()
+        if encoder is not None:
+            vector = encoder.encode(text)
+        else:
+            vector = self._load().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
         if len(self._query_cache) >= 256:
             self._query_cache.pop(next(iter(self._query_cache)))
         self._query_cache[text] = vector
