@@ -34,7 +34,7 @@ WORDS = ("Betreiber Anlage Genehmigung Behörde Prüfung Anzeige Messung Schutzm
 VERBS = ("hat … sicherzustellen|ist … verpflichtet|kann … anordnen|darf … nur erteilen|hat … unverzüglich "
          "mitzuteilen|ist … vorzulegen|bedarf … der Zustimmung").split("|")
 FONT_SIZE = 9
-LINES_PER_PAGE = 62
+LINES_PER_PAGE = 40
 
 
 def law_name(number: int) -> tuple[str, str]:
@@ -67,7 +67,7 @@ def _law_lines(rng: random.Random, number: int, laws: int, pages: int) -> list[s
             body = " ".join(_sentence(rng, number, laws, sections) for _ in range(rng.randint(2, 4)))
             words, line = body.split(), f"({paragraph})"
             for word in words:
-                if len(line) + len(word) > 100:
+                if len(line) + len(word) > 90:
                     lines.append(line)
                     line = word
                 else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 from datetime import date
 
+import nbformat
 import pytest
 
 from rabbithole_lab.batch import run_batch
@@ -39,18 +40,37 @@ def _watch_dialogs(page) -> list[str]:
     return opened
 
 
+OUT = REPO / "reports" / "browser-hostile"  # inside JupyterLab's root, gitignored
+
+
 @pytest.fixture(scope="module")
-def hostile_batch(tmp_path_factory):
+def hostile_kb(tmp_path_factory):
+    """The demo law collection plus a document whose text attacks the renderer and the model."""
     kb = tmp_path_factory.mktemp("hostile-kb")
     shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
     (kb / "Recht__db_inserted" / "Hinweisblatt.txt").write_text(HOSTILE_DOCUMENT, encoding="utf-8")
-    questions = kb / "questions.txt"
+    return kb
+
+
+@pytest.fixture(scope="module")
+def hostile_batch(hostile_kb):
+    questions = hostile_kb / "questions.txt"
     questions.write_text(HOSTILE_QUESTION + "\n", encoding="utf-8")
-    out = REPO / "reports" / "browser-hostile"  # inside JupyterLab's root, gitignored
-    shutil.rmtree(out, ignore_errors=True)
-    [item] = run_batch(questions, kb, out, day=date(2026, 11, 23))  # not --trust
+    shutil.rmtree(OUT, ignore_errors=True)
+    [item] = run_batch(questions, hostile_kb, OUT, day=date(2026, 11, 23))  # not --trust
     assert item.status == "done", item.error
     return item.folder
+
+
+def _workbench_on(kb) -> str:
+    """The workbench notebook with its parameters cell pointed at `kb`; its path below JupyterLab's root."""
+    book = nbformat.read(REPO / "notebooks" / "research.ipynb", as_version=4)
+    parameters = next(cell for cell in book.cells if "parameters" in cell.metadata.get("tags", []))
+    parameters.source = f"kb: str = {str(kb)!r}\ndb: str = {str(kb / 'database')!r}\n"
+    path = OUT / "hostile_workbench.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(book, path)
+    return path.relative_to(REPO).as_posix()
 
 
 def test_a_hostile_report_opens_without_running_anything(hostile_batch, page):
@@ -82,10 +102,10 @@ def test_a_hostile_batch_notebook_opens_without_running_anything(hostile_batch, 
     assert page.locator(".jp-OutputArea img[src='x'], .jp-OutputArea script").count() == 0  # rendered as text
 
 
-def test_a_hostile_question_in_the_workbench_runs_nothing(jupyter_lab, page):
+def test_a_hostile_question_over_a_hostile_document_in_the_workbench_runs_nothing(hostile_kb, jupyter_lab, page):
     opened = _watch_dialogs(page)
     shot = Shots(page, ARTIFACTS / "hostile")
-    _open_notebook(page, jupyter_lab, "notebooks/research.ipynb")
+    _open_notebook(page, jupyter_lab, _workbench_on(hostile_kb))
     _run_all(page)
     question = page.get_by_placeholder("Ihre Forschungsfrage …")
     question.wait_for(timeout=SLOW_MS)
@@ -104,4 +124,11 @@ def test_a_hostile_question_in_the_workbench_runs_nothing(jupyter_lab, page):
     assert opened == []
     assert '<script>alert("q1")</script>' in answer.inner_text()  # the question, shown as text
     assert answer.locator("img").count() == 0 and answer.locator("script").count() == 0
+    # the hostile document was found and is shown as text, its order to the model never as an answer
+    results = page.locator(".jp-OutputArea-output", has_text="Hinweisblatt.txt").first
+    results.wait_for(timeout=SLOW_MS)
+    assert "PWNED" not in answer.inner_text()
+    for link in page.locator(".jp-OutputArea-output a").all():
+        assert not (link.get_attribute("href") or "").lower().startswith("javascript:")
+    assert page.locator(".jp-OutputArea-output img[src='x']").count() == 0
     page.locator("button", has_text="Kernel beenden").click()
