@@ -64,6 +64,27 @@ def _chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
     }
 
 
+# Chroma answers a `get` of a whole collection with one SQL statement whose variables grow with the
+# number of chunks; SQLite refuses past its limit (a 10,000-page collection of ~46,000 chunks did), so
+# whole-collection reads go page by page.
+GET_PAGE_SIZE = 5_000
+
+
+def get_all(handle, include: list[str], where: dict | None = None) -> dict[str, list]:
+    """Every record of a Chroma collection (optionally filtered), read in pages of GET_PAGE_SIZE."""
+    out: dict[str, list] = {"ids": [], **{name: [] for name in include}}
+    offset = 0
+    while True:
+        got = handle.get(where=where, include=include, limit=GET_PAGE_SIZE, offset=offset)
+        out["ids"].extend(got["ids"])
+        for name in include:
+            values = got.get(name)
+            out[name].extend(list(values) if values is not None else [])
+        if len(got["ids"]) < GET_PAGE_SIZE:
+            return out
+        offset += GET_PAGE_SIZE
+
+
 def _chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
     return Chunk(
         id=chunk_id,
@@ -171,7 +192,7 @@ class ChromaIndex:
         """(chunk ids, ingest fingerprints) stored for one document (metadata "file_hash": the file's
         content hash with the chunker's version and chunk sizes, see `ingest.ingest_fingerprint`)."""
         handle = self._collection(collection, create=True)
-        got = handle.get(where={"doc": doc}, include=["metadatas"])
+        got = get_all(handle, ["metadatas"], where={"doc": doc})
         hashes = {m.get("file_hash", "") for m in got["metadatas"] or []}
         return set(got["ids"]), hashes
 
@@ -221,7 +242,7 @@ class ChromaIndex:
     def document_hashes(self, collection: str) -> dict[str, str]:
         """Content hash -> document for every completely ingested document of a collection."""
         handle = self._collection(collection, create=True)
-        got = handle.get(include=["metadatas"])
+        got = get_all(handle, ["metadatas"])
         out: dict[str, str] = {}
         for metadata in got["metadatas"] or []:
             fingerprint = metadata.get("file_hash", "")
@@ -239,7 +260,7 @@ class ChromaIndex:
 
     def documents(self, collection: str) -> list[str]:
         handle = self._collection(collection)
-        got = handle.get(include=["metadatas"])
+        got = get_all(handle, ["metadatas"])
         return sorted({m["doc"] for m in got["metadatas"] or []})
 
     # ----- BM25 -----------------------------------------------------------
@@ -249,7 +270,7 @@ class ChromaIndex:
     def rebuild_bm25(self, collection: str) -> Bm25Index:
         """Rebuild a collection's BM25 from what Chroma holds, so both stay in sync."""
         handle = self._collection(collection)
-        got = handle.get(include=["documents", "metadatas"])
+        got = get_all(handle, ["documents", "metadatas"])
         bm25 = Bm25Index.build(
             list(got["ids"]),
             list(got["documents"] or []),
@@ -286,7 +307,7 @@ class ChromaIndex:
         handle = self._collection(collection)
         snapshot = None
         if handle.count() <= self.in_memory_max_chunks:
-            got = handle.get(include=["documents", "metadatas", "embeddings"])
+            got = get_all(handle, ["documents", "metadatas", "embeddings"])
             chunks = [
                 _chunk_from(cid, text, meta)
                 for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)

@@ -218,8 +218,15 @@ class ResultsPanel:
         self.sources = w.HTML()
         self.tasks = w.HTML()
         self.warnings = w.HTML()
+        self.save = w.Button(description=self.text["save_report"], icon="save")
+        self.saved = w.HTML()
         self.widget = w.VBox([w.HTML(), self.answer, self.findings, self.quality, self.sources, self.tasks,
-                              self.warnings], layout=w.Layout(display="none"))
+                              self.warnings, w.HBox([self.save, self.saved])], layout=w.Layout(display="none"))
+
+    def show_saved(self, folder: Path | None, error: str = "") -> None:
+        message = (self.text["saved_to"].format(folder=folder) if folder is not None
+                   else self.text["save_failed"].format(error=error))
+        self.saved.value = html.escape(message)
 
     def source_href(self, source: dict) -> str:
         """A link relative to the notebook: JupyterLab opens it in its PDF viewer at the page."""
@@ -230,6 +237,7 @@ class ResultsPanel:
     def show(self, report: dict, language: str) -> None:
         t = self.text = ui_text(language)
         self.widget.children[0].value = f"<h3>{t['results_title']}</h3>"
+        self.save.description, self.saved.value = t["save_report"], ""
         # append_display_data works from the worker thread (a `with output:` block would not)
         self.answer.outputs = ()
         # the answer's text (question and document text included) is escaped: it renders as the text it is

@@ -26,6 +26,8 @@ _TEXT = {
         "task_summaries": "Aufgaben und ihre Ergebnisse", "relevance": "Relevanz", "irrelevant": "nicht zur Frage",
         "added_during_research": "während der Recherche hinzugefügt", "closed_early": "vorzeitig erledigt",
         "added_short": "neu", "closed_short": "vorzeitig erledigt", "rounds": "Durchgänge",
+        "save_report": "Bericht speichern", "saved_to": "Bericht gespeichert in {folder}",
+        "save_failed": "Bericht nicht gespeichert: {error}",
         "problem": "Die Werkbank kann nicht öffnen:",
         "problem_hint": "Legen Sie den Ordner {kb} mit <Sammlung>__db_inserted/-Unterordnern an oder setzen Sie kb im "
                         "ersten Feld auf einen vorhandenen Ordner, dann die Zelle erneut ausführen.",
@@ -53,6 +55,8 @@ _TEXT = {
         "task_summaries": "Tasks and what they found", "relevance": "relevance", "irrelevant": "off the question",
         "added_during_research": "added during research", "closed_early": "closed early",
         "added_short": "new", "closed_short": "closed early", "rounds": "rounds",
+        "save_report": "Save report", "saved_to": "Report saved in {folder}",
+        "save_failed": "Report not saved: {error}",
         "problem": "The workbench cannot open:",
         "problem_hint": "Create the folder {kb} with <Collection>__db_inserted/ subfolders, or set kb in the first "
                         "cell to an existing folder, then run the cell again.",

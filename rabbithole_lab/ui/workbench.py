@@ -16,6 +16,7 @@ import ipywidgets as w
 
 from rabbithole_lab.agent.session import RunStatus
 from rabbithole_lab.language import detect_language
+from rabbithole_lab.report.folder import report_folder_name, write_report_folder
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
 from rabbithole_lab.ui.kernel import shutdown_kernel
 from rabbithole_lab.ui.panels import (
@@ -49,8 +50,10 @@ class WorkbenchProblem:
 
 
 class Workbench:
-    def __init__(self, backend: WorkbenchBackend, notebook_dir: Path | None = None):
+    def __init__(self, backend: WorkbenchBackend, notebook_dir: Path | None = None, reports_dir: Path | None = None):
         self.backend = backend
+        self.reports_dir = Path(reports_dir) if reports_dir else Path.cwd() / "reports"
+        self._finished: dict | None = None  # the state of the last finished run, for "save report"
         self.language = "de"
         self.query = QueryPanel(backend)
         self.hitl = HITLPanel(backend)
@@ -63,6 +66,7 @@ class Workbench:
         self.query.start.on_click(lambda _: self.start())
         self.sessions.resume.on_click(lambda _: self.resume())
         self.sessions.shutdown.on_click(lambda _: self.shutdown())
+        self.results.save.on_click(lambda _: self.save_report())
         backend.add_listener(self._on_event)
         self.widget = w.VBox([self.query.widget, self.sessions.widget, self.status, self.hitl.widget,
                               self.todo.widget, self.results.widget, self.context.widget, self.log.widget])
@@ -84,8 +88,9 @@ class Workbench:
             services = prepare_services(settings, kb_dir, Path(db) if db else None, show_progress=True)
         except (KBFolderError, RegistryError, SettingsError) as exc:
             return WorkbenchProblem(str(exc), kb_dir)
-        checkpoint = Path(sessions) if sessions else kb_dir.resolve().parent / "reports" / "sessions.sqlite"
-        return cls(GraphBackend(services, checkpoint))
+        reports = kb_dir.resolve().parent / "reports"
+        checkpoint = Path(sessions) if sessions else reports / "sessions.sqlite"
+        return cls(GraphBackend(services, checkpoint), reports_dir=reports)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
@@ -117,6 +122,20 @@ class Workbench:
         self.query.message.value = ""
         self._say("running", node="hitl_init")
         self.backend.start(question, self.query.selected_collection())
+
+    def save_report(self) -> Path | None:
+        """The same report folder as `rabbithole research --out` (report.md/html/json, graph.html, tier CSVs)
+        under the reports folder; its path is shown."""
+        if not self._finished:
+            return None
+        folder = self.reports_dir / report_folder_name(self._finished.get("query", "report"))
+        try:
+            write_report_folder(self._finished, folder)
+        except (OSError, ValueError) as exc:
+            self.results.show_saved(None, str(exc))
+            return None
+        self.results.show_saved(folder)
+        return folder
 
     def resume(self) -> None:
         if self.sessions.sessions.value and not self.backend.busy():
@@ -161,6 +180,7 @@ class Workbench:
             return
         self.query.start.disabled = False
         if status.kind == "done" and status.report:
+            self._finished = state
             self._say("done")
             self.todo.show_progress(state.get("todo_list", {}), None)
             self.results.show(status.report, self.language)

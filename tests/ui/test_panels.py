@@ -167,7 +167,7 @@ def test_kernel_id_is_read_from_the_connection_file_name():
 def real_bench(settings, demo_kb, tmp_path):
     services = Services(settings, demo_kb, ExtractiveReasoner(demo_kb.index.embedder.embed_documents), DEMO_KB)
     backend = GraphBackend(services, tmp_path / "sessions.sqlite", run_in_thread=True)
-    bench = Workbench(backend, notebook_dir=DEMO_KB.parent / "notebooks")
+    bench = Workbench(backend, notebook_dir=DEMO_KB.parent / "notebooks", reports_dir=tmp_path / "reports")
     yield bench, backend
     backend.close()
     bench.log.detach()
@@ -204,6 +204,13 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     assert bench.todo.tasks.get_title(0).startswith("[x] 1.")
     assert any("Grenzwerte für Jugendliche" in bench.todo.tasks.get_title(i) for i in range(len(bench.todo.tasks.children)))
     assert any("Aufgabe 1/" in output.get("text", "") for output in bench.log.output.outputs)
+    # "Bericht speichern" writes the report folder the CLI writes and says where
+    assert bench.results.save.description == "Bericht speichern" and bench.results.saved.value == ""
+    bench.results.save.click()
+    [folder] = (bench.reports_dir).iterdir()
+    assert {"report.md", "report.html", "report.json", "graph.html", "tier_primary.csv"} <= {p.name for p in folder.iterdir()}
+    assert "20 Millisievert" in (folder / "report.md").read_text(encoding="utf-8")
+    assert str(folder) in bench.results.saved.value
 
 
 def test_stop_during_a_real_run_then_resume_from_the_session_list(real_bench):
