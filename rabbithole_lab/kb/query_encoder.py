@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import threading
 import warnings
 from pathlib import Path
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 ONNX_FILE = "model.onnx"
 META_FILE = "encoder.json"
+TOKENIZER_FILE = "tokenizer.json"
 PROBE_TEXT = "Welche Pflichten hat der Betreiber einer Anlage nach § 12? Which duties apply?"
 MIN_PROBE_COSINE = 0.9999
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -75,7 +77,7 @@ class OnnxQueryEncoder:
     @classmethod
     def from_folder(cls, folder: Path) -> OnnxQueryEncoder:
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-        return cls(folder / ONNX_FILE, Path(meta["tokenizer"]), int(meta["max_seq_length"]))
+        return cls(folder / ONNX_FILE, folder / meta["tokenizer"], int(meta["max_seq_length"]))
 
     def encode(self, text: str) -> np.ndarray:
         encoding = self._tokenizer.encode(text)
@@ -155,14 +157,16 @@ def export_encoder(model, model_dir: Path, root: Path | None) -> Path | None:
             torch.onnx.export(Pooled(transformer), example, str(partial), input_names=list(INPUTS),
                               output_names=["embedding"], dynamic_axes=axes, opset_version=17, dynamo=False)
         os.replace(partial, folder / ONNX_FILE)
-        copy = OnnxQueryEncoder(folder / ONNX_FILE, tokenizer_file, int(model.max_seq_length))
+        # the copy keeps its own tokenizer: the model's folder may go with the environment it came from
+        shutil.copyfile(tokenizer_file, folder / TOKENIZER_FILE)
+        copy = OnnxQueryEncoder(folder / ONNX_FILE, folder / TOKENIZER_FILE, int(model.max_seq_length))
         expected = model.encode([PROBE_TEXT], normalize_embeddings=True, convert_to_numpy=True)[0]
         cosine = float(np.dot(copy.encode(PROBE_TEXT), expected))
         if cosine < MIN_PROBE_COSINE:
             logger.warning("ONNX query encoder differs from the model (cosine %.6f); not used", cosine)
             return None
         # the meta file comes last: only a checked copy is ever loaded
-        meta = {"tokenizer": str(tokenizer_file), "max_seq_length": int(model.max_seq_length), "probe_cosine": cosine}
+        meta = {"tokenizer": TOKENIZER_FILE, "max_seq_length": int(model.max_seq_length), "probe_cosine": cosine}
         partial_meta = folder / f"{META_FILE}.{os.getpid()}.part"
         partial_meta.write_text(json.dumps(meta), encoding="utf-8")
         os.replace(partial_meta, folder / META_FILE)
