@@ -217,6 +217,7 @@ def cmd_refs(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    from rabbithole_lab.agent.services import PREPARE_LOCK_WAIT_S
     from rabbithole_lab.eval.xref import load_questions, run_eval, without_following
     from rabbithole_lab.kb.factory import open_knowledge_base
     from rabbithole_lab.kb.ingest import format_report, ingest
@@ -229,7 +230,8 @@ def cmd_eval(args) -> int:
     if args.mode == "answer":
         return _eval_answers(args, settings, kb_dir, db, questions)
     kb = open_knowledge_base(settings, kb_dir, db)
-    report = ingest(kb_dir, kb.index, settings.kb, show_progress=not args.no_progress)
+    report = ingest(kb_dir, kb.index, settings.kb, show_progress=not args.no_progress,
+                    lock_wait_s=PREPARE_LOCK_WAIT_S)
     if report.files_ingested:
         logger.info(format_report(report))
         kb = open_knowledge_base(settings, kb_dir, db)

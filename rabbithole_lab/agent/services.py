@@ -12,6 +12,8 @@ from rabbithole_lab.rabbithole.gate import ReferenceDecider
 from rabbithole_lab.reasoning.base import Reasoner
 from rabbithole_lab.settings import Settings
 
+PREPARE_LOCK_WAIT_S = 1800.0  # a first ingest of a large KB by another run may take this long
+
 
 @dataclass
 class Services:
@@ -54,7 +56,9 @@ def prepare_services(settings: Settings, kb_dir: Path, db_path: Path | None = No
     from rabbithole_lab.kb.ingest import KBFolderError, ingest
 
     services = open_services(settings, kb_dir, db_path)
-    report = ingest(Path(kb_dir), services.kb.index, settings.kb, show_progress=show_progress)
+    # another run may be bringing the same index up to date (batch workers share one): wait for it
+    report = ingest(Path(kb_dir), services.kb.index, settings.kb, show_progress=show_progress,
+                    lock_wait_s=PREPARE_LOCK_WAIT_S)
     if report.files_ingested:
         info = services.reasoner.info
         from rabbithole_lab.reasoning.provider import ProviderChoice

@@ -125,6 +125,7 @@ def ingest(
     index: ChromaIndex,
     settings: KBSettings,
     show_progress: bool = True,
+    lock_wait_s: float = 0.0,
 ) -> IngestReport:
     """Ingest every file under `kb_dir` into `index`; idempotent by content hash. A file is chunked again
     when it changed, when its collection's chunk sizes changed, or when the chunker did."""
@@ -132,7 +133,7 @@ def ingest(
     report = IngestReport(files_seen=len(files) + len(skipped), skipped=list(skipped))
     touched: set[str] = set()
     collections = sorted({f.collection for f in files})
-    with ingest_lock(index.db_path):
+    with ingest_lock(index.db_path, lock_wait_s):
         registered = {(e.filename, e.collection) for e in load_auto_registry(index.db_path)}
         seen_content = {digest: f"{collection}/{doc}" for collection in collections
                         for digest, doc in index.document_hashes(collection).items()}
@@ -188,17 +189,25 @@ def ingest(
 
 
 @contextmanager
-def ingest_lock(db_path: Path):
-    """One ingest per index at a time: a second one fails fast instead of embedding the same files twice."""
+def ingest_lock(db_path: Path, wait_s: float = 0.0):
+    """One ingest per index at a time. `rabbithole ingest` fails fast instead of embedding the same files
+    twice; a run that only brings the index up to date before it starts (research, a batch worker) waits
+    up to `wait_s` for the other ingest, after which its own finds the files unchanged."""
     import fcntl
+    import time
 
     db_path = Path(db_path)
     db_path.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_s
     with open(db_path / ".ingest.lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise IngestBusyError(f"another ingest is writing to {db_path}; wait until it has finished") from None
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise IngestBusyError(f"another ingest is writing to {db_path}; wait until it has finished") from None
+                time.sleep(0.2)
         try:
             yield
         finally:

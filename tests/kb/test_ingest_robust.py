@@ -195,3 +195,29 @@ def test_whole_collection_reads_go_page_by_page(tmp_path, settings, monkeypatch)
         assert paged_index.documents(collection) == documents and paged_index.document_hashes(collection) == hashes
     report = ingest(DEMO_KB, paged_index, settings.kb, show_progress=False)
     assert report.files_unchanged == 4 and report.chunks_added == 0
+
+
+def test_a_run_that_only_updates_the_index_waits_for_another_ingest(tmp_path, settings, demo_db):
+    """Batch workers bring one index up to date before they start: the second waits for the first
+    instead of failing (the `ingest` command itself still fails fast, see above)."""
+    import threading
+
+    from rabbithole_lab.kb.ingest import IngestBusyError
+
+    index = open_index(settings, DEMO_KB, demo_db)
+    held, release = threading.Event(), threading.Event()
+
+    def other_ingest():
+        with ingest_lock(demo_db):
+            held.set()
+            release.wait(30)
+
+    other = threading.Thread(target=other_ingest)
+    other.start()
+    held.wait(30)
+    with pytest.raises(IngestBusyError):
+        ingest(DEMO_KB, index, settings.kb, show_progress=False)
+    threading.Timer(1.0, release.set).start()
+    report = ingest(DEMO_KB, index, settings.kb, show_progress=False, lock_wait_s=60)
+    other.join(30)
+    assert report.files_unchanged == 4 and report.chunks_added == 0
