@@ -8,12 +8,13 @@ import logging
 from pathlib import Path
 
 import ipywidgets as w
-from IPython.display import HTML, Markdown
+from IPython.display import HTML
 
 from rabbithole_lab.records import FinalReport
-from rabbithole_lab.report.render import answer_markdown
 from rabbithole_lab.sources import relative_page_link
+from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
+from rabbithole_lab.ui.pdf_view import PdfPageView
 from rabbithole_lab.ui.text import ui_text
 from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import TIERS, context_chunks, tier_tables
@@ -207,21 +208,28 @@ class TodoPanel:
 
 
 class ResultsPanel:
-    """Answer (Markdown), key findings, quality per dimension, sources linking to the PDF page, warnings."""
+    """Answer with clickable citations and the sources (a click opens the cited page beside the answer, the
+    quote marked), key findings, quality per dimension, tasks, warnings, and "save report"."""
 
     def __init__(self, notebook_dir: Path | None = None):
         self.text = ui_text("de")
         self.notebook_dir = notebook_dir or Path.cwd()
-        self.answer = w.Output()
+        self.viewer = PdfPageView()
+        self.answer = CitedAnswer(on_citation=self.open_citation)
+        self.hint = w.HTML()
         self.findings = w.HTML()
         self.quality = w.HTML()
-        self.sources = w.HTML()
         self.tasks = w.HTML()
         self.warnings = w.HTML()
         self.save = w.Button(description=self.text["save_report"], icon="save")
         self.saved = w.HTML()
-        self.widget = w.VBox([w.HTML(), self.answer, self.findings, self.quality, self.sources, self.tasks,
-                              self.warnings, w.HBox([self.save, self.saved])], layout=w.Layout(display="none"))
+        column = w.VBox([self.hint, self.answer], layout=w.Layout(flex="1 1 55%", min_width="0"))
+        self.widget = w.VBox([w.HTML(), w.HBox([column, self.viewer.widget], layout=w.Layout(width="100%")),
+                              self.findings, self.quality, self.tasks, self.warnings,
+                              w.HBox([self.save, self.saved])], layout=w.Layout(display="none"))
+
+    def open_citation(self, target: CitationTarget) -> bool:
+        return open_in(self.viewer, target)
 
     def show_saved(self, folder: Path | None, error: str = "") -> None:
         message = (self.text["saved_to"].format(folder=folder) if folder is not None
@@ -229,7 +237,7 @@ class ResultsPanel:
         self.saved.value = html.escape(message)
 
     def source_href(self, source: dict) -> str:
-        """A link relative to the notebook: JupyterLab opens it in its PDF viewer at the page."""
+        """A link relative to the notebook with the page (#page=), for a middle-click or a copied address."""
         if source.get("path"):
             return relative_page_link(Path(source["path"]), source["page_number"], self.notebook_dir)
         return source.get("link", "")
@@ -238,22 +246,17 @@ class ResultsPanel:
         t = self.text = ui_text(language)
         self.widget.children[0].value = f"<h3>{t['results_title']}</h3>"
         self.save.description, self.saved.value = t["save_report"], ""
-        # append_display_data works from the worker thread (a `with output:` block would not)
-        self.answer.outputs = ()
+        self.viewer.set_language(language)
+        self.viewer.hide()
+        self.hint.value = f"<i style='color:#666'>{html.escape(t['open_page_hint'])}</i>"
         # the answer's text (question and document text included) is escaped: it renders as the text it is
-        answer = answer_markdown(FinalReport.model_validate(report),
-                                 lambda path, page: relative_page_link(Path(path), page, self.notebook_dir))
-        self.answer.append_display_data(Markdown(answer))
+        self.answer.show(FinalReport.model_validate(report),
+                         lambda path, page: relative_page_link(Path(path), page, self.notebook_dir), language)
         self.findings.value = f"<h4>{t['findings']}</h4><ul>" + "".join(
             f"<li>{html.escape(f['claim'])}</li>" for f in report.get("findings", [])) + "</ul>"
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>"
                        for k, v in report.get("quality_breakdown", {}).items())
         self.quality.value = f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4><table>{rows}</table>"
-        links = "".join(
-            f'<li><a class="rh-source" href="{html.escape(self.source_href(s), quote=True)}" target="_blank">'
-            f"{html.escape(s['doc_id'])}, {t['page']} {s['page_number']}</a> {html.escape(s.get('section', ''))} "
-            f"({s['relevance_score']:.2f})</li>" for s in report.get("sources", []))
-        self.sources.value = f"<h4>{t['sources']}</h4><ul>{links}</ul>"
         self.tasks.value = f"<h4>{t['task_summaries']}</h4><ol start=\"0\">" + "".join(
             f"<li><b>{html.escape(task['task'])}</b>"
             + (f" ({t['relevance']} {task['relevance_score']:.2f})"

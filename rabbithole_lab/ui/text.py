@@ -28,6 +28,8 @@ _TEXT = {
         "added_short": "neu", "closed_short": "vorzeitig erledigt", "rounds": "Durchgänge",
         "save_report": "Bericht speichern", "saved_to": "Bericht gespeichert in {folder}",
         "save_failed": "Bericht nicht gespeichert: {error}",
+        "close": "Schließen", "pdf_failed": "Seite kann nicht angezeigt werden: {error}",
+        "pdf_marked": " · Zitat markiert", "open_page_hint": "Ein Klick auf einen Beleg öffnet die Seite daneben.",
         "problem": "Die Werkbank kann nicht öffnen:",
         "problem_hint": "Legen Sie den Ordner {kb} mit <Sammlung>__db_inserted/-Unterordnern an oder setzen Sie kb im "
                         "ersten Feld auf einen vorhandenen Ordner, dann die Zelle erneut ausführen.",
@@ -57,6 +59,8 @@ _TEXT = {
         "added_short": "new", "closed_short": "closed early", "rounds": "rounds",
         "save_report": "Save report", "saved_to": "Report saved in {folder}",
         "save_failed": "Report not saved: {error}",
+        "close": "Close", "pdf_failed": "Cannot show the page: {error}",
+        "pdf_marked": " · quote marked", "open_page_hint": "Click a citation to open its page beside the answer.",
         "problem": "The workbench cannot open:",
         "problem_hint": "Create the folder {kb} with <Collection>__db_inserted/ subfolders, or set kb in the first "
                         "cell to an existing folder, then run the cell again.",

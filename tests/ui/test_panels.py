@@ -193,8 +193,18 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     assert backend.wait(300)
     assert bench.status.value == "Fertig."
     assert bench.results.widget.layout.display == "flex"
-    assert "20 Millisievert" in str(bench.results.answer.outputs)
-    assert 'href="../kb/Recht__db_inserted/QStrG.pdf#page=1"' in bench.results.sources.value
+    assert "20 Millisievert" in bench.results.answer.html
+    assert 'href="../kb/Recht__db_inserted/QStrG.pdf#page=1"' in bench.results.answer.html
+    # a click on a citation (the front end sends its number) opens that page beside the answer, quote marked
+    assert bench.results.viewer.widget.layout.display == "none"
+    cited = [n for n, target in enumerate(bench.results.answer.targets) if target.quote]
+    assert cited, bench.results.answer.html
+    target = bench.results.answer.targets[cited[0]]
+    bench.results.answer._received(bench.results.answer, {"cite": cited[0]}, [])
+    assert bench.results.viewer.widget.layout.display == "flex"
+    assert f"{target.doc}, S. {target.page}</b>" in bench.results.viewer.title.value
+    assert "Zitat markiert" in bench.results.viewer.title.value
+    assert bytes(bench.results.viewer.image.value).startswith(b"\x89PNG")
     assert "Qualität" in bench.results.quality.value
     # every task with its summary and relevance
     assert bench.results.tasks.value.count("<li>") == len(bench.todo.tasks.children)

@@ -1,0 +1,138 @@
+"""A PDF page shown inside the notebook, with the quoted passage highlighted.
+
+A citation or a source in the workbench opens its page here, beside the answer, in the same
+JupyterLab: the page is rendered by PyMuPDF (no browser PDF plug-in needed) and the text the answer
+relies on is marked on it. Prev/next turn the page; the quote is searched on every page shown.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import ipywidgets as w
+
+from rabbithole_lab.ui.text import ui_text
+
+logger = logging.getLogger(__name__)
+
+RENDER_ZOOM = 1.4  # 72 dpi x 1.4: a legible A4 page about 830 px wide
+HIGHLIGHT_RGB = (1.0, 0.85, 0.0)
+# a quote is looked up in windows of this many words: a whole quote rarely matches a page's text
+# verbatim (hyphenation at line ends, footnote marks), a few words in a row almost always do
+QUOTE_WINDOW_WORDS = 5
+MAX_HIGHLIGHTS = 40
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    png: bytes
+    page: int  # 1-based, clamped to the document
+    pages: int
+    highlights: int  # marked passages of the quote on this page
+
+
+class PdfViewError(ValueError):
+    """The page cannot be shown (no such file, not a PDF, damaged)."""
+
+
+def _windows(quote: str) -> list[str]:
+    words = re.sub(r"\s+", " ", quote).strip().split(" ")
+    words = [word for word in words if word]
+    if len(words) <= QUOTE_WINDOW_WORDS:
+        return [" ".join(words)] if words else []
+    return [" ".join(words[start:start + QUOTE_WINDOW_WORDS])
+            for start in range(0, len(words) - QUOTE_WINDOW_WORDS + 1, QUOTE_WINDOW_WORDS)]
+
+
+def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOOM) -> RenderedPage:
+    """Page `page` (1-based) of the PDF at `path` as PNG, the parts of `quote` found on it highlighted."""
+    import pymupdf
+
+    path = Path(path)
+    if not path.is_file():
+        raise PdfViewError(f"file not found: {path}")
+    try:
+        document = pymupdf.open(path)
+    except Exception as exc:  # PyMuPDF raises its own types for damaged files
+        raise PdfViewError(f"cannot open {path.name}: {exc}") from None
+    try:
+        if not document.is_pdf or document.page_count == 0:
+            raise PdfViewError(f"{path.name} has no PDF pages")
+        if document.needs_pass:
+            raise PdfViewError(f"{path.name} is encrypted")
+        number = max(1, min(int(page), document.page_count))
+        shown = document[number - 1]
+        highlights = 0
+        for window in _windows(quote):
+            quads = shown.search_for(window, quads=True)
+            if quads and highlights < MAX_HIGHLIGHTS:
+                annotation = shown.add_highlight_annot(quads)
+                annotation.set_colors(stroke=HIGHLIGHT_RGB)
+                annotation.update()
+                highlights += 1
+        pixmap = shown.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), annots=True)
+        return RenderedPage(pixmap.tobytes("png"), number, document.page_count, highlights)
+    finally:
+        document.close()  # the highlights were made on this copy in memory; the file is never written
+
+
+class PdfPageView:
+    """The page viewer panel: title (document, page), prev / next / close, the rendered page."""
+
+    def __init__(self, language: str = "de"):
+        self.text = ui_text(language)
+        self.title = w.HTML()
+        self.image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", border="1px solid #ccc"))
+        self.previous = w.Button(description="◀", layout=w.Layout(width="3em"))
+        self.next = w.Button(description="▶", layout=w.Layout(width="3em"))
+        self.close = w.Button(description=self.text["close"], icon="times", layout=w.Layout(width="auto"))
+        self.previous.on_click(lambda _: self.turn(-1))
+        self.next.on_click(lambda _: self.turn(1))
+        self.close.on_click(lambda _: self.hide())
+        self.path: Path | None = None
+        self.page = 0
+        self.pages = 0
+        self.quote = ""
+        self.label = ""
+        self.widget = w.VBox([w.HBox([self.title, self.previous, self.next, self.close],
+                                     layout=w.Layout(align_items="center", flex_flow="row wrap")), self.image],
+                             layout=w.Layout(display="none", flex="1 1 45%", min_width="0"))
+        self.widget.add_class("rh-pdf-view")
+
+    def set_language(self, language: str) -> None:
+        self.text = ui_text(language)
+        self.close.description = self.text["close"]
+
+    def open(self, path: str | Path, page: int, quote: str = "", label: str = "") -> bool:
+        """Show `page` of the PDF at `path` with `quote` marked; a problem shows as a message."""
+        self.path, self.quote, self.label = Path(path), quote, label or Path(path).name
+        return self._show(page)
+
+    def turn(self, step: int) -> None:
+        if self.path is not None:
+            self._show(self.page + step)
+
+    def hide(self) -> None:
+        self.widget.layout.display = "none"
+
+    def _show(self, page: int) -> bool:
+        self.widget.layout.display = "flex"
+        try:
+            rendered = render_page(self.path, page, self.quote)
+        except PdfViewError as exc:
+            self.title.value = f"<span class='rh-pdf-error'>{html.escape(self.text['pdf_failed'].format(error=exc))}</span>"
+            self.image.layout.display = "none"
+            return False
+        self.page, self.pages = rendered.page, rendered.pages
+        self.image.value = rendered.png
+        self.image.layout.display = "block"
+        marked = self.text["pdf_marked"] if rendered.highlights else ""
+        self.title.value = (f"<b class='rh-pdf-title'>{html.escape(self.label)}, {self.text['page']} {rendered.page}"
+                            f"</b> <span style='color:#666'>/ {rendered.pages}{html.escape(marked)}</span>")
+        self.previous.disabled = rendered.page <= 1
+        self.next.disabled = rendered.page >= rendered.pages
+        return True

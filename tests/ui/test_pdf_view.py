@@ -1,0 +1,74 @@
+"""The in-notebook page viewer on real PDFs: the page is rendered, the quote marked, problems are messages."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from rabbithole_lab.records import FinalReport, LinkedSource
+from rabbithole_lab.ui.answer_view import CitedAnswer, answer_html
+from rabbithole_lab.ui.pdf_view import PdfPageView, PdfViewError, render_page
+
+
+@pytest.fixture
+def two_page_pdf(tmp_path):
+    path = tmp_path / "Probe.pdf"
+    document = pymupdf.open()
+    for text in ("§ 1 Zweck\nDieses Probegesetz regelt die Aufbewahrung von Messprotokollen.",
+                 "§ 2 Fristen\nDie Protokolle sind zehn Jahre lang aufzubewahren und auf Verlangen vorzulegen."):
+        document.new_page().insert_text((50, 72), text, fontsize=11)
+    document.save(path)
+    document.close()
+    return path
+
+
+def test_the_quoted_page_is_rendered_with_the_quote_marked(two_page_pdf):
+    rendered = render_page(two_page_pdf, 2, "Die Protokolle sind zehn Jahre lang aufzubewahren")
+    assert rendered.png.startswith(b"\x89PNG") and rendered.page == 2 and rendered.pages == 2
+    assert rendered.highlights >= 1
+    assert render_page(two_page_pdf, 1, "Die Protokolle sind zehn Jahre lang aufzubewahren").highlights == 0
+    assert render_page(two_page_pdf, 99).page == 2  # clamped to the last page
+    assert pymupdf.open(two_page_pdf)[1].first_annot is None  # the file itself is never changed
+
+
+def test_a_missing_or_broken_file_is_a_message(tmp_path):
+    with pytest.raises(PdfViewError, match="file not found"):
+        render_page(tmp_path / "gone.pdf", 1)
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7 not really")
+    with pytest.raises(PdfViewError):
+        render_page(broken, 1)
+    viewer = PdfPageView("en")
+    assert viewer.open(tmp_path / "gone.pdf", 1) is False
+    assert "Cannot show the page" in viewer.title.value and viewer.widget.layout.display == "flex"
+
+
+def test_the_viewer_turns_pages_and_closes(two_page_pdf):
+    viewer = PdfPageView("de")
+    assert viewer.open(two_page_pdf, 1, "Aufbewahrung von Messprotokollen")
+    assert "Probe.pdf, S. 1</b>" in viewer.title.value and viewer.previous.disabled and not viewer.next.disabled
+    viewer.next.click()
+    assert viewer.page == 2 and viewer.next.disabled
+    viewer.close.click()
+    assert viewer.widget.layout.display == "none"
+
+
+def test_citations_become_numbered_links_and_a_click_opens_the_cited_page(two_page_pdf):
+    report = FinalReport(
+        query="Wie lange <b>?",
+        answer="**§ 2 Probegesetz**: „Die Protokolle sind zehn Jahre lang aufzubewahren“ [Probe.pdf, S. 2]\n"
+               "<img src=x onerror=alert(1)> steht nirgends.",
+        sources=[LinkedSource(doc_id="Probe.pdf", page_number=2, section="§ 2", path=str(two_page_pdf))],
+        metadata={"language": "de"})
+    body, targets = answer_html(report, lambda path, page: f"Probe.pdf#page={page}", "de")
+    assert '<a class="rh-cite" data-cite="0" href="Probe.pdf#page=2">[Probe.pdf, S. 2]</a>' in body
+    assert 'class="rh-source" data-cite="1"' in body
+    assert "<img" not in body and "&lt;img src=x" in body
+    assert targets[0].page == 2 and targets[0].quote == "Die Protokolle sind zehn Jahre lang aufzubewahren"
+    opened = []
+    widget = CitedAnswer(on_citation=opened.append)
+    widget.show(report, lambda path, page: f"Probe.pdf#page={page}", "de")
+    widget._received(widget, {"cite": 0}, [])
+    widget._received(widget, {"cite": "0; alert(1)"}, [])  # anything but a number is ignored
+    widget._received(widget, {"cite": 7}, [])
+    assert opened == [targets[0]]
