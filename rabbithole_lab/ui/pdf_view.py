@@ -67,8 +67,10 @@ def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOO
         number = max(1, min(int(page), document.page_count))
         shown = document[number - 1]
         highlights = 0
+        # ligatures ("ﬀ") expanded and words hyphenated at a line end joined, as the indexed text has them
+        flags = pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
         for window in _windows(quote):
-            quads = shown.search_for(window, quads=True)
+            quads = shown.search_for(window, quads=True, flags=flags)
             if quads and highlights < MAX_HIGHLIGHTS:
                 annotation = shown.add_highlight_annot(quads)
                 annotation.set_colors(stroke=HIGHLIGHT_RGB)

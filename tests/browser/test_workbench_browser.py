@@ -85,14 +85,27 @@ def _research_run(jupyter_lab, page, shot) -> None:
     approve.click()
 
     page.get_by_text("Fertig.").wait_for(timeout=SLOW_MS)
-    answer = page.locator(".jp-RenderedMarkdown", has_text="Antwort auf die Frage").first
+    answer = page.locator(".rh-answer").first
     answer.scroll_into_view_if_needed()
     shot("results")
     assert "Millisievert" in answer.inner_text()
     sources = page.locator("a.rh-source")
     assert sources.count() >= 1
-    href = sources.first.get_attribute("href")
-    assert re.search(r"\.pdf#page=\d+$", href), href
+    assert re.search(r"\.pdf#page=\d+$", sources.first.get_attribute("href"))
+    # a click on a citation in the answer opens its page beside the answer, in this Lab, the quote marked
+    citation = page.locator("a.rh-cite").first
+    cited_page = re.search(r"S\. (\d+)\]", citation.inner_text()).group(1)
+    tabs_before = len(page.context.pages)
+    citation.click()
+    viewer = page.locator(".rh-pdf-view").first
+    viewer.locator("img").first.wait_for(timeout=60_000)
+    assert f"S. {cited_page}" in viewer.locator(".rh-pdf-title").inner_text()
+    assert "Zitat markiert" in viewer.inner_text()
+    assert len(page.context.pages) == tabs_before  # no second JupyterLab in a new tab
+    box, answer_box = viewer.bounding_box(), answer.bounding_box()
+    assert box["x"] > answer_box["x"] + answer_box["width"] / 2  # beside the answer, not below it
+    viewer.scroll_into_view_if_needed()
+    shot("citation_opened")
     tiers = page.locator("table.rh-tier-table").first
     tiers.scroll_into_view_if_needed()
     assert tiers.is_visible()

@@ -8,6 +8,7 @@ import pytest
 from rabbithole_lab.records import FinalReport, LinkedSource
 from rabbithole_lab.ui.answer_view import CitedAnswer, answer_html
 from rabbithole_lab.ui.pdf_view import PdfPageView, PdfViewError, render_page
+from tests.conftest import DEMO_KB
 
 
 @pytest.fixture
@@ -72,3 +73,10 @@ def test_citations_become_numbered_links_and_a_click_opens_the_cited_page(two_pa
     widget._received(widget, {"cite": "0; alert(1)"}, [])  # anything but a number is ignored
     widget._received(widget, {"cite": 7}, [])
     assert opened == [targets[0]]
+
+
+def test_a_quote_is_found_across_ligatures_as_the_index_has_it():
+    # the demo law's PDF sets "effektiven" with an ff ligature; the indexed text has two letters
+    page = pymupdf.open(DEMO_KB / "Recht__db_inserted" / "QStrG.pdf")[0]
+    assert not page.search_for("Grenzwert der effektiven Dosis")  # what a plain search misses
+    assert render_page(DEMO_KB / "Recht__db_inserted" / "QStrG.pdf", 1, "Grenzwert der effektiven Dosis").highlights == 1
