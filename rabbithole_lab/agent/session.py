@@ -20,6 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from rabbithole_lab.agent.graph import build_graph
+from rabbithole_lab.agent.nodes.common import STEP_LISTENER
 from rabbithole_lab.agent.services import Services
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class RunStatus:
 
 
 ProgressCallback = Callable[[str, dict], None]
+# the "node" of a progress event from inside a node: {"step": "search" | "follow", "done", "total", ...}
+STEP_EVENT = "step"
 
 
 class ResearchSession:
@@ -100,14 +103,24 @@ class ResearchSession:
     def _run(self, payload: Any) -> RunStatus:
         self._stop.clear()
         stopped = False
-        for chunk in self.graph.stream(payload, self.config, stream_mode="updates"):
-            for node, update in chunk.items():
-                if self.on_progress and node != "__interrupt__":
-                    self.on_progress(node, update or {})
-            if self._stop.is_set():
-                stopped = True
-                break
+        # steps inside a node report through a context variable, not LangGraph's "custom" stream mode:
+        # with that mode on, leaving the stream at a stop loses the checkpoint's next node
+        token = STEP_LISTENER.set(self._on_step)
+        try:
+            for chunk in self.graph.stream(payload, self.config, stream_mode="updates"):
+                for node, update in chunk.items():
+                    if self.on_progress and node != "__interrupt__":
+                        self.on_progress(node, update or {})
+                if self._stop.is_set():
+                    stopped = True
+                    break
+        finally:
+            STEP_LISTENER.reset(token)
         return self.status(stopped)
+
+    def _on_step(self, event: dict) -> None:
+        if self.on_progress:
+            self.on_progress(STEP_EVENT, event)
 
     # ---- inspecting ---------------------------------------------------------------------------
     def pending_interrupt(self, snapshot=None) -> dict | None:

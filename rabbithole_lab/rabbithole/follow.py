@@ -13,6 +13,7 @@ the pool under a character budget. Every followed or skipped reference becomes a
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
@@ -56,10 +57,11 @@ class RabbitholeFollower:
         self.resolver = resolver or ReferenceResolver(kb)
 
     def run(self, hits: list[VectorResult], anchor: str, language: str = "de", visited: set[str] | None = None,
-            whole_sections: bool = True) -> Trail:
+            whole_sections: bool = True, progress: Callable[[int, int], None] | None = None) -> Trail:
         """`hits`: the first-stage ranking (best first). The best `follow_from_top_seeds` of them start
         following; all of them are candidates, and any of them that cites one of the best
-        `cited_by_top_seeds` becomes a backlink."""
+        `cited_by_top_seeds` becomes a backlink. `progress(done, total)` is told after each reference of
+        a level is decided."""
         german = language == "de"
         policy = StopPolicy(self.settings, german=german, visited=set(visited or ()))
         pool = Pool()
@@ -84,7 +86,7 @@ class RabbitholeFollower:
                 if any(self.detect(item.result.text, item.result.doc) for item in frontier):
                     trail.stop_reasons.append("depth limit")
                 break
-            frontier = self._level(frontier, anchor, language, policy, pool, trail, read_sections)
+            frontier = self._level(frontier, anchor, language, policy, pool, trail, read_sections, progress)
             followed += frontier
             depth += 1
         if whole_sections:
@@ -130,7 +132,8 @@ class RabbitholeFollower:
 
     # ---- one level of the tree -------------------------------------------------------------------
     def _level(self, frontier: list[Candidate], anchor: str, language: str, policy: StopPolicy, pool: Pool, trail: Trail,
-               read_sections: dict[tuple[str, str], list[VectorResult]]) -> list[Candidate]:
+               read_sections: dict[tuple[str, str], list[VectorResult]],
+               progress: Callable[[int, int], None] | None = None) -> list[Candidate]:
         german = language == "de"
         pending, edges = collect_references(frontier, self.detect, self.resolver, pool, policy.visited, anchor, german)
         trail.edges += edges
@@ -150,7 +153,9 @@ class RabbitholeFollower:
         order = sorted(range(len(pending)),
                        key=lambda i: (not verdicts[i].decision.follow, -cited_value(pending[i].citer.value, shares[i]), i))
         next_frontier: list[Candidate] = []
-        for index in order:
+        for position, index in enumerate(order, start=1):
+            if progress is not None:
+                progress(position, len(order))
             item, verdict = pending[index], verdicts[index]
             reason = verdict.decision.reason if not verdict.decision.follow else policy.skip_reason(
                 item.reference.key, item.citer.chunk_id, item.resolution.doc)

@@ -123,7 +123,7 @@ def _answer_lines(answer: str, link_of: dict[str, str], page_word: str) -> list[
 
 def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
     rows = []
-    for task in tasks:
+    for number, task in enumerate(tasks, start=1):  # numbered 1..N, as in the workbench
         notes = []
         if task.get("origin") == "added":
             notes.append(f"{t['added']}: {task.get('added_reason', '')}")
@@ -135,7 +135,7 @@ def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
         notes += [f"{t['irrelevant']}: {item}" for item in task.get("irrelevant_findings", [])]
         score = task.get("relevance_score")
         relevance = f"{t['relevance']} {score:.2f}" if isinstance(score, (int, float)) else ""
-        rows.append(TaskRow(task["id"], task["task"], relevance, task.get("summary", ""), notes))
+        rows.append(TaskRow(number, task["task"], relevance, task.get("summary", ""), notes))
     return rows
 
 

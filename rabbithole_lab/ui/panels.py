@@ -152,7 +152,7 @@ class TodoPanel:
         self._originals = {item["id"]: item["task"] for item in items}
         self.tasks.children = [w.VBox([text, box]) for text, box in zip(self.task_texts, self.remove_boxes, strict=True)]
         for index, item in enumerate(items):
-            self.tasks.set_title(index, f"{item['id']}. {item['task'][:60]}")
+            self.tasks.set_title(index, f"{index + 1}. {item['task'][:60]}")  # numbered 1..N everywhere
         self.widget.layout.display = "flex"
         self.approve.disabled = self.add.disabled = False
         self.progress.value = ""
@@ -257,7 +257,7 @@ class ResultsPanel:
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>"
                        for k, v in report.get("quality_breakdown", {}).items())
         self.quality.value = f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4><table>{rows}</table>"
-        self.tasks.value = f"<h4>{t['task_summaries']}</h4><ol start=\"0\">" + "".join(
+        self.tasks.value = f"<h4>{t['task_summaries']}</h4><ol>" + "".join(
             f"<li><b>{html.escape(task['task'])}</b>"
             + (f" ({t['relevance']} {task['relevance_score']:.2f})"
                if isinstance(task.get("relevance_score"), (int, float)) else "")

@@ -28,6 +28,7 @@ from rabbithole_lab.ui.panels import (
     SessionPanel,
     TodoPanel,
 )
+from rabbithole_lab.ui.progress import ProgressPanel
 from rabbithole_lab.ui.text import ui_text
 
 logger = logging.getLogger(__name__)
@@ -62,13 +63,14 @@ class Workbench:
         self.context = ContextPanel()
         self.sessions = SessionPanel(backend)
         self.log = LogPanel()
-        self.status = w.HTML()
+        self.progress = ProgressPanel()
+        self.status = self.progress.label  # the step now running, or how the run ended
         self.query.start.on_click(lambda _: self.start())
         self.sessions.resume.on_click(lambda _: self.resume())
         self.sessions.shutdown.on_click(lambda _: self.shutdown())
         self.results.save.on_click(lambda _: self.save_report())
         backend.add_listener(self._on_event)
-        self.widget = w.VBox([self.query.widget, self.sessions.widget, self.status, self.hitl.widget,
+        self.widget = w.VBox([self.query.widget, self.sessions.widget, self.progress.widget, self.hitl.widget,
                               self.todo.widget, self.results.widget, self.context.widget, self.log.widget])
         self.log.attach()
 
@@ -100,11 +102,11 @@ class Workbench:
     # ---- actions ------------------------------------------------------------------------------
     def _set_language(self, language: str) -> None:
         self.language = language
-        for panel in (self.hitl, self.todo):
+        for panel in (self.hitl, self.todo, self.progress):
             panel.set_language(language)
 
     def _say(self, key: str, **values) -> None:
-        self.status.value = html.escape(ui_text(self.language)[key].format(**values))
+        self.progress.idle(ui_text(self.language)[key].format(**values))
 
     def start(self) -> None:
         question = self.query.question.value.strip()
@@ -120,7 +122,8 @@ class Workbench:
         self.results.widget.layout.display = self.context.widget.layout.display = "none"
         self.query.start.disabled = True
         self.query.message.value = ""
-        self._say("running", node="hitl_init")
+        self.progress.reset()
+        self.progress.running(ui_text(self.language)["step_understand"])
         self.backend.start(question, self.query.selected_collection())
 
     def save_report(self) -> Path | None:
@@ -155,9 +158,9 @@ class Workbench:
             self._on_status(event.status)
 
     def _on_progress(self, node: str, update: dict) -> None:
-        self._say("running", node=node)
         if node == "hitl_init" and update.get("detected_language"):
             self._set_language(update["detected_language"])
+        self.progress.on_progress(node, update)
         if "retrieval_history" in update:
             self.hitl.show_history(update["retrieval_history"])
         if node in ("process_hitl_todo", "execute_task", "adapt_todo") and "todo_list" in update:
@@ -170,7 +173,7 @@ class Workbench:
             self._set_language(state["detected_language"])
         self.sessions.refresh(state.get("thread_id"))
         if status.kind == "interrupt" and status.interrupt:
-            self.status.value = ""
+            self.progress.idle("")
             if status.interrupt.get("type") == "todo_approval":
                 self.hitl.hide()
                 self.todo.show(status.interrupt)
@@ -179,6 +182,7 @@ class Workbench:
                 self.hitl.show_history(state.get("retrieval_history", []))
             return
         self.query.start.disabled = False
+        self.progress.reset()
         if status.kind == "done" and status.report:
             self._finished = state
             self._say("done")

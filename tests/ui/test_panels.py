@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -110,7 +111,7 @@ def test_todo_panel_removes_edits_adds_and_approves():
     backend.emit(RunStatus("interrupt", TODO, state={"detected_language": "de"}))
     todo = bench.todo
     assert todo.widget.layout.display == "flex" and len(todo.task_texts) == 3
-    assert todo.tasks.get_title(1).startswith("1. Grenzwerte")
+    assert todo.tasks.get_title(1).startswith("2. Grenzwerte")  # numbered 1..N as in the progress
     todo.remove_boxes[2].value = True
     todo.task_texts[1].value = "Grenzwerte für die Augenlinse ermitteln"
     todo.new_task.value = "Zuständige Behörde"
@@ -175,6 +176,8 @@ def real_bench(settings, demo_kb, tmp_path):
 
 def test_full_run_by_clicking_against_the_real_graph(real_bench):
     bench, backend = real_bench
+    steps_seen: list[str] = []
+    backend.add_listener(lambda event: steps_seen.append(bench.status.value) if event.kind == "progress" else None)
     bench.query.question.value = GERMAN
     bench.query.start.click()
     assert backend.wait(120)
@@ -192,6 +195,11 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     bench.todo.approve.click()
     assert backend.wait(300)
     assert bench.status.value == "Fertig."
+    # the steps as a person reads them: no node names, task n of N, references followed with a count
+    assert steps_seen and not any("_" in step for step in steps_seen)
+    assert any(re.search(r"Suche zu Aufgabe 1 von \d+", step) for step in steps_seen)
+    assert any(re.search(r"Verweise verfolgen: \d+ von \d+", step) for step in steps_seen)
+    assert bench.progress.tasks.layout.display == "none"  # no bar left standing after the run
     assert bench.results.widget.layout.display == "flex"
     assert "20 Millisievert" in bench.results.answer.html
     assert 'href="../kb/Recht__db_inserted/QStrG.pdf#page=1"' in bench.results.answer.html
@@ -241,7 +249,7 @@ def test_stop_during_a_real_run_then_resume_from_the_session_list(real_bench):
     assert bench.sessions.sessions.value == thread
     bench.sessions.resume.click()
     assert backend.wait(120)
-    assert bench.hitl.widget.layout.display == "flex"
+    assert bench.hitl.widget.layout.display == "flex", bench.status.value
 
 
 def test_a_missing_knowledge_base_folder_shows_a_message_not_a_traceback(tmp_path):

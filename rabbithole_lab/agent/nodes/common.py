@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import TypeVar
 
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
+
+logger = logging.getLogger(__name__)
 
 Item = TypeVar("Item")
 Out = TypeVar("Out")
@@ -42,3 +46,23 @@ def tier_chunks(state: AgentState, tier: str) -> list[ChunkWithInfo]:
 
 def localized(state: AgentState, german: str, english: str) -> str:
     return english if language(state) == "en" else german
+
+
+# who hears how far a long step inside a node is (the session running the graph sets it)
+STEP_LISTENER: ContextVar[Callable[[dict], None] | None] = ContextVar("rabbithole_step_listener", default=None)
+
+
+def step_reporter(step: str, **fields) -> Callable[[int, int], None]:
+    """How far a long step is, told to the session running the graph:
+    {"step": step, "done": n, "total": m, **fields}. Outside a run nobody listens."""
+    listener = STEP_LISTENER.get()
+    if listener is None:
+        return lambda done, total: None
+
+    def report(done: int, total: int) -> None:
+        try:
+            listener({"step": step, "done": done, "total": total, **fields})
+        except Exception:  # progress display must never break the research
+            logger.exception("progress listener failed")
+
+    return report

@@ -13,6 +13,7 @@ from rabbithole_lab.agent.nodes.common import (
     concurrent_map,
     language,
     localized,
+    step_reporter,
 )
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
@@ -69,9 +70,11 @@ def make_research_nodes(services: Services) -> dict:
         question = anchor(state)
         concepts = state.get("key_concepts", [])
         position = [item.id for item in todo.items].index(task.id) + 1
+        task_number, task_total = position, len(todo.items)
         progress = localized(state, f"Aufgabe {position}/{len(todo.items)}: {task.task}",
                              f"Task {position}/{len(todo.items)}: {task.task}")
         logger.debug(progress)
+        searching = step_reporter("search", task_number=task_number, task_total=task_total)
 
         # 2 targeted queries + 1 base query (task + key concepts); task 0 searches the question itself
         targeted = reasoner.task_search_queries(task.task, question, concepts, lang)
@@ -105,6 +108,7 @@ def make_research_nodes(services: Services) -> dict:
         hits_total = tokens = 0
         round_queries = queries
         for iteration in range(1, settings.search.max_iterations_per_task + 1):
+            searching(iteration, settings.search.max_iterations_per_task)
             hits = _search(state, round_queries, k, seen)
             hits_total += len(hits)
             if not hits:
@@ -112,7 +116,9 @@ def make_research_nodes(services: Services) -> dict:
                                "missing": [], "reason": localized(state, "Die Suche findet nichts Neues.",
                                                                   "The search finds nothing new.")})
                 break
-            trail = services.follower().run(hits, question, lang, visited=visited)
+            trail = services.follower().run(hits, question, lang, visited=visited,
+                                            progress=step_reporter("follow", task_number=task_number,
+                                                                   task_total=task_total))
             budget = settings.search.task_context_chars if iteration == 1 else settings.search.task_context_chars // 2
             items = admit(trail.candidates, budget, strict=True)
             new_findings = concurrent_map(extract, items, settings.llm.concurrency)
