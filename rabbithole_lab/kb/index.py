@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 import shutil
 import threading
@@ -64,6 +65,8 @@ def _chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
     }
 
 
+VECTORS_FILE = "vectors.npy"  # beside the BM25 index: the dense vectors in the order of its ids
+
 # Chroma answers a `get` of a whole collection with one SQL statement whose variables grow with the
 # number of chunks; SQLite refuses past its limit (a 10,000-page collection of ~46,000 chunks did), so
 # whole-collection reads go page by page.
@@ -102,15 +105,25 @@ def _chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
 
 
 class _Snapshot:
-    """A collection's chunks and normalised vectors in memory, for exact dense search."""
+    """A collection's normalised vectors for exact dense search, in the order of its BM25 ids.
 
-    def __init__(self, ids: list[str], chunks: list[Chunk], vectors: np.ndarray):
+    The vectors are a file beside the BM25 index (written with it after every ingest), read memory-mapped:
+    opening a 46,000-chunk collection costs no read of every chunk from Chroma, and the chunks' texts stay
+    in Chroma until a search returns them (`chunks`, a bounded cache)."""
+
+    MAX_CACHED_CHUNKS = 20_000
+
+    def __init__(self, ids: list[str], docs: list[str], vectors: np.ndarray):
         self.ids = ids
-        self.chunks = chunks
-        self.by_id = {chunk.id: chunk for chunk in chunks}
         self.vectors = vectors
-        self.docs = np.array([chunk.doc for chunk in chunks], dtype=object)
+        self.docs = np.array(docs, dtype=object)
         self.rows = {cid: index for index, cid in enumerate(ids)}
+        self.chunks: dict[str, Chunk] = {}
+
+    def remember(self, chunks: list[Chunk]) -> None:
+        if len(self.chunks) + len(chunks) > self.MAX_CACHED_CHUNKS:
+            self.chunks.clear()
+        self.chunks.update((chunk.id, chunk) for chunk in chunks)
 
 
 class ChromaIndex:
@@ -268,21 +281,27 @@ class ChromaIndex:
         return self.db_path / "bm25" / chroma_collection_name(collection)
 
     def rebuild_bm25(self, collection: str) -> Bm25Index:
-        """Rebuild a collection's BM25 from what Chroma holds, so both stay in sync."""
+        """Rebuild a collection's search files (BM25 and the dense vectors in the same order) from what
+        Chroma holds, so all stay in sync. Written beside the old ones, then swapped in."""
         handle = self._collection(collection)
-        got = get_all(handle, ["documents", "metadatas"])
-        bm25 = Bm25Index.build(
-            list(got["ids"]),
-            list(got["documents"] or []),
-            [m["doc"] for m in got["metadatas"] or []],
-            headings=[m.get("heading", "") for m in got["metadatas"] or []],
-        )
+        got = get_all(handle, ["documents", "metadatas", "embeddings"])
+        ids = list(got["ids"])
+        docs = [m["doc"] for m in got["metadatas"] or []]
+        bm25 = Bm25Index.build(ids, list(got["documents"] or []), docs,
+                               headings=[m.get("heading", "") for m in got["metadatas"] or []])
+        vectors = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(ids), -1)
+        del got
         folder = self._bm25_folder(collection)
+        partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
+        shutil.rmtree(partial, ignore_errors=True)
+        bm25.save(partial)
+        np.save(partial / VECTORS_FILE, vectors)
         if folder.exists():
             shutil.rmtree(folder)
-        bm25.save(folder)
+        partial.rename(folder)
         with self._lock:
             self._bm25[collection] = bm25
+            self._snapshots.pop(collection, None)
         return bm25
 
     def bm25(self, collection: str) -> Bm25Index:
@@ -290,8 +309,9 @@ class ChromaIndex:
             cached = self._bm25.get(collection)
         if cached is not None:
             return cached
-        loaded = Bm25Index.load(self._bm25_folder(collection))
-        if loaded is None:
+        folder = self._bm25_folder(collection)
+        loaded = Bm25Index.load(folder)
+        if loaded is None or not (folder / VECTORS_FILE).exists():
             return self.rebuild_bm25(collection)
         handle = self._collection(collection)
         if handle.count() != len(loaded.ids):
@@ -304,28 +324,41 @@ class ChromaIndex:
     def _snapshot(self, collection: str) -> _Snapshot | None:
         if collection in self._snapshots:
             return self._snapshots[collection]
-        handle = self._collection(collection)
         snapshot = None
-        if handle.count() <= self.in_memory_max_chunks:
-            got = get_all(handle, ["documents", "metadatas", "embeddings"])
-            chunks = [
-                _chunk_from(cid, text, meta)
-                for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
-            ]
-            vectors = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(chunks), -1)
-            snapshot = _Snapshot(list(got["ids"]), chunks, vectors)
+        bm25 = self.bm25(collection)  # rebuilds the search files when they are missing or stale
+        if len(bm25.ids) <= self.in_memory_max_chunks:
+            vectors = np.load(self._bm25_folder(collection) / VECTORS_FILE, mmap_mode="r")
+            if vectors.shape[0] == len(bm25.ids):
+                snapshot = _Snapshot(bm25.ids, bm25.docs, vectors)
         with self._lock:
             self._snapshots[collection] = snapshot
         return snapshot
+
+    def _fetch(self, collection: str, ids: list[str]) -> dict[str, Chunk]:
+        got = self._collection(collection).get(ids=ids, include=["documents", "metadatas"])
+        return {cid: _chunk_from(cid, text, meta)
+                for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)}
+
+    def _chunks_by_id(self, collection: str, ids: list[str]) -> dict[str, Chunk]:
+        """Chunks by id, from the snapshot's cache or Chroma (one read for all that are missing)."""
+        snapshot = self._snapshot(collection)
+        cached = snapshot.chunks if snapshot is not None else {}
+        found = {cid: cached[cid] for cid in ids if cid in cached}
+        missing = [cid for cid in dict.fromkeys(ids) if cid not in found]
+        if missing:
+            fetched = self._fetch(collection, missing)
+            if snapshot is not None:
+                snapshot.remember(list(fetched.values()))
+            found.update(fetched)
+        return found
 
     def get_chunks(self, collection: str, ids: list[str] | None = None, where: dict | None = None) -> list[Chunk]:
         handle = self._collection(collection)
         if ids is not None and not ids:
             return []
         if ids is not None and where is None:
-            snapshot = self._snapshot(collection)
-            if snapshot is not None:
-                return [snapshot.by_id[cid] for cid in ids if cid in snapshot.by_id]
+            by_id = self._chunks_by_id(collection, ids)
+            return [by_id[cid] for cid in ids if cid in by_id]
         got = handle.get(ids=ids, where=where, include=["documents", "metadatas"])
         by_id = {
             cid: _chunk_from(cid, text, meta)
@@ -361,8 +394,9 @@ class ChromaIndex:
                 sims = np.where(snapshot.docs == where["doc"], sims, -np.inf)
             k = min(k, len(sims))
             top = np.argpartition(-sims, k - 1)[:k]
-            top = top[np.argsort(-sims[top])]
-            return [(snapshot.chunks[i], float(sims[i])) for i in top if np.isfinite(sims[i])]
+            top = [int(i) for i in top[np.argsort(-sims[top])] if np.isfinite(sims[i])]
+            by_id = self._chunks_by_id(collection, [snapshot.ids[i] for i in top])
+            return [(by_id[snapshot.ids[i]], float(sims[i])) for i in top if snapshot.ids[i] in by_id]
         handle = self._collection(collection)
         count = handle.count()
         if count == 0:

@@ -166,8 +166,9 @@ class Bm25Index:
             return None
         if not meta["ids"]:
             return cls([], [], meta["language"])
-        return cls(meta["ids"], meta["docs"], meta["language"], bm25s.BM25.load(str(folder / "bm25")),
-                   bm25s.BM25.load(str(folder / "bm25_heading")))
+        # memory-mapped: a large collection's score matrices are paged in as queries touch them
+        return cls(meta["ids"], meta["docs"], meta["language"], bm25s.BM25.load(str(folder / "bm25"), mmap=True),
+                   bm25s.BM25.load(str(folder / "bm25_heading"), mmap=True))
 
     def search(self, query: str, k: int, doc: str | None = None,
                fields: tuple[str, ...] = ("body", "heading")) -> list[tuple[str, float]]:
