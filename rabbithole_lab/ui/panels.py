@@ -15,9 +15,9 @@ from rabbithole_lab.sources import relative_page_link
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.pdf_view import PdfPageView
-from rabbithole_lab.ui.text import ui_text
+from rabbithole_lab.ui.text import column_headers, ui_text
 from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
-from rabbithole_lab.viz.tables import TIERS, context_chunks, tier_tables
+from rabbithole_lab.viz.tables import TIERS, context_chunks, full_extracts, tier_table_html, tier_tables
 
 PREVIEW_CHARS = 240
 
@@ -293,7 +293,7 @@ class ContextPanel:
             self.tables.set_title(index, f"{t[tier]} ({len(frame)})")
             output = self.tables.children[index]
             output.outputs = ()
-            output.append_display_data(HTML(frame.to_html(index=False, escape=True, classes="rh-tier-table")))
+            output.append_display_data(HTML(tier_table_html(frame, column_headers(language), full_extracts(state, tier))))
         self.tables.selected_index = 0
         graph = reference_graph(state.get("reference_edges", []), context_chunks(state))
         page = graph_html(graph, height="520px")

@@ -38,6 +38,9 @@ _TEXT = {
         "step_quality": "Qualität prüfen", "step_after_quality": "Qualität {score}/500 · Bericht fertigstellen",
         "step_attribute": "Quellen zuordnen", "step_working": "Arbeitet …",
         "tasks_done": "Aufgaben: {done} von {total} erledigt",
+        "col_doc": "Dokument", "col_section": "Abschnitt", "col_page": "Seite", "col_depth": "Tiefe",
+        "col_score": "Relevanz", "col_task": "Aufgabe", "col_cited_by": "erreicht über", "col_cites": "zitiert",
+        "col_extract": "Auszug",
         "pdf_marked": " · Zitat markiert", "open_page_hint": "Ein Klick auf einen Beleg öffnet die Seite daneben.",
         "problem": "Die Werkbank kann nicht öffnen:",
         "problem_hint": "Legen Sie den Ordner {kb} mit <Sammlung>__db_inserted/-Unterordnern an oder setzen Sie kb im "
@@ -79,6 +82,9 @@ _TEXT = {
         "step_quality": "Checking quality", "step_after_quality": "Quality {score}/500 · finishing the report",
         "step_attribute": "Attributing sources", "step_working": "Working …",
         "tasks_done": "Tasks: {done} of {total} done",
+        "col_doc": "Document", "col_section": "Section", "col_page": "Page", "col_depth": "Depth",
+        "col_score": "Relevance", "col_task": "Task", "col_cited_by": "reached from", "col_cites": "cites",
+        "col_extract": "Extract",
         "pdf_marked": " · quote marked", "open_page_hint": "Click a citation to open its page beside the answer.",
         "problem": "The workbench cannot open:",
         "problem_hint": "Create the folder {kb} with <Collection>__db_inserted/ subfolders, or set kb in the first "
@@ -89,3 +95,9 @@ _TEXT = {
 
 def ui_text(language: str) -> dict[str, str]:
     return _TEXT["en" if language == "en" else "de"]
+
+
+def column_headers(language: str) -> dict[str, str]:
+    """Table column -> its header in the reader's language."""
+    text = ui_text(language)
+    return {key[4:]: value for key, value in text.items() if key.startswith("col_")}

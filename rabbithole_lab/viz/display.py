@@ -7,13 +7,15 @@ import html
 from IPython.display import HTML, SVG, Markdown, display
 
 from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
-from rabbithole_lab.viz.tables import context_chunks, tier_tables
+from rabbithole_lab.ui.text import column_headers, ui_text
+from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
 
 def show_tiers(state: dict) -> None:
+    language = state.get("detected_language", "de")
     for tier, frame in tier_tables(state).items():
-        display(Markdown(f"### {tier} ({len(frame)})"))
-        display(HTML(frame.to_html(index=False, escape=True)))
+        display(Markdown(f"### {ui_text(language)[tier]} ({len(frame)})"))
+        display(HTML(tier_table_html(frame, column_headers(language), full_extracts(state, tier))))
 
 
 def show_graph(state: dict, interactive: bool = True) -> None:

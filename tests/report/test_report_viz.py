@@ -12,7 +12,8 @@ from rabbithole_lab.report.folder import load_report_folder, report_folder_name,
 from rabbithole_lab.report.render import render_html, render_markdown
 from rabbithole_lab.sources import page_link, relative_page_link, resolve_source_path
 from rabbithole_lab.viz.graph import graph_html, reference_graph
-from rabbithole_lab.viz.tables import tier_tables
+from rabbithole_lab.ui.text import column_headers
+from rabbithole_lab.viz.tables import full_extracts, tier_table_html, tier_tables
 from tests.conftest import DEMO_KB
 
 EVIL = '<script>alert("x")</script> & "§ 5"'
@@ -109,6 +110,27 @@ def test_tier_tables_have_one_frame_per_tier():
     assert isinstance(tables["primary"], pd.DataFrame) and list(tables["primary"]["doc"]) == ["b.pdf", "a.pdf"]
     assert tables["tertiary"].empty and "extract" in tables["tertiary"].columns
     assert list(tables["primary"]["cites"]) == ["chunk-of-a", ""]  # a backlink names what it cites
+
+
+def test_tier_tables_name_sections_and_tasks_as_the_reader_sees_them():
+    long_extract = "Die Aufsicht <prüft> jährlich. " * 30
+    state = {"todo_list": {"items": [{"id": 0, "task": "A"}, {"id": 4, "task": "B"}]},
+             "primary_context": [
+                 {"document": "a.pdf", "section": "§ 1", "page": 3, "relevance_score": 0.9, "chunk_id": "h1",
+                  "extracted_info": long_extract, "task_id": 4},
+                 {"document": "b.pdf", "section": "§ 7", "page": 1, "relevance_score": 0.5, "chunk_id": "h2",
+                  "extracted_info": "kurz", "cited_by": "h1", "task_id": 0}]}
+    frame = tier_tables(state)["primary"]
+    assert list(frame["cited_by"]) == ["", "a.pdf § 1"]  # the section, not the chunk's hash
+    assert list(frame["task"]) == [2, 1]  # numbered 1..N in the plan, not ids
+    page = tier_table_html(frame, column_headers("de"), full_extracts(state, "primary"))
+    assert ">Auszug</th>" in page and ">erreicht über</th>" in page
+    assert "task_id" not in page and "cited_by" not in page  # no field names in the reader's table
+    assert "<prüft>" not in page and "&lt;prüft&gt;" in page
+    assert 'title="Die Aufsicht &lt;prüft&gt; jährlich.' in page  # the whole extract as a tooltip, escaped
+    assert "text-align:left" in page.replace(" ", "") and "white-space:normal" in page.replace(" ", "")
+    hostile = tier_table_html(frame, column_headers("en"), ['" onmouseover="alert(1)', "x"])
+    assert 'onmouseover="alert' not in hostile and ">Extract</th>" in hostile
 
 
 def test_report_folder_round_trip(tmp_path):
