@@ -51,8 +51,8 @@ def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
     paths["report.html"].write_text(render_html(report, edges), encoding="utf-8")
     payload = {"report": report.model_dump()} | {key: state.get(key) for key in STATE_KEYS_IN_JSON}
     paths["report.json"].write_text(json.dumps(payload, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
-    graph = reference_graph(edges, context_chunks(state))
-    paths["graph.html"].write_text(graph_html(graph), encoding="utf-8")
+    graph = reference_graph(edges, context_chunks(state), question=True)
+    paths["graph.html"].write_text(graph_html(graph, language=report.metadata.get("language", "de")), encoding="utf-8")
     for tier, frame in tier_tables(state).items():
         path = out_dir / f"tier_{tier}.csv"
         frame.to_csv(path, index=False)

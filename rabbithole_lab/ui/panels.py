@@ -16,7 +16,7 @@ from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.pdf_view import PdfPageView
 from rabbithole_lab.ui.text import column_headers, ui_text
-from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
+from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import TIERS, context_chunks, full_extracts, tier_table_html, tier_tables
 
 PREVIEW_CHARS = 240
@@ -283,24 +283,38 @@ class ContextPanel:
         self.text = ui_text("de")
         self.tables = w.Tab(children=[w.Output() for _ in TIERS])
         self.graph = w.HTML()
-        self.widget = w.VBox([w.HTML(), self.tables, w.HTML(), self.graph], layout=w.Layout(display="none"))
+        self.legend = w.HTML()
+        self.show_skipped = w.Checkbox(value=False, description=self.text["show_skipped"], indent=False)
+        self.show_skipped.observe(lambda _: self._draw_graph(), names="value")
+        self._state: dict = {}
+        self._language = "de"
+        self.widget = w.VBox([w.HTML(), self.tables, w.HTML(), w.HBox([self.show_skipped]), self.legend, self.graph],
+                             layout=w.Layout(display="none"))
 
     def show(self, state: dict, language: str) -> None:
         t = self.text = ui_text(language)
+        self._state, self._language = state, language
         self.widget.children[0].value = f"<h3>{t['tiers_title']}</h3>"
         self.widget.children[2].value = f"<h3>{t['graph_title']}</h3>"
+        self.show_skipped.description = t["show_skipped"]
         for index, (tier, frame) in enumerate(tier_tables(state).items()):
             self.tables.set_title(index, f"{t[tier]} ({len(frame)})")
             output = self.tables.children[index]
             output.outputs = ()
             output.append_display_data(HTML(tier_table_html(frame, column_headers(language), full_extracts(state, tier))))
         self.tables.selected_index = 0
-        graph = reference_graph(state.get("reference_edges", []), context_chunks(state))
-        page = graph_html(graph, height="520px")
+        self._draw_graph()
+        self.widget.layout.display = "flex"
+
+    def _draw_graph(self) -> None:
+        """The followed chain by depth; skipped references only when the reader asks for them."""
+        graph = reference_graph(self._state.get("reference_edges", []), context_chunks(self._state),
+                                include_skipped=self.show_skipped.value, question=True)
+        page = graph_html(graph, height="520px", language=self._language)
+        self.legend.value = graph_legend_html(graph, self._language)
         self.graph.value = (f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '
                             f'style="width:100%;height:560px;border:1px solid #ddd"></iframe>'
-                            f"<details><summary>SVG</summary>{graph_svg(graph)}</details>")
-        self.widget.layout.display = "flex"
+                            f"<details><summary>SVG</summary>{graph_svg(graph, self._language)}</details>")
 
 
 class SessionPanel:

@@ -40,7 +40,7 @@ _TEXT = {
         "tasks_done": "Aufgaben: {done} von {total} erledigt",
         "col_doc": "Dokument", "col_section": "Abschnitt", "col_page": "Seite", "col_depth": "Tiefe",
         "col_score": "Relevanz", "col_task": "Aufgabe", "col_cited_by": "erreicht über", "col_cites": "zitiert",
-        "col_extract": "Auszug",
+        "col_extract": "Auszug", "show_skipped": "Übersprungene Verweise zeigen",
         "pdf_marked": " · Zitat markiert", "open_page_hint": "Ein Klick auf einen Beleg öffnet die Seite daneben.",
         "problem": "Die Werkbank kann nicht öffnen:",
         "problem_hint": "Legen Sie den Ordner {kb} mit <Sammlung>__db_inserted/-Unterordnern an oder setzen Sie kb im "
@@ -84,7 +84,7 @@ _TEXT = {
         "tasks_done": "Tasks: {done} of {total} done",
         "col_doc": "Document", "col_section": "Section", "col_page": "Page", "col_depth": "Depth",
         "col_score": "Relevance", "col_task": "Task", "col_cited_by": "reached from", "col_cites": "cites",
-        "col_extract": "Extract",
+        "col_extract": "Extract", "show_skipped": "Show skipped references",
         "pdf_marked": " · quote marked", "open_page_hint": "Click a citation to open its page beside the answer.",
         "problem": "The workbench cannot open:",
         "problem_hint": "Create the folder {kb} with <Collection>__db_inserted/ subfolders, or set kb in the first "

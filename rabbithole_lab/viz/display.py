@@ -7,7 +7,7 @@ import html
 from IPython.display import HTML, SVG, Markdown, display
 
 from rabbithole_lab.ui.text import column_headers, ui_text
-from rabbithole_lab.viz.graph import graph_html, graph_svg, reference_graph
+from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
 
@@ -18,19 +18,28 @@ def show_tiers(state: dict) -> None:
         display(HTML(tier_table_html(frame, column_headers(language), full_extracts(state, tier))))
 
 
-def show_graph(state: dict, interactive: bool = True) -> None:
-    """The graph as SVG (renders everywhere) and, in trusted notebooks, as the interactive pyvis view."""
-    graph = reference_graph(state.get("reference_edges", []) or [], context_chunks(state))
-    display(Markdown(f"**{graph.number_of_nodes()} sections, {graph.number_of_edges()} references** "
-                     f"({sum(1 for *_, d in graph.edges(data=True) if d['decision'] == 'followed')} followed)"))
-    display(SVG(graph_svg(graph)))
+def show_graph(state: dict, interactive: bool = True, include_skipped: bool = False) -> None:
+    """The graph by depth with its legend, as SVG (renders everywhere) and, in trusted notebooks, as the
+    interactive pyvis view. Skipped references only with `include_skipped`."""
+    language = state.get("detected_language", "de")
+    edges = state.get("reference_edges", []) or []
+    graph = reference_graph(edges, context_chunks(state), include_skipped=include_skipped, question=True)
+    followed = sum(1 for e in edges if e.get("decision") == "followed")
+    skipped = len(edges) - followed
+    summary = (f"**{followed} verfolgte, {skipped} übersprungene Verweise**" if language == "de"
+               else f"**{followed} followed, {skipped} skipped references**")
+    display(Markdown(summary))
+    display(HTML(graph_legend_html(graph, language)))
+    display(SVG(graph_svg(graph, language)))
     if interactive:
-        page = graph_html(graph, height="520px")
+        page = graph_html(graph, height="520px", language=language)
         display(HTML(f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '
                      f'style="width:100%;height:560px;border:1px solid #ddd"></iframe>'))
 
 
 def edge_table(state: dict):
+    """Every reference once (the same reference met in two tasks is one row), with its full reason: a
+    Styler that wraps long text instead of cutting it."""
     import pandas as pd
 
     rows = [{"from": f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(), "reference": e["target"],
@@ -38,4 +47,8 @@ def edge_table(state: dict):
              "to": ", ".join(f"{d} {s}".strip() for d, s in zip(e.get("to_docs", []), e.get("to_sections", []),
                                                                   strict=False))}
             for e in state.get("reference_edges", []) or []]
-    return pd.DataFrame(rows, columns=["from", "reference", "type", "decision", "reason", "depth", "to"])
+    frame = pd.DataFrame(rows, columns=["from", "reference", "type", "decision", "reason", "depth", "to"])
+    frame = frame.drop_duplicates(subset=["from", "reference", "decision", "to"]).reset_index(drop=True)
+    return (frame.style.hide(axis="index").format(escape="html")
+            .set_table_styles([{"selector": "th, td", "props": "text-align:left; vertical-align:top;"}])
+            .set_properties(**{"white-space": "normal"}))

@@ -1,115 +1,241 @@
 """The reference graph: nodes are document sections, edges are references (followed or skipped).
 
-Rendered with pyvis with vis.js inlined (no CDN: the HTML works offline and inside JupyterLab);
-every label and tooltip is HTML-escaped.
+Laid out by depth, left to right: the question, the sections search found (entry), then what they cite,
+level by level. Rendered with pyvis (vis.js inlined: no CDN, works offline and inside JupyterLab) and as
+a static SVG from the same levels. Node colour is the context tier, the border is the collection; every
+label and tooltip is HTML-escaped.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import networkx as nx
 
-TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#bbbbbb"}
+TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
+                "question": "#35618f"}
+# dark fills get white text, light fills black: readable on every tier colour
+_LABEL_COLOURS = {"primary": "#ffffff", "secondary": "#ffffff", "question": "#ffffff"}
+COLLECTION_BORDERS = ("#7b3294", "#e66101", "#0571b0", "#ca0020", "#4d4d4d", "#b8860b")
+FOLLOWED_COLOUR, SKIPPED_COLOUR = "#1b7837", "#999999"
+QUESTION_NODE = "\u2753"  # the root's id; its label is the question's own word ("Frage" / "Question")
 _TIER_RANK = {"primary": 0, "secondary": 1, "tertiary": 2}
 _CDN_TAG = re.compile(r"<(?:link|script)[^>]+cdn\.jsdelivr\.net[^>]*>(?:\s*</script>)?", re.IGNORECASE)
+_GRAPH_TEXT = {
+    "de": {"question": "Frage", "followed": "verfolgt", "skipped": "übersprungen", "primary": "Primär",
+           "secondary": "Sekundär", "tertiary": "Tertiär", "unresolved": "nicht im Kontext", "entry": "gefunden",
+           "depth": "Tiefe", "pages": "Seiten", "tier": "Stufe", "collection": "Sammlung", "empty": "(keine Verweise)"},
+    "en": {"question": "Question", "followed": "followed", "skipped": "skipped", "primary": "Primary",
+           "secondary": "Secondary", "tertiary": "Tertiary", "unresolved": "not in the context", "entry": "found",
+           "depth": "depth", "pages": "pages", "tier": "tier", "collection": "collection", "empty": "(no references)"},
+}
+
+
+def graph_text(language: str) -> dict[str, str]:
+    return _GRAPH_TEXT["en" if language == "en" else "de"]
 
 
 def section_node(doc: str, section: str) -> str:
     return f"{doc} {section}".strip()
 
 
-def reference_graph(edges: list[dict], chunks: list[dict]) -> nx.DiGraph:
-    """Build the graph from reference edges and the context chunks (for tiers and pages)."""
+def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool = True,
+                    question: bool = False) -> nx.DiGraph:
+    """The graph of reference edges and the context chunks (for tiers, pages and collections).
+    Without `include_skipped` only followed references (and the sections they join) are in it; with
+    `question` a root node stands before the sections search found."""
     graph = nx.DiGraph()
     tiers: dict[str, str] = {}
     pages: dict[str, set[int]] = {}
+    collections: dict[str, str] = {}
     for chunk in chunks:
         node = section_node(chunk["document"], chunk.get("section", ""))
         tier = chunk.get("tier", "tertiary")
         if node not in tiers or _TIER_RANK[tier] < _TIER_RANK[tiers[node]]:
             tiers[node] = tier
         pages.setdefault(node, set()).add(int(chunk.get("page", 0)))
+        if chunk.get("collection"):
+            collections.setdefault(node, chunk["collection"])
 
-    def add_node(node: str, doc: str, section: str) -> None:
+    def add_node(node: str, doc: str, section: str, level: int) -> None:
         if node not in graph:
             graph.add_node(node, doc=doc, section=section, tier=tiers.get(node, "unresolved"),
-                           pages=sorted(pages.get(node, set())))
+                           pages=sorted(pages.get(node, set())), collection=collections.get(node, ""), level=level)
+        else:
+            graph.nodes[node]["level"] = min(graph.nodes[node]["level"], level)
 
     for edge in edges:
+        if edge["decision"] != "followed" and not include_skipped:
+            continue
+        depth = max(1, int(edge.get("depth", 1) or 1))
         source = section_node(edge.get("from_doc", ""), edge.get("from_section", ""))
-        add_node(source, edge.get("from_doc", ""), edge.get("from_section", ""))
+        add_node(source, edge.get("from_doc", ""), edge.get("from_section", ""), depth - 1)
         targets = list(zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False))
         if not targets:
             targets = [("", edge["target"])]
         for doc, section in dict.fromkeys(targets):
             target = section_node(doc, section)
-            add_node(target, doc, section)
+            add_node(target, doc, section, depth)
+            if graph.has_edge(source, target) and graph.edges[source, target]["decision"] == "followed":
+                continue  # one reference met in two tasks is one edge; a followed one wins over a skip
             graph.add_edge(source, target, type=edge["type"], target=edge["target"], decision=edge["decision"],
-                           reason=edge.get("reason", ""), depth=edge.get("depth", 1), score=edge.get("score", 0.0),
+                           reason=edge.get("reason", ""), depth=depth, score=edge.get("score", 0.0),
                            resolution=edge.get("resolution", ""))
+    if question and graph.number_of_nodes():
+        entries = [node for node, data in graph.nodes(data=True) if data["level"] == 0]
+        for node in graph.nodes:
+            graph.nodes[node]["level"] += 1
+        graph.add_node(QUESTION_NODE, doc="", section="", tier="question", pages=[], collection="", level=0)
+        for node in entries:
+            graph.add_edge(QUESTION_NODE, node, type="entry", target="", decision="entry", reason="", depth=0,
+                           score=0.0, resolution="")
     return graph
 
 
-def graph_html(graph: nx.DiGraph, height: str = "620px") -> str:
-    """Self-contained interactive HTML of the graph."""
+def _border(collection: str, order: list[str]) -> str:
+    return COLLECTION_BORDERS[order.index(collection) % len(COLLECTION_BORDERS)] if collection in order else "#333333"
+
+
+def _collections(graph: nx.DiGraph) -> list[str]:
+    return sorted({data.get("collection", "") for _, data in graph.nodes(data=True)} - {""})
+
+
+def _label(node: str, t: dict[str, str]) -> str:
+    return t["question"] if node == QUESTION_NODE else node
+
+
+def _edge_label(data: dict, t: dict[str, str]) -> str:
+    if data["decision"] == "entry":
+        return t["entry"]
+    return t.get(data["decision"], data["decision"])
+
+
+def graph_html(graph: nx.DiGraph, height: str = "620px", language: str = "de") -> str:
+    """Self-contained interactive HTML of the graph, laid out by level from left to right."""
     from pyvis.network import Network
 
+    t = graph_text(language)
+    order = _collections(graph)
     network = Network(directed=True, cdn_resources="in_line", height=height, width="100%", bgcolor="#ffffff")
     for node, data in graph.nodes(data=True):
+        tier = data.get("tier", "unresolved")
         pages = ", ".join(str(p) for p in data.get("pages", []) if p)
-        tooltip = f"{node}\ntier: {data.get('tier')}" + (f"\npages: {pages}" if pages else "")
-        network.add_node(node, label=html.escape(node), title=html.escape(tooltip),
-                         color=TIER_COLOURS.get(data.get("tier", "unresolved"), "#bbbbbb"), shape="box")
+        tooltip = "\n".join(part for part in (
+            _label(node, t), f"{t['tier']}: {t.get(tier, tier)}" if tier != "question" else "",
+            f"{t['pages']}: {pages}" if pages else "",
+            f"{t['collection']}: {data['collection']}" if data.get("collection") else "") if part)
+        network.add_node(node, label=html.escape(_label(node, t)), title=html.escape(tooltip), level=data["level"],
+                         shape="box", borderWidth=3 if data.get("collection") else 1,
+                         color={"background": TIER_COLOURS.get(tier, "#d9d9d9"),
+                                "border": _border(data.get("collection", ""), order)},
+                         font={"color": _LABEL_COLOURS.get(tier, "#111111"), "size": 14})
     for source, target, data in graph.edges(data=True):
-        followed = data["decision"] == "followed"
-        tooltip = (f"{data['target']} ({data['type']}, depth {data['depth']})\n{data['decision']}: {data['reason']}"
-                   f"\nresolution: {data.get('resolution') or '-'}")
-        network.add_edge(source, target, label=html.escape(f"{data['type']} · {data['decision']}"),
-                         title=html.escape(tooltip), dashes=not followed,
-                         color="#1b7837" if followed else "#999999", arrows="to")
-    network.set_options('{"physics": {"stabilization": {"iterations": 150}}, '
-                        '"edges": {"font": {"size": 10, "align": "middle"}, "smooth": false}}')
+        followed = data["decision"] in ("followed", "entry")
+        tooltip = (f"{data['target']} ({data['type']}, {t['depth']} {data['depth']})\n"
+                   f"{_edge_label(data, t)}: {data['reason']}") if data["decision"] != "entry" else t["entry"]
+        network.add_edge(source, target, label=html.escape(_edge_label(data, t)), title=html.escape(tooltip),
+                         dashes=not followed, color=FOLLOWED_COLOUR if followed else SKIPPED_COLOUR, arrows="to")
+    options = {"layout": {"hierarchical": {"enabled": True, "direction": "LR", "sortMethod": "directed",
+                                           "levelSeparation": 260, "nodeSpacing": 70}},
+               "physics": {"enabled": False},
+               "edges": {"font": {"size": 12, "align": "middle", "background": "#ffffff"}, "smooth": False}}
+    network.set_options(json.dumps(options))
     return _CDN_TAG.sub("", network.generate_html(notebook=False))
 
 
-def graph_svg(graph: nx.DiGraph, width_px: int = 900, height_px: int = 520) -> str:
-    """A static SVG of the graph (renders anywhere, also in untrusted notebooks and without a kernel)."""
+def graph_legend_html(graph: nx.DiGraph, language: str = "de") -> str:
+    """The colours and line styles of the graph, with the collections' borders."""
+    t = graph_text(language)
+
+    def swatch(fill: str, text: str, border: str = "#333333") -> str:
+        return (f"<span style='display:inline-block;margin-right:1em'><span style='display:inline-block;width:1em;"
+                f"height:1em;background:{fill};border:2px solid {border};vertical-align:middle'></span> "
+                f"{html.escape(text)}</span>")
+
+    def line(colour: str, dashed: bool, text: str) -> str:
+        style = "dashed" if dashed else "solid"
+        return (f"<span style='display:inline-block;margin-right:1em'><span style='display:inline-block;width:2em;"
+                f"border-top:2px {style} {colour};vertical-align:middle'></span> {html.escape(text)}</span>")
+
+    parts = [swatch(TIER_COLOURS[tier], t[tier]) for tier in ("primary", "secondary", "tertiary", "unresolved")]
+    parts += [line(FOLLOWED_COLOUR, False, t["followed"]), line(SKIPPED_COLOUR, True, t["skipped"])]
+    order = _collections(graph)
+    parts += [swatch("#ffffff", f"{t['collection']}: {name}", _border(name, order)) for name in order]
+    return f"<div class='rh-graph-legend' style='font-size:12px;margin:.3em 0'>{''.join(parts)}</div>"
+
+
+LEVEL_GAP_PX, ROW_PX, NODE_HEIGHT_PX, CHAR_PX, MAX_LABEL_CHARS = 60, 34, 24, 7, 34
+
+
+def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
+    """A static SVG of the graph from the same levels as the interactive view: one column per level, one
+    row per node, so no two boxes overlap (renders anywhere, also in untrusted notebooks)."""
+    t = graph_text(language)
     if graph.number_of_nodes() == 0:
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width_px}" height="60">'
-                '<text x="10" y="35" font-family="sans-serif" font-size="14">(no references)</text></svg>')
-    positions = nx.spring_layout(graph, seed=7) if graph.number_of_nodes() > 1 else {n: (0.0, 0.0) for n in graph}
-    xs = [p[0] for p in positions.values()]
-    ys = [p[1] for p in positions.values()]
-    margin = 90
+        return ('<svg xmlns="http://www.w3.org/2000/svg" width="400" height="60">'
+                f'<text x="10" y="35" font-family="sans-serif" font-size="14">{html.escape(t["empty"])}</text></svg>')
+    levels: dict[int, list[str]] = {}
+    for node, data in sorted(graph.nodes(data=True), key=lambda item: (item[1]["level"], item[0])):
+        levels.setdefault(data["level"], []).append(node)
 
-    def scale(value: float, low: float, high: float, size: int) -> float:
-        return margin + (value - low) / ((high - low) or 1.0) * (size - 2 * margin)
+    def label(node: str) -> str:
+        text = _label(node, t)
+        return text if len(text) <= MAX_LABEL_CHARS else text[: MAX_LABEL_CHARS - 1] + "…"
 
-    points = {n: (scale(x, min(xs), max(xs), width_px), scale(y, min(ys), max(ys), height_px))
-              for n, (x, y) in positions.items()}
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="reference-graph" width="{width_px}" '
-             f'height="{height_px}" font-family="sans-serif" font-size="11">',
+    widths = {level: max(CHAR_PX * len(label(n)) + 14 for n in nodes) for level, nodes in levels.items()}
+    x, left = 10, {}
+    for level in sorted(levels):
+        left[level] = x
+        x += widths[level] + LEVEL_GAP_PX
+    width_px = x - LEVEL_GAP_PX + 10
+    height_px = max(len(nodes) for nodes in levels.values()) * ROW_PX + 20
+    boxes = {}
+    for level, nodes in levels.items():
+        top = (height_px - len(nodes) * ROW_PX) / 2
+        for row, node in enumerate(nodes):
+            box_width = CHAR_PX * len(label(node)) + 14
+            boxes[node] = (left[level], top + row * ROW_PX + (ROW_PX - NODE_HEIGHT_PX) / 2, box_width)
+    order = _collections(graph)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="reference-graph" width="{width_px:.0f}" '
+             f'height="{height_px:.0f}" font-family="sans-serif" font-size="12">',
              '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
              'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#555"/></marker></defs>']
     for source, target, data in graph.edges(data=True):
-        (x1, y1), (x2, y2) = points[source], points[target]
-        followed = data["decision"] == "followed"
+        sx, sy, sw = boxes[source]
+        tx, ty, _ = boxes[target]
+        followed = data["decision"] in ("followed", "entry")
         dash = "" if followed else ' stroke-dasharray="5,4"'
-        colour = "#1b7837" if followed else "#999999"
+        colour = FOLLOWED_COLOUR if followed else SKIPPED_COLOUR
+        x1, y1 = sx + sw, sy + NODE_HEIGHT_PX / 2
+        x2, y2 = tx, ty + NODE_HEIGHT_PX / 2
+        if tx <= sx:  # a reference back to an earlier level: leave from the box's left edge
+            x1 = sx
         parts.append(f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" '
                      f'stroke-width="1.5"{dash} marker-end="url(#arrow)"><title>'
-                     f'{html.escape(data["target"])}: {html.escape(data["decision"])} — {html.escape(data["reason"])}'
+                     f'{html.escape(data["target"])}: {html.escape(_edge_label(data, t))} — {html.escape(data["reason"])}'
                      '</title></line>')
     for node, data in graph.nodes(data=True):
-        x, y = points[node]
-        label = node if len(node) <= 34 else node[:33] + "…"
-        box = 7 * len(label) + 12
-        colour = TIER_COLOURS.get(data.get("tier", "unresolved"), "#bbbbbb")
-        parts.append(f'<g><title>{html.escape(node)} ({html.escape(data.get("tier", ""))})</title>'
-                     f'<rect x="{x - box / 2:.0f}" y="{y - 11:.0f}" width="{box}" height="22" rx="4" '
-                     f'fill="{colour}" stroke="#333"/><text x="{x:.0f}" y="{y + 4:.0f}" text-anchor="middle">'
-                     f'{html.escape(label)}</text></g>')
+        bx, by, bw = boxes[node]
+        tier = data.get("tier", "unresolved")
+        fill = TIER_COLOURS.get(tier, "#d9d9d9")
+        border = _border(data.get("collection", ""), order)
+        parts.append(f'<g><title>{html.escape(_label(node, t))} ({html.escape(t.get(tier, tier))})</title>'
+                     f'<rect x="{bx:.0f}" y="{by:.0f}" width="{bw:.0f}" height="{NODE_HEIGHT_PX}" rx="4" '
+                     f'fill="{fill}" stroke="{border}" stroke-width="2"/>'
+                     f'<text x="{bx + bw / 2:.0f}" y="{by + 16:.0f}" text-anchor="middle" '
+                     f'fill="{_LABEL_COLOURS.get(tier, "#111111")}">{html.escape(label(node))}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def svg_boxes_overlap(svg: str) -> bool:
+    """True when two node boxes of an SVG from `graph_svg` overlap (for tests and checks)."""
+    rects = [tuple(float(v) for v in match) for match in
+             re.findall(r'<rect x="([\d.-]+)" y="([\d.-]+)" width="([\d.]+)" height="([\d.]+)"', svg)]
+    for index, (x1, y1, w1, h1) in enumerate(rects):
+        for x2, y2, w2, h2 in rects[index + 1:]:
+            if x1 < x2 + w2 and x2 < x1 + w1 and y1 < y2 + h2 and y2 < y1 + h1:
+                return True
+    return False
