@@ -113,6 +113,19 @@ def _finished_folder(out_root: Path, question: str) -> Path | None:
     return None
 
 
+def _readable_parameters() -> None:
+    """Parameters written into executed notebooks as Python literals that keep their letters: papermill's
+    own translator escapes every non-ASCII character ("f\\xfcr" for "für")."""
+    from papermill.translators import PythonTranslator, papermill_translators
+
+    class ReadablePythonTranslator(PythonTranslator):
+        @classmethod
+        def translate_str(cls, val):
+            return repr(val)  # a valid literal; quotes and control characters escaped, letters kept
+
+    papermill_translators.register("python", ReadablePythonTranslator)
+
+
 def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: Path, kernel: str | None,
              trust: bool) -> None:
     """One question through the report notebook. Every path is absolute and the process directory never
@@ -123,6 +136,7 @@ def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: P
 
     folder.mkdir(parents=True, exist_ok=True)
     executed = folder / EXECUTED_NOTEBOOK
+    _readable_parameters()
     papermill.execute_notebook(
         str(notebook), str(executed), progress_bar=False, kernel_name=kernel,
         parameters={"question": question, "kb": str(kb), "db": str(db) if db else "",

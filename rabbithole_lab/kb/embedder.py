@@ -89,6 +89,11 @@ class SentenceTransformerEmbedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            # the library's own "Loading weights" bar says nothing to a researcher and, in an executed
+            # notebook, stays behind as a broken widget; our own bars (ingest, eval) are unaffected
+            transformers_logging.disable_progress_bar()
 
             source = self.name
             if self.name in {PACKAGED_MINILM, f"sentence-transformers/{PACKAGED_MINILM}"}:

@@ -137,8 +137,9 @@ def ingest(
         registered = {(e.filename, e.collection) for e in load_auto_registry(index.db_path)}
         seen_content = {digest: f"{collection}/{doc}" for collection in collections
                         for digest, doc in index.document_hashes(collection).items()}
-        file_bar = tqdm(files, desc="Files", unit="file", disable=not show_progress)
-        chunk_bar = tqdm(desc="Chunks", unit="chunk", disable=not show_progress)
+        # bars vanish when done (leave=False): a re-run finds nothing to do and leaves no empty bar behind
+        file_bar = tqdm(files, desc="Files", unit="file", disable=not show_progress or not files, leave=False)
+        chunk_bar = tqdm(desc="Chunks", unit="chunk", disable=not show_progress or not files, leave=False)
         for source in file_bar:
             file_bar.set_postfix_str(source.path.name)
             stored_ids, stored_fingerprints = index.doc_state(source.collection, source.path.name)

@@ -22,6 +22,12 @@ from rabbithole_lab.viz.tables import TIERS, context_chunks, full_extracts, tier
 PREVIEW_CHARS = 240
 
 
+def full_width(**extra) -> w.Layout:
+    """A full-width box: 100% plus the widgets' 2 px side margins overflowed by 4 px (a scrollbar under
+    every panel), so the side margins go."""
+    return w.Layout(width="100%", margin="2px 0", **extra)
+
+
 class QueryPanel:
     """Question, collection choice, reasoner status and Start."""
 
@@ -29,8 +35,7 @@ class QueryPanel:
         self.backend = backend
         self.text = ui_text("de")
         info = backend.reasoner_status()
-        self.question = w.Textarea(placeholder=self.text["question_placeholder"],
-                                   layout=w.Layout(width="100%", height="4em"))
+        self.question = w.Textarea(placeholder=self.text["question_placeholder"], layout=full_width(height="4em"))
         self.collection = w.Dropdown(options=[(self.text["all_collections"], "")] +
                                      [(c, c) for c in backend.collections()], description=self.text["collection"])
         model = f" {info.model}" if info.model else ""
@@ -53,7 +58,7 @@ class HITLPanel:
         self.title = w.HTML()
         self.questions = w.HTML()
         self.coverage = w.HTML()
-        self.answer_box = w.Textarea(placeholder=self.text["answer_placeholder"], layout=w.Layout(width="100%"))
+        self.answer_box = w.Textarea(placeholder=self.text["answer_placeholder"], layout=full_width())
         self.send = w.Button(description=self.text["send"], button_style="primary")
         self.end = w.Button(description=self.text["end"])
         self.history = w.Accordion(children=[])
@@ -133,8 +138,9 @@ class TodoPanel:
         self._originals: dict[int, str] = {}
         self.add.on_click(lambda _: self._add())
         self.approve.on_click(lambda _: self._approve())
+        self.add_row = w.HBox([self.new_task, self.add])
         self.widget = w.VBox([w.HTML(f"<h3>{self.text['todo_title']}</h3>"), self.tasks,
-                              w.HBox([self.new_task, self.add]), self.approve, self.progress],
+                              self.add_row, self.approve, self.progress],
                              layout=w.Layout(display="none"))
 
     def set_language(self, language: str) -> None:
@@ -146,16 +152,27 @@ class TodoPanel:
     def show(self, interrupt: dict) -> None:
         items = interrupt["todo_list"]["items"]
         self.task_ids = [item["id"] for item in items]
-        self.task_texts = [w.Textarea(value=item["task"], layout=w.Layout(width="100%")) for item in items]
-        self.remove_boxes = [w.Checkbox(description=self.text["remove"], value=False) for _ in items]
+        self.task_texts = [w.Textarea(value=item["task"], layout=full_width()) for item in items]
+        self.remove_boxes = [w.Checkbox(description=self.text["remove"], value=False, indent=False) for _ in items]
         self.added = []
         self._originals = {item["id"]: item["task"] for item in items}
         self.tasks.children = [w.VBox([text, box]) for text, box in zip(self.task_texts, self.remove_boxes, strict=True)]
-        for index, item in enumerate(items):
-            self.tasks.set_title(index, f"{index + 1}. {item['task'][:60]}")  # numbered 1..N everywhere
+        for index in range(len(items)):
+            self._retitle(index)
+            # an edited task shows its new text in its title, a removed one says so
+            self.task_texts[index].observe(lambda _, i=index: self._retitle(i), names="value")
+            self.remove_boxes[index].observe(lambda _, i=index: self._retitle(i), names="value")
         self.widget.layout.display = "flex"
         self.approve.disabled = self.add.disabled = False
+        self.approve.layout.display = self.add_row.layout.display = "flex"
         self.progress.value = ""
+
+    def _retitle(self, index: int) -> None:
+        text = " ".join(self.task_texts[index].value.split())
+        title = f"{index + 1}. {text[:60]}"  # numbered 1..N everywhere
+        if self.remove_boxes[index].value:
+            title = f"{title} ({self.text['removed_short']})"
+        self.tasks.set_title(index, title)
 
     def _add(self) -> None:
         task = self.new_task.value.strip()
@@ -176,6 +193,8 @@ class TodoPanel:
 
     def _approve(self) -> None:
         self.approve.disabled = self.add.disabled = True
+        # the plan is decided: its controls go, the list turns into the progress view
+        self.approve.layout.display = self.add_row.layout.display = "none"
         self.backend.answer(self.decision())
 
     def show_progress(self, todo: dict, current_id: int | None) -> None:
@@ -325,8 +344,9 @@ class SessionPanel:
         self.text = ui_text("de")
         self.stop = w.Button(description=self.text["stop"], icon="stop", button_style="warning")
         self.sessions = w.Dropdown(options=[], description=self.text["sessions"], layout=w.Layout(width="60%"))
-        self.resume = w.Button(description=self.text["resume"], icon="repeat")
-        self.shutdown = w.Button(description=self.text["shutdown"], icon="power-off", button_style="danger")
+        self.resume = w.Button(description=self.text["resume"], icon="repeat", layout=w.Layout(width="auto"))
+        self.shutdown = w.Button(description=self.text["shutdown"], icon="power-off", button_style="danger",
+                                 layout=w.Layout(width="auto"))
         self.status = w.HTML()
         self.stop.on_click(lambda _: self.backend.stop())
         self.widget = w.VBox([w.HBox([self.stop, self.sessions, self.resume, self.shutdown]), self.status])

@@ -14,7 +14,7 @@ _TEXT = {
         "convergence_rule": "Die Klärung endet von selbst, wenn die Abdeckung ≥ {coverage:.0%} ist, ≥ {dedup:.0%} der "
                             "Abschnitte einer Runde schon früher gefunden wurden und höchstens {max_gaps} Lücken offen sind.",
         "document": "Dokument", "section": "Abschnitt", "page_column": "Seite", "score": "Score", "preview": "Auszug",
-        "todo_title": "Aufgaben", "remove": "entfernen", "add": "Hinzufügen", "add_placeholder": "Neue Aufgabe …",
+        "todo_title": "Aufgaben", "remove": "entfernen", "removed_short": "entfernt", "add": "Hinzufügen", "add_placeholder": "Neue Aufgabe …",
         "approve": "Genehmigen", "task_progress": "Aufgabe {n}/{total}: {task}",
         "results_title": "Ergebnis", "findings": "Kernaussagen", "quality": "Qualität", "sources": "Quellen",
         "warnings": "Hinweise", "page": "S.", "tiers_title": "Kontext nach Stufen", "graph_title": "Verweisgraph",
@@ -57,7 +57,7 @@ _TEXT = {
         "convergence_rule": "The clarification ends by itself once coverage is ≥ {coverage:.0%}, ≥ {dedup:.0%} of a "
                             "round's passages were found in earlier rounds and at most {max_gaps} gaps are open.",
         "document": "Document", "section": "Section", "page_column": "Page", "score": "Score", "preview": "Extract",
-        "todo_title": "Tasks", "remove": "remove", "add": "Add", "add_placeholder": "New task …",
+        "todo_title": "Tasks", "remove": "remove", "removed_short": "removed", "add": "Add", "add_placeholder": "New task …",
         "approve": "Approve", "task_progress": "Task {n}/{total}: {task}",
         "results_title": "Result", "findings": "Key findings", "quality": "Quality", "sources": "Sources",
         "warnings": "Warnings", "page": "p.", "tiers_title": "Context by tier", "graph_title": "Reference graph",

@@ -11,6 +11,18 @@ from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, r
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
 
+class GraphFrame:
+    """The interactive graph in an iframe of its own (srcdoc: nothing is served, nothing fetched). IPython's
+    IFrame needs a URL, and HTML holding an iframe draws a warning into the notebook, so it displays itself."""
+
+    def __init__(self, page: str, height_px: int = 560):
+        self.page, self.height_px = page, height_px
+
+    def _repr_html_(self) -> str:
+        return (f'<iframe class="rh-graph" srcdoc="{html.escape(self.page, quote=True)}" '
+                f'style="width:100%;height:{self.height_px}px;border:1px solid #ddd"></iframe>')
+
+
 def show_tiers(state: dict) -> None:
     language = state.get("detected_language", "de")
     for tier, frame in tier_tables(state).items():
@@ -32,9 +44,7 @@ def show_graph(state: dict, interactive: bool = True, include_skipped: bool = Fa
     display(HTML(graph_legend_html(graph, language)))
     display(SVG(graph_svg(graph, language)))
     if interactive:
-        page = graph_html(graph, height="520px", language=language)
-        display(HTML(f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '
-                     f'style="width:100%;height:560px;border:1px solid #ddd"></iframe>'))
+        display(GraphFrame(graph_html(graph, height="520px", language=language)))
 
 
 def edge_table(state: dict):

@@ -79,6 +79,12 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
     assert index.count("report.html") == 3 and index.count("graph.html") == 3
     executed = nbformat.read(next(out.glob("*/research_report.ipynb")), as_version=4)
     assert not NotebookNotary().check_signature(executed)  # not trusted unless asked (--trust)
+    german = nbformat.read(next(out.glob("*_welche-grenzwerte-*/research_report.ipynb")), as_version=4)
+    injected = next(c for c in german.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert "beruflich exponierte Personen bei Quantenstrahlung" in injected.source and "f\\xfcr" not in injected.source
+    outputs = json.dumps([c.get("outputs", []) for c in german.cells])
+    assert "widget-view" not in outputs  # no progress widget that an executed notebook cannot show
+    assert "Consider using IPython.display.IFrame" not in outputs and "rh-graph" in outputs
 
     # a second run redoes nothing; a failing question is recorded and the rest still run
     questions.write_text(questions.read_text(encoding="utf-8") + "   \n{\"question\": \"\"}\n", encoding="utf-8")

@@ -116,7 +116,12 @@ def test_todo_panel_removes_edits_adds_and_approves():
     todo.task_texts[1].value = "Grenzwerte für die Augenlinse ermitteln"
     todo.new_task.value = "Zuständige Behörde"
     todo.add.click()
+    # the titles follow the edits: the new text, and a mark on the removed task
+    assert todo.tasks.get_title(1) == "2. Grenzwerte für die Augenlinse ermitteln"
+    assert todo.tasks.get_title(2).endswith("(entfernt)")
+    assert todo.approve.layout.display == "flex"
     todo.approve.click()
+    assert todo.approve.layout.display == "none" and todo.add_row.layout.display == "none"  # decided: controls go
     assert backend.calls[-1] == ("answer", {"removed_ids": [2],
                                             "edited_items": [{"id": 1, "task": "Grenzwerte für die Augenlinse ermitteln"}],
                                             "new_items": ["Zuständige Behörde"]})
