@@ -22,6 +22,7 @@ class AgentState(TypedDict, total=False):
 
     # Phase 1: iterative HITL
     detected_language: str
+    requested_language: str  # "de" or "en" chosen by the user; empty: the question's language decides
     hitl_active: bool
     hitl_iteration: int
     iteration_queries: Annotated[list[list[str]], operator.add]

@@ -12,39 +12,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rabbithole_lab.messages import report_labels
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.sources import page_link
 
-_LABELS = {
-    "de": {"title": "Recherchebericht", "question": "Frage", "answer": "Antwort", "findings": "Kernaussagen",
-           "quality": "Qualität", "sources": "Quellen", "references": "Verfolgte Verweise", "tasks": "Aufgaben",
-           "run": "Ablauf", "warnings": "Hinweise", "dimension": "Dimension", "score": "Punkte",
-           "document": "Dokument", "page": "Seite", "section": "Abschnitt", "relevance": "Relevanz",
-           "from": "Von", "to": "Nach", "decision": "Entscheidung", "reason": "Begründung", "via": "Verweis",
-           "why": "Warum verfolgt", "reasoner": "Reasoner", "hitl": "Klärungsdialog beendet durch",
-           "none": "keine", "irrelevant": "nicht zur Frage", "added": "während der Recherche hinzugefügt",
-           "closed": "vorzeitig erledigt", "round": "Durchgang", "llm_calls": "LLM-Aufrufe", "graph": "Verweisgraph",
-           "factual_accuracy": "Sachliche Richtigkeit", "semantic_validity": "Bezug zur Frage",
-           "structural_integrity": "Aufbau", "citation_correctness": "Belege auf der zitierten Seite",
-           "query_relevance": "Beantwortet die Frage"},
-    "en": {"title": "Research report", "question": "Question", "answer": "Answer", "findings": "Key findings",
-           "quality": "Quality", "sources": "Sources", "references": "Followed references", "tasks": "Tasks",
-           "run": "Run", "warnings": "Warnings", "dimension": "Dimension", "score": "Score",
-           "document": "Document", "page": "Page", "section": "Section", "relevance": "Relevance",
-           "from": "From", "to": "To", "decision": "Decision", "reason": "Reason", "via": "Reference",
-           "why": "Why followed", "reasoner": "Reasoner", "hitl": "Clarification ended by",
-           "none": "none", "irrelevant": "off the question", "added": "added during research",
-           "closed": "closed early", "round": "Round", "llm_calls": "LLM calls", "graph": "Reference graph",
-           "factual_accuracy": "Factual accuracy", "semantic_validity": "On the question",
-           "structural_integrity": "Structure", "citation_correctness": "Quotes on the cited page",
-           "query_relevance": "Answers the question"},
-}
 _PIECES = re.compile(r"(\*\*[^*]+\*\*|\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\])")
 _CITATION = re.compile(r"\[(?P<doc>[^\[\]]+?),\s*(?:S\.|p\.)\s*(?P<page>\d+)\]")
 
 
 def labels(language: str) -> dict[str, str]:
-    return _LABELS["en" if language == "en" else "de"]
+    return report_labels(language)
 
 
 @dataclass

@@ -10,12 +10,12 @@ from pathlib import Path
 import ipywidgets as w
 from IPython.display import HTML
 
+from rabbithole_lab.messages import column_headers, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.sources import relative_page_link
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.pdf_view import PdfPageView
-from rabbithole_lab.ui.text import column_headers, ui_text
 from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import TIERS, context_chunks, full_extracts, tier_table_html, tier_tables
 
@@ -29,21 +29,48 @@ def full_width(**extra) -> w.Layout:
 
 
 class QueryPanel:
-    """Question, collection choice, reasoner status and Start."""
+    """Question, collection choice, the session's language, reasoner status and Start."""
 
     def __init__(self, backend: WorkbenchBackend):
         self.backend = backend
         self.text = ui_text("de")
-        info = backend.reasoner_status()
+        self.info = backend.reasoner_status()
         self.question = w.Textarea(placeholder=self.text["question_placeholder"], layout=full_width(height="4em"))
         self.collection = w.Dropdown(options=[(self.text["all_collections"], "")] +
                                      [(c, c) for c in backend.collections()], description=self.text["collection"])
-        model = f" {info.model}" if info.model else ""
-        self.reasoner = w.HTML(f"<b>{self.text['reasoner']}:</b> {html.escape(info.provider + model)} "
-                               f"<span style='color:#666'>({html.escape(info.reason)})</span>")
+        self.language = w.Dropdown(options=self._language_options(), value="auto", description=self.text["language"],
+                                   layout=w.Layout(width="auto"))
+        self.reasoner = w.HTML()
         self.start = w.Button(description=self.text["start"], button_style="primary", icon="play")
         self.message = w.HTML()
-        self.widget = w.VBox([self.question, w.HBox([self.collection, self.start]), self.reasoner, self.message])
+        self.widget = w.VBox([self.question, w.HBox([self.collection, self.language, self.start],
+                                                    layout=w.Layout(flex_flow="row wrap")),
+                              self.reasoner, self.message])
+        self._draw_reasoner()
+
+    def _language_options(self) -> list[tuple[str, str]]:
+        return [(self.text["language_auto"], "auto"), ("Deutsch", "de"), ("English", "en")]
+
+    def _draw_reasoner(self) -> None:
+        model = f" {self.info.model}" if self.info.model else ""
+        self.reasoner.value = (f"<b>{html.escape(self.text['reasoner'])}:</b> {html.escape(self.info.provider + model)} "
+                               f"<span style='color:#666'>({html.escape(self.info.reason)})</span>")
+
+    def chosen_language(self) -> str | None:
+        """"de" or "en" when the user chose one, None to follow the question."""
+        return None if self.language.value == "auto" else self.language.value
+
+    def set_language(self, language: str) -> None:
+        self.text = ui_text(language)
+        self.question.placeholder = self.text["question_placeholder"]
+        self.collection.description = self.text["collection"]
+        chosen = self.language.value
+        self.collection.options = [(self.text["all_collections"], "")] + list(self.collection.options[1:])
+        self.language.options = self._language_options()
+        self.language.value = chosen
+        self.language.description = self.text["language"]
+        self.start.description = self.text["start"]
+        self._draw_reasoner()
 
     def selected_collection(self) -> str | None:
         return self.collection.value or None
@@ -247,6 +274,11 @@ class ResultsPanel:
                               self.findings, self.quality, self.tasks, self.warnings,
                               w.HBox([self.save, self.saved])], layout=w.Layout(display="none"))
 
+    def set_language(self, language: str) -> None:
+        self.text = ui_text(language)
+        self.save.description = self.text["save_report"]
+        self.viewer.set_language(language)
+
     def open_citation(self, target: CitationTarget) -> bool:
         return open_in(self.viewer, target)
 
@@ -273,7 +305,8 @@ class ResultsPanel:
                          lambda path, page: relative_page_link(Path(path), page, self.notebook_dir), language)
         self.findings.value = f"<h4>{t['findings']}</h4><ul>" + "".join(
             f"<li>{html.escape(f['claim'])}</li>" for f in report.get("findings", [])) + "</ul>"
-        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>"
+        names = report_labels(language)
+        rows = "".join(f"<tr><td>{html.escape(names.get(k, k.replace('_', ' ')))}</td><td>{v}</td></tr>"
                        for k, v in report.get("quality_breakdown", {}).items())
         self.quality.value = f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4><table>{rows}</table>"
         self.tasks.value = f"<h4>{t['task_summaries']}</h4><ol>" + "".join(
@@ -349,8 +382,14 @@ class SessionPanel:
                                  layout=w.Layout(width="auto"))
         self.status = w.HTML()
         self.stop.on_click(lambda _: self.backend.stop())
+        self.stop.layout.width = "auto"
         self.widget = w.VBox([w.HBox([self.stop, self.sessions, self.resume, self.shutdown]), self.status])
         self.refresh()
+
+    def set_language(self, language: str) -> None:
+        self.text = ui_text(language)
+        self.stop.description, self.resume.description = self.text["stop"], self.text["resume"]
+        self.sessions.description, self.shutdown.description = self.text["sessions"], self.text["shutdown"]
 
     def refresh(self, current: str | None = None) -> None:
         """Newest first; keeps (or selects) `current`, else the newest session."""
@@ -371,6 +410,9 @@ class LogPanel:
         self.widget = w.Accordion(children=[self.output])
         self.widget.set_title(0, ui_text("de")["log"])
         self.widget.selected_index = None
+
+    def set_language(self, language: str) -> None:
+        self.widget.set_title(0, ui_text(language)["log"])
 
     def attach(self, logger_name: str = "rabbithole_lab") -> None:
         target = logging.getLogger(logger_name)

@@ -16,6 +16,7 @@ import ipywidgets as w
 
 from rabbithole_lab.agent.session import RunStatus
 from rabbithole_lab.language import detect_language
+from rabbithole_lab.messages import ui_text
 from rabbithole_lab.report.folder import report_folder_name, write_report_folder
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
 from rabbithole_lab.ui.kernel import shutdown_kernel
@@ -29,7 +30,6 @@ from rabbithole_lab.ui.panels import (
     TodoPanel,
 )
 from rabbithole_lab.ui.progress import ProgressPanel
-from rabbithole_lab.ui.text import ui_text
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class Workbench:
     # ---- actions ------------------------------------------------------------------------------
     def _set_language(self, language: str) -> None:
         self.language = language
-        for panel in (self.hitl, self.todo, self.progress):
+        for panel in (self.query, self.hitl, self.todo, self.progress, self.results, self.sessions, self.log):
             panel.set_language(language)
 
     def _say(self, key: str, **values) -> None:
@@ -116,7 +116,7 @@ class Workbench:
         if self.backend.busy():
             self._say("busy")
             return
-        self._set_language(detect_language(question))
+        self._set_language(self.query.chosen_language() or detect_language(question))
         for panel in (self.hitl, self.todo):
             panel.widget.layout.display = "none"
         self.results.widget.layout.display = self.context.widget.layout.display = "none"
@@ -124,7 +124,7 @@ class Workbench:
         self.query.message.value = ""
         self.progress.reset()
         self.progress.running(ui_text(self.language)["step_understand"])
-        self.backend.start(question, self.query.selected_collection())
+        self.backend.start(question, self.query.selected_collection(), self.query.chosen_language())
 
     def save_report(self) -> Path | None:
         """The same report folder as `rabbithole research --out` (report.md/html/json, graph.html, tier CSVs)

@@ -6,7 +6,7 @@ import html
 
 from IPython.display import HTML, SVG, Markdown, display
 
-from rabbithole_lab.ui.text import column_headers, ui_text
+from rabbithole_lab.messages import column_headers, ui_text
 from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 

@@ -14,6 +14,8 @@ import re
 
 import networkx as nx
 
+from rabbithole_lab.messages import graph_text
+
 TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
                 "question": "#35618f"}
 # dark fills get white text, light fills black: readable on every tier colour
@@ -23,18 +25,6 @@ FOLLOWED_COLOUR, SKIPPED_COLOUR = "#1b7837", "#999999"
 QUESTION_NODE = "\u2753"  # the root's id; its label is the question's own word ("Frage" / "Question")
 _TIER_RANK = {"primary": 0, "secondary": 1, "tertiary": 2}
 _CDN_TAG = re.compile(r"<(?:link|script)[^>]+cdn\.jsdelivr\.net[^>]*>(?:\s*</script>)?", re.IGNORECASE)
-_GRAPH_TEXT = {
-    "de": {"question": "Frage", "followed": "verfolgt", "skipped": "übersprungen", "primary": "Primär",
-           "secondary": "Sekundär", "tertiary": "Tertiär", "unresolved": "nicht im Kontext", "entry": "gefunden",
-           "depth": "Tiefe", "pages": "Seiten", "tier": "Stufe", "collection": "Sammlung", "empty": "(keine Verweise)"},
-    "en": {"question": "Question", "followed": "followed", "skipped": "skipped", "primary": "Primary",
-           "secondary": "Secondary", "tertiary": "Tertiary", "unresolved": "not in the context", "entry": "found",
-           "depth": "depth", "pages": "pages", "tier": "tier", "collection": "collection", "empty": "(no references)"},
-}
-
-
-def graph_text(language: str) -> dict[str, str]:
-    return _GRAPH_TEXT["en" if language == "en" else "de"]
 
 
 def section_node(doc: str, section: str) -> str:

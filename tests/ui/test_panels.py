@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import ipywidgets as w
 import pytest
 
 from rabbithole_lab.agent.services import Services
@@ -40,8 +41,8 @@ class FakeBackend:
         for listener in self.listeners:
             listener(BackendEvent("status", status=status))
 
-    def start(self, question, collection):
-        self.calls.append(("start", (question, collection)))
+    def start(self, question, collection, language=None):
+        self.calls.append(("start", (question, collection)) if language is None else ("start", (question, collection, language)))
 
     def answer(self, value):
         self.calls.append(("answer", value))
@@ -264,3 +265,40 @@ def test_a_missing_knowledge_base_folder_shows_a_message_not_a_traceback(tmp_pat
     assert isinstance(opened, WorkbenchProblem)
     assert "Knowledge-base folder not found" in opened.message and "no-such-kb" in opened.widget.value
     assert not (tmp_path / "no-such-kb").exists()
+
+
+def _visible_texts(widget) -> list[str]:
+    """Every label a reader can see in a widget tree: descriptions, placeholders, titles, HTML, options."""
+    texts = []
+    for name in ("description", "placeholder"):
+        if isinstance(getattr(widget, name, None), str):
+            texts.append(getattr(widget, name))
+    if isinstance(widget, (w.HTML, w.Label)):
+        texts.append(widget.value)
+    if isinstance(widget, w.Dropdown):
+        texts += [label for label, _ in widget.options]
+    if isinstance(widget, (w.Accordion, w.Tab)):
+        texts += [widget.get_title(i) or "" for i in range(len(widget.children))]
+    for child in getattr(widget, "children", ()):
+        texts += _visible_texts(child)
+    return texts
+
+
+GERMAN_ONLY = ["Sammlung", "Stopp", "Sitzungen", "Fortsetzen", "Protokoll", "Kernel beenden", "Senden", "Sprache",
+               "Ihre Forschungsfrage", "Klärung", "Bericht speichern", "Genehmigen", "Hinzufügen"]
+
+
+@pytest.mark.parametrize("question, choice", [("How are detectors for quantum radiation calibrated?", "auto"),
+                                              (GERMAN, "en")])
+def test_an_english_session_shows_no_german_ui_text(question, choice):
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    bench.query.language.value = choice
+    bench.query.question.value = question
+    bench.query.start.click()
+    if choice == "en":  # the choice travels to the session, so the run itself speaks English too
+        assert backend.calls[-1] == ("start", (question, None, "en"))
+    backend.emit(RunStatus("interrupt", QUESTIONS, state={"detected_language": "en"}))
+    seen = " ".join(_visible_texts(bench.widget))
+    assert "Clarification" in seen and "Collection" in seen and "Sessions" in seen and "Resume" in seen
+    assert [word for word in GERMAN_ONLY if word in seen] == []

@@ -29,7 +29,9 @@ def make_hitl_nodes(services: Services) -> dict:
         query = " ".join(state["query"].split())
         if not query:
             raise ValueError("The question is empty.")
-        lang = detect_language(query)
+        # one language per session: the one the user chose, else the question's
+        lang = state.get("requested_language") if state.get("requested_language") in ("de", "en") \
+            else detect_language(query)
         return {
             "query": query,
             "detected_language": lang,

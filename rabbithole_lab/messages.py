@@ -1,11 +1,19 @@
-"""UI strings in German and English (German when the question is German)."""
+"""Every text a reader sees, in German and English: one catalogue for the workbench, the report and the
+reference graph. A session speaks one language (the question's, or the one chosen in the query panel);
+field names never reach the reader, each has its label here.
+
+Sections: UI (workbench panels, progress, page viewer, table headers), REPORT (report.md/html and the
+answer's labels), GRAPH (the reference graph and its legend).
+"""
 
 from __future__ import annotations
 
-_TEXT = {
+LANGUAGES = ("de", "en")
+
+UI = {
     "de": {
         "question": "Frage", "question_placeholder": "Ihre Forschungsfrage …", "collection": "Sammlung",
-        "all_collections": "(alle)", "start": "Start", "reasoner": "Reasoner",
+        "all_collections": "(alle)", "language": "Sprache", "language_auto": "wie die Frage", "start": "Start", "reasoner": "Reasoner",
         "hitl_title": "Klärung", "answer_placeholder": "Ihre Antwort …", "send": "Senden", "end": "/end",
         "round": "Runde {n}", "coverage": "Abdeckung", "gaps": "Wissenslücken", "none": "keine",
         "history": "Suchverlauf", "queries": "Suchanfragen", "chunks": "neue Abschnitte",
@@ -48,7 +56,7 @@ _TEXT = {
     },
     "en": {
         "question": "Question", "question_placeholder": "Your research question …", "collection": "Collection",
-        "all_collections": "(all)", "start": "Start", "reasoner": "Reasoner",
+        "all_collections": "(all)", "language": "Language", "language_auto": "as the question", "start": "Start", "reasoner": "Reasoner",
         "hitl_title": "Clarification", "answer_placeholder": "Your answer …", "send": "Send", "end": "/end",
         "round": "Round {n}", "coverage": "Coverage", "gaps": "Knowledge gaps", "none": "none",
         "history": "Retrieval history", "queries": "Queries", "chunks": "new passages",
@@ -92,12 +100,60 @@ _TEXT = {
     },
 }
 
+REPORT = {
+    "de": {"title": "Recherchebericht", "question": "Frage", "answer": "Antwort", "findings": "Kernaussagen",
+           "quality": "Qualität", "sources": "Quellen", "references": "Verfolgte Verweise", "tasks": "Aufgaben",
+           "run": "Ablauf", "warnings": "Hinweise", "dimension": "Dimension", "score": "Punkte",
+           "document": "Dokument", "page": "Seite", "section": "Abschnitt", "relevance": "Relevanz",
+           "from": "Von", "to": "Nach", "decision": "Entscheidung", "reason": "Begründung", "via": "Verweis",
+           "why": "Warum verfolgt", "reasoner": "Reasoner", "hitl": "Klärungsdialog beendet durch",
+           "none": "keine", "irrelevant": "nicht zur Frage", "added": "während der Recherche hinzugefügt",
+           "closed": "vorzeitig erledigt", "round": "Durchgang", "llm_calls": "LLM-Aufrufe", "graph": "Verweisgraph",
+           "factual_accuracy": "Sachliche Richtigkeit", "semantic_validity": "Bezug zur Frage",
+           "structural_integrity": "Aufbau", "citation_correctness": "Belege auf der zitierten Seite",
+           "query_relevance": "Beantwortet die Frage"},
+    "en": {"title": "Research report", "question": "Question", "answer": "Answer", "findings": "Key findings",
+           "quality": "Quality", "sources": "Sources", "references": "Followed references", "tasks": "Tasks",
+           "run": "Run", "warnings": "Warnings", "dimension": "Dimension", "score": "Score",
+           "document": "Document", "page": "Page", "section": "Section", "relevance": "Relevance",
+           "from": "From", "to": "To", "decision": "Decision", "reason": "Reason", "via": "Reference",
+           "why": "Why followed", "reasoner": "Reasoner", "hitl": "Clarification ended by",
+           "none": "none", "irrelevant": "off the question", "added": "added during research",
+           "closed": "closed early", "round": "Round", "llm_calls": "LLM calls", "graph": "Reference graph",
+           "factual_accuracy": "Factual accuracy", "semantic_validity": "On the question",
+           "structural_integrity": "Structure", "citation_correctness": "Quotes on the cited page",
+           "query_relevance": "Answers the question"},
+}
+
+GRAPH = {
+    "de": {"question": "Frage", "followed": "verfolgt", "skipped": "übersprungen", "primary": "Primär",
+           "secondary": "Sekundär", "tertiary": "Tertiär", "unresolved": "nicht im Kontext", "entry": "gefunden",
+           "depth": "Tiefe", "pages": "Seiten", "tier": "Stufe", "collection": "Sammlung", "empty": "(keine Verweise)"},
+    "en": {"question": "Question", "followed": "followed", "skipped": "skipped", "primary": "Primary",
+           "secondary": "Secondary", "tertiary": "Tertiary", "unresolved": "not in the context", "entry": "found",
+           "depth": "depth", "pages": "pages", "tier": "tier", "collection": "collection", "empty": "(no references)"},
+}
+
+
+def _pick(table: dict[str, dict[str, str]], language: str) -> dict[str, str]:
+    return table["en" if language == "en" else "de"]
+
 
 def ui_text(language: str) -> dict[str, str]:
-    return _TEXT["en" if language == "en" else "de"]
+    """The workbench's texts."""
+    return _pick(UI, language)
+
+
+def report_labels(language: str) -> dict[str, str]:
+    """The report's headings, column names and the quality dimensions' names."""
+    return _pick(REPORT, language)
+
+
+def graph_text(language: str) -> dict[str, str]:
+    """The reference graph's labels and legend."""
+    return _pick(GRAPH, language)
 
 
 def column_headers(language: str) -> dict[str, str]:
     """Table column -> its header in the reader's language."""
-    text = ui_text(language)
-    return {key[4:]: value for key, value in text.items() if key.startswith("col_")}
+    return {key[4:]: value for key, value in ui_text(language).items() if key.startswith("col_")}
