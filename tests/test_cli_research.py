@@ -153,4 +153,4 @@ def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monke
     assert report["sources"] and all(s["page_number"] >= 1 and "#page=" in s["link"] for s in report["sources"])
     followed = [e for e in payload["reference_edges"] if e["decision"] == "followed"]
     assert followed
-    assert "followed" in (out / "graph.html").read_text(encoding="utf-8")
+    assert "\"label\": \"verfolgt\"" in (out / "graph.html").read_text(encoding="utf-8")

@@ -25,6 +25,7 @@ class AgentState(TypedDict, total=False):
     requested_language: str  # "de" or "en" chosen by the user; empty: the question's language decides
     hitl_active: bool
     hitl_iteration: int
+    hitl_understanding: str  # the current summary of what the question means, shown with each round
     iteration_queries: Annotated[list[list[str]], operator.add]
     query_retrieval: Annotated[list[dict], operator.add]  # VectorResult dicts, deduplicated across iterations
     retrieval_history: Annotated[list[dict], operator.add]  # per iteration: queries, chunk counts, dedup ratio, chunks

@@ -62,6 +62,7 @@ from rabbithole_lab.records import (
     TodoAdaptation,
     ToDoItem,
     TodoPlan,
+    VectorResult,
 )
 
 logger = logging.getLogger(__name__)
@@ -80,7 +81,10 @@ _TEXT = {
     "de": {
         "broader": "Anwendungsbereich Begriffsbestimmungen",
         "angle": "Pflichten Ausnahmen Fristen",
-        "q_gap": "Welche Aspekte von „{gap}“ sollen genauer untersucht werden?",
+        "q_gap": "Zu „{gap}“ steht in den gefundenen Stellen nichts. Was genau meinen Sie damit?",
+        "q_answer": "Zu Ihrer Antwort „{answer}“ wurden {provisions} gefunden. Trifft das Ihren Fall, oder fehlt etwas?",
+        "q_same_number": "{section} gibt es in {docs}: welches Regelwerk ist gemeint?",
+        "q_provisions": "Gefunden wurden {provisions}. Welche dieser Vorschriften betrifft Ihren Fall?",
         "q_entity": "Ist {entity} für Ihre Frage maßgeblich, oder sollen weitere Vorschriften einbezogen werden?",
         "q_scope": "Geht es um einen bestimmten Personenkreis, eine Tätigkeit oder eine Anlage?",
         "q_docs": "Soll sich die Recherche auf {docs} beschränken?",
@@ -129,7 +133,11 @@ _TEXT = {
     "en": {
         "broader": "scope definitions",
         "angle": "duties exceptions deadlines",
-        "q_gap": "Which aspects of “{gap}” should the research examine more closely?",
+        "q_gap": "The passages found say nothing about “{gap}”. What exactly do you mean by it?",
+        "q_answer": "For your answer “{answer}” the search found {provisions}. Does that match your case, or is "
+                    "something missing?",
+        "q_same_number": "{section} exists in {docs}: which of them do you mean?",
+        "q_provisions": "The search found {provisions}. Which of these applies to your case?",
         "q_entity": "Is {entity} the decisive source for your question, or should other rules be included?",
         "q_scope": "Is the question about a particular group of people, an activity or a facility?",
         "q_docs": "Should the research be limited to {docs}?",
@@ -280,17 +288,37 @@ class ExtractiveReasoner:
         return RetrievalAnalysis(key_concepts=covered or found, entities=entities, scope=scope,
                                  knowledge_gaps=gaps, coverage_score=round(coverage, 3))
 
-    def follow_up_questions(self, query, analysis, passages, language, count):
+    def follow_up_questions(self, query, analysis, passages, language, count, conversation=None):
+        """Questions built on this round: the user's last answer against what was found now, same-numbered
+        sections of different documents, the provisions found, the gaps; none asked before."""
         self._count()
         text = _t(language)
-        questions = [text["q_gap"].format(gap=gap) for gap in analysis.knowledge_gaps[:2]]
+        conversation = conversation or []
+        asked = {_normal_question(line) for turn in conversation if turn.get("role") == "assistant"
+                 for line in str(turn.get("content", "")).splitlines()}
+        answers = [str(turn["content"]) for turn in conversation if turn.get("role") == "user" and turn.get("content")]
+        found = _provisions(passages)
+        candidates = []
+        if answers and found:
+            candidates.append(text["q_answer"].format(answer=" ".join(answers[-1].split())[:80],
+                                                      provisions=", ".join(label for label, _ in found[:2])))
+        documents_of: dict[str, set[str]] = {}
+        for passage in passages:
+            if passage.section:
+                documents_of.setdefault(passage.section, set()).add(_doc_name(passage.doc))
+        candidates += [text["q_same_number"].format(section=section, docs=" / ".join(sorted(docs)))
+                       for section, docs in documents_of.items() if len(docs) > 1][:1]
+        if found:
+            candidates.append(text["q_provisions"].format(
+                provisions="; ".join(f"{label} ({title})" if title else label for label, title in found[:3])))
+        candidates += [text["q_gap"].format(gap=gap) for gap in analysis.knowledge_gaps[:3]]
         if analysis.entities:
-            questions.append(text["q_entity"].format(entity=analysis.entities[0]))
-        questions.append(text["q_scope"])
+            candidates.append(text["q_entity"].format(entity=analysis.entities[0]))
+        candidates.append(text["q_scope"])
         docs = sorted({p.doc for p in passages})
         if docs:
-            questions.append(text["q_docs"].format(docs=", ".join(docs[:3])))
-        return _unique(questions)[: max(2, count)]
+            candidates.append(text["q_docs"].format(docs=", ".join(docs[:3])))
+        return [q for q in _unique(candidates) if _normal_question(q) not in asked][: max(2, count)]
 
     def hitl_context_summary(self, query, conversation, concepts, language):
         self._count()
@@ -607,3 +635,24 @@ def _supported(sentence: str, cites: list[tuple[str, int]], by_page: dict[tuple[
             if len(words & stems(source)) / len(words) >= SUPPORT_OVERLAP:
                 return True
     return False
+
+
+def _normal_question(question: str) -> str:
+    return " ".join(re.sub(r"^\s*\d+[.)]\s*", "", question).lower().split())
+
+
+def _doc_name(doc: str) -> str:
+    return re.sub(r"\.(?:pdf|md|txt)$", "", doc, flags=re.IGNORECASE)
+
+
+def _provisions(passages: list[VectorResult]) -> list[tuple[str, str]]:
+    """("§ 12 QStrG", its title) for each distinct section of the passages, best first."""
+    out: dict[str, str] = {}
+    for passage in passages:
+        if not passage.section:
+            continue
+        label = f"{passage.section} {_doc_name(passage.doc)}"
+        heading = " ".join(passage.heading.split())
+        title = heading[len(passage.section):].strip(" .:-") if heading.startswith(passage.section) else heading
+        out.setdefault(label, title[:70])
+    return list(out.items())

@@ -271,9 +271,9 @@ class LLMReasoner:
                                                           passages=_passages(passages))
         return self._ask("analyze_retrieval", prompt, RetrievalAnalysis, RetrievalAnalysis(), language)
 
-    def follow_up_questions(self, query, analysis, passages, language, count):
+    def follow_up_questions(self, query, analysis, passages, language, count, conversation=None):
         prompt = prompts.FOLLOW_UP_QUESTIONS_PROMPT.format(
-            count=count, language=language_name(language), query=query,
+            count=count, language=language_name(language), query=query, dialogue=_dialogue(conversation or []) or "-",
             concepts=", ".join(analysis.key_concepts) or "-", gaps=", ".join(analysis.knowledge_gaps) or "-",
             context=_passages(passages, 4)[:3000])
         answer = self._ask("follow_up_questions", prompt, FollowUpQuestions, FollowUpQuestions(), language)

@@ -83,6 +83,7 @@ class HITLPanel:
         self.backend = backend
         self.text = ui_text("de")
         self.title = w.HTML()
+        self.previous = w.HTML()
         self.questions = w.HTML()
         self.coverage = w.HTML()
         self.answer_box = w.Textarea(placeholder=self.text["answer_placeholder"], layout=full_width())
@@ -91,7 +92,7 @@ class HITLPanel:
         self.history = w.Accordion(children=[])
         self.send.on_click(lambda _: self._reply(self.answer_box.value.strip()))
         self.end.on_click(lambda _: self._reply("/end"))
-        self.widget = w.VBox([self.title, self.questions, self.coverage, self.answer_box,
+        self.widget = w.VBox([self.title, self.previous, self.questions, self.coverage, self.answer_box,
                               w.HBox([self.send, self.end]), self.history],
                              layout=w.Layout(display="none"))
 
@@ -111,6 +112,13 @@ class HITLPanel:
         t = self.text
         self.widget.layout.display = "flex"
         self.title.value = f"<h3>{t['hitl_title']} · {t['round'].format(n=interrupt.get('iteration', 0) + 1)}</h3>"
+        previous = interrupt.get("previous_answer", "")
+        understanding = interrupt.get("understanding", "")
+        self.previous.value = "".join([
+            f"<div class='rh-previous-answer'><b>{html.escape(t['your_answer'])}:</b> {html.escape(previous)}</div>"
+            if previous else "",
+            f"<div class='rh-understanding'><b>{html.escape(t['understanding'])}:</b> {html.escape(understanding)} "
+            f"<i style='color:#666'>{html.escape(t['understanding_hint'])}</i></div>" if understanding else ""])
         self.questions.value = "<ol>" + "".join(f"<li>{html.escape(q)}</li>" for q in interrupt.get("questions", [])) \
             + "</ol>"
         gaps = ", ".join(html.escape(g) for g in interrupt.get("knowledge_gaps", [])) or t["none"]

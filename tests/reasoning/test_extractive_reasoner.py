@@ -159,3 +159,36 @@ def test_the_plan_adapts_by_rules_without_a_model(reasoner):
     assert "QStrV.pdf § 5" in change.add[0].reason
     assert len(reasoner.adapt_todo("Frage", tasks, "", [], [{"label": "§ 1 X", "via": "Y"}], ["Z"], [], 1, "de").add) == 1
     assert reasoner.adapt_todo("Frage", tasks, "", [], [{"label": "§ 1 X", "via": "Y"}], [], [], 0, "de").add == []
+
+
+def test_the_next_round_builds_on_the_answer_and_never_repeats_a_question(reasoner, demo_kb):
+    question = "Welche Grenzwerte gelten für beruflich exponierte Personen?"
+    passages = demo_kb.search(question, k=6)
+    analysis = reasoner.analyze_retrieval(question, passages, "de")
+    first = reasoner.follow_up_questions(question, analysis, passages, "de", 3)
+    # the provisions search found are named, with their titles: the user can say which applies
+    assert any("§ 12 QStrG" in q for q in first), first
+    conversation = [{"role": "assistant", "content": "\n".join(first)}, {"role": "user", "content": "nur Erwachsene"}]
+    second = reasoner.follow_up_questions(question, analysis, passages, "de", 3, conversation=conversation)
+    assert second and not set(first) & set(second)
+    assert any("„nur Erwachsene“" in q for q in second)  # the answer is taken up
+    conversation += [{"role": "assistant", "content": "\n".join(second)}, {"role": "user", "content": "ja"}]
+    third = reasoner.follow_up_questions(question, analysis, passages, "de", 3, conversation=conversation)
+    assert not (set(first) | set(second)) & set(third)
+
+
+def test_same_numbered_sections_of_two_documents_are_asked_about(reasoner, demo_kb):
+    passages = [hit for doc in ("QStrG.pdf", "QStrV.pdf") for hit in demo_kb.section_lookup(doc, "§ 1")]
+    assert {p.doc for p in passages} == {"QStrG.pdf", "QStrV.pdf"}
+    questions = reasoner.follow_up_questions("Was regelt § 1?", reasoner.analyze_retrieval("Was regelt § 1?", passages,
+                                                                                          "de"), passages, "de", 3)
+    assert "§ 1 gibt es in QStrG / QStrV: welches Regelwerk ist gemeint?" in questions
+
+
+def test_english_questions_get_english_follow_ups(reasoner, demo_kb):
+    question = "Which limits apply to occupationally exposed persons?"
+    passages = demo_kb.search(question, k=6)
+    questions = reasoner.follow_up_questions(question, reasoner.analyze_retrieval(question, passages, "en"),
+                                             passages, "en", 3)
+    assert questions and all(q.endswith("?") for q in questions)
+    assert not any(word in " ".join(questions) for word in ("Gefunden", "Welche", "gibt es", "Ihre"))

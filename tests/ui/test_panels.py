@@ -189,10 +189,17 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     assert backend.wait(120)
     assert bench.hitl.widget.layout.display == "flex" and bench.hitl.questions.value.count("<li>") >= 2
     assert len(bench.hitl.history.children) == 1
+    first_round = bench.hitl.questions.value
+    assert "So verstehe ich die Frage bisher" in bench.hitl.previous.value
     bench.hitl.answer_box.value = "Nur Erwachsene"
     bench.hitl.send.click()
     assert backend.wait(120)
     assert "Runde 2" in bench.hitl.title.value and len(bench.hitl.history.children) == 2
+    # round 2 shows the answer given and asks new questions built on it
+    assert "Ihre Antwort:</b> Nur Erwachsene" in bench.hitl.previous.value
+    asked_before = set(re.findall(r"<li>(.*?)</li>", first_round))
+    asked_now = set(re.findall(r"<li>(.*?)</li>", bench.hitl.questions.value))
+    assert asked_now and not asked_before & asked_now
     bench.hitl.end.click()
     assert backend.wait(120)
     assert bench.todo.widget.layout.display == "flex" and bench.hitl.widget.layout.display == "none"

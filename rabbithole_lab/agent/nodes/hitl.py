@@ -121,9 +121,20 @@ def make_hitl_nodes(services: Services) -> dict:
                                      scope=state.get("scope", ""), knowledge_gaps=state.get("knowledge_gaps", []),
                                      coverage_score=state.get("coverage_score", 0.0))
         count = settings.hitl.max_clarification_questions
-        questions = reasoner.follow_up_questions(state["query"], analysis, passages, language(state), count)
+        conversation = state.get("hitl_conversation_history", [])
+        asked = {" ".join(line.lower().split()) for turn in conversation if turn.get("role") == "assistant"
+                 for line in str(turn.get("content", "")).splitlines()}
+        questions = reasoner.follow_up_questions(state["query"], analysis, passages, language(state), count,
+                                                 conversation=conversation)
+        # a question is never asked twice, whatever the reasoner wrote
+        questions = [q for q in dict.fromkeys(q.strip() for q in questions if q.strip())
+                     if " ".join(q.lower().split()) not in asked][:count]
+        # what the research will take the question to mean so far: shown with the questions, so the user
+        # can correct it before ending the clarification
+        understanding = reasoner.hitl_context_summary(state["query"], conversation, state.get("key_concepts", []),
+                                                      language(state))
         turn = {"role": "assistant", "content": "\n".join(questions)}
-        return {"follow_up_questions": questions[:count],
+        return {"follow_up_questions": questions, "hitl_understanding": understanding,
                 "hitl_conversation_history": [turn]}
 
     def hitl_process_response(state: AgentState) -> dict:
@@ -136,6 +147,9 @@ def make_hitl_nodes(services: Services) -> dict:
             "coverage_score": state.get("coverage_score", 0.0),
             "knowledge_gaps": state.get("knowledge_gaps", []),
             "dedup_ratio": history.get("dedup_ratio", 0.0),
+            "previous_answer": next((turn["content"] for turn in reversed(state.get("hitl_conversation_history", []))
+                                     if turn.get("role") == "user"), ""),
+            "understanding": state.get("hitl_understanding", ""),
             "retrieval": history,
             "convergence": {"coverage": settings.hitl.convergence_coverage, "dedup": settings.hitl.convergence_dedup,
                             "max_gaps": settings.hitl.convergence_max_gaps},
