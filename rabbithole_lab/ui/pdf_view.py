@@ -88,7 +88,8 @@ class PdfPageView:
     def __init__(self, language: str = "de"):
         self.text = ui_text(language)
         self.title = w.HTML()
-        self.image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", border="1px solid #ccc"))
+        # no side margin or border on the image: with width 100% either would widen the panel past its column
+        self.image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", margin="2px 0"))
         self.previous = w.Button(description="◀", layout=w.Layout(width="3em"))
         self.next = w.Button(description="▶", layout=w.Layout(width="3em"))
         self.close = w.Button(description=self.text["close"], icon="times", layout=w.Layout(width="auto"))
@@ -102,7 +103,7 @@ class PdfPageView:
         self.label = ""
         self.widget = w.VBox([w.HBox([self.title, self.previous, self.next, self.close],
                                      layout=w.Layout(align_items="center", flex_flow="row wrap")), self.image],
-                             layout=w.Layout(display="none", flex="1 1 45%", min_width="0"))
+                             layout=w.Layout(display="none", flex="1 1 45%", min_width="0", border="1px solid #ccc"))
         self.widget.add_class("rh-pdf-view")
 
     def set_language(self, language: str) -> None:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import urllib.request
 import uuid
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +45,20 @@ def _run_all(page) -> None:
     raise AssertionError("Run All Cells did not start the notebook")
 
 
+def _clarification_questions(page) -> list[str]:
+    return [item.inner_text() for item in page.locator(".widget-html ol li").all() if item.is_visible()]
+
+
+def _panel_shot(page, name: str) -> None:
+    """A screenshot of the workbench panel holding `name`'s controls, beside the step screenshots."""
+    selectors = {"hitl": ".rh-previous-answer", "todo": "button:has-text('Genehmigen')", "results": ".rh-answer",
+                 "context": ".rh-graph-legend"}
+    panel = page.locator(selectors[name]).first.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
+    folder = ARTIFACTS / "panels"
+    folder.mkdir(parents=True, exist_ok=True)
+    panel.screenshot(path=str(folder / f"{name}.png"))
+
+
 def _kernels(lab) -> list[dict]:
     with urllib.request.urlopen(f"{lab['base']}/api/kernels?token={lab['token']}", timeout=5) as response:
         return json.loads(response.read())
@@ -72,17 +88,29 @@ def _research_run(jupyter_lab, page, shot) -> None:
     assert page.get_by_text("Abdeckung:").first.is_visible()
     shot("hitl_round_1")
 
+    first_questions = _clarification_questions(page)
+    assert page.locator(".rh-understanding").first.is_visible()  # how the question is understood, correctable
     page.get_by_placeholder("Ihre Antwort …").fill("Nur Erwachsene")
     page.locator("button", has_text="Senden").click()
     page.get_by_text("Klärung · Runde 2").wait_for(timeout=SLOW_MS)
     assert page.get_by_text(re.compile(r"Runde 2: \d+ neue Abschnitte, schon gefunden \d+%")).first.is_visible()
+    # the second round shows the answer given and asks different questions
+    assert "Ihre Antwort: Nur Erwachsene" in page.locator(".rh-previous-answer").first.inner_text()
+    second_questions = _clarification_questions(page)
+    assert second_questions and not set(first_questions) & set(second_questions)
+    _panel_shot(page, "hitl")
     shot("hitl_round_2")
 
     page.locator("button", has_text="/end").click()
     approve = page.locator("button", has_text="Genehmigen")
     approve.wait_for(timeout=SLOW_MS)
+    _panel_shot(page, "todo")
     shot("todo_list")
     approve.click()
+    approve.wait_for(state="hidden", timeout=30_000)  # a decided plan keeps no dead controls
+    # progress a person reads: the step in German with a spinner, a bar over the tasks
+    page.locator(".rh-step .fa-spin").first.wait_for(timeout=60_000)
+    assert not re.search(r"[a-z]+_[a-z]+", page.locator(".rh-progress").first.inner_text())
 
     page.get_by_text("Fertig.").wait_for(timeout=SLOW_MS)
     answer = page.locator(".rh-answer").first
@@ -106,14 +134,34 @@ def _research_run(jupyter_lab, page, shot) -> None:
     assert box["x"] > answer_box["x"] + answer_box["width"] / 2  # beside the answer, not below it
     viewer.scroll_into_view_if_needed()
     shot("citation_opened")
+    _panel_shot(page, "results")
     tiers = page.locator("table.rh-tier-table").first
     tiers.scroll_into_view_if_needed()
     assert tiers.is_visible()
+    assert ">Auszug</th>" in tiers.inner_html() and "cited_by" not in tiers.inner_html()
     shot("tier_tables")
+    # nothing in the workbench is wider than the notebook: no scrollbar under a panel
+    overflowing = page.evaluate("""() => [...document.querySelectorAll('.jp-OutputArea-output .widget-vbox')]
+        .filter(el => el.offsetParent && el.scrollWidth > el.clientWidth + 1)
+        .map(el => el.className + ' ' + el.scrollWidth + '>' + el.clientWidth + ' ' + el.innerText.slice(0, 60))""")
+    assert overflowing == []
+    assert page.evaluate("""() => [...document.querySelectorAll('.jupyter-widgets button')]
+        .filter(b => b.offsetParent && b.scrollWidth > b.clientWidth + 1).map(b => b.textContent)""") == []
+    # "Bericht speichern" writes the report folder and says where
+    page.locator("button", has_text="Bericht speichern").click()
+    saved = page.get_by_text(re.compile(r"Bericht gespeichert in "))
+    saved.wait_for(timeout=60_000)
+    folder = Path(saved.inner_text().split("Bericht gespeichert in ", 1)[1].strip())
+    try:
+        assert {"report.md", "report.html", "report.json", "graph.html"} <= {p.name for p in folder.iterdir()}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     graph = page.locator("iframe.rh-graph").first
     graph.scroll_into_view_if_needed()
     assert graph.is_visible()
     page.frame_locator("iframe.rh-graph").first.locator("canvas").first.wait_for(timeout=60_000)
+    assert page.locator(".rh-graph-legend").first.is_visible()
+    _panel_shot(page, "context")
     shot("graph")
 
     before = len(_kernels(jupyter_lab))
