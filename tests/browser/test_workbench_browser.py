@@ -33,7 +33,10 @@ def _open_notebook(page, lab, path: str) -> None:
 
 def _run_all(page) -> None:
     """Run > Run All Cells, retried until a cell prompt shows that execution started."""
-    started = "() => [...document.querySelectorAll('.jp-InputArea-prompt')].some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"
+    # every code cell queued or run: one started cell is not enough (a Run All right after the kernel came
+    # up has been seen to run only the first cell)
+    started = ("() => { const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];"
+               " return prompts.length > 0 && prompts.every(p => /\\[(\\*|\\d+)\\]/.test(p.textContent)); }")
     for _ in range(3):
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
         page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
@@ -192,3 +195,43 @@ def test_executed_report_notebook_shows_the_graph(jupyter_lab, page, tmp_path):
     page.frame_locator("iframe.rh-graph").first.locator("canvas").first.wait_for(timeout=60_000)
     assert frame.is_visible()
     shot("report_graph")
+
+
+GERMAN_UI_WORDS = ["Sammlung", "Stopp", "Sitzungen", "Fortsetzen", "Protokoll", "Kernel beenden", "Senden", "Sprache",
+                   "Klärung", "Bericht speichern", "Genehmigen", "Hinzufügen", "Ergebnis", "Quellen", "Kernaussagen",
+                   "Qualität", "Kontext nach Stufen", "Verweisgraph", "Primär", "verfolgt", "Auszug", "Aufgabe",
+                   "Fertig", "Runde"]
+# the workbench's own labels: buttons, headings, tabs, expanders, dropdowns, table headers, legend, progress
+_UI_TEXT_JS = """() => [...document.querySelectorAll(
+    '.jp-OutputArea-output button, .jp-OutputArea-output .widget-label, .jp-OutputArea-output h3, '
+    + '.jp-OutputArea-output h4, .jp-OutputArea-output .lm-TabBar-tabLabel, '
+    + '.jp-OutputArea-output .jupyter-widget-Collapse-header, .jp-OutputArea-output select option, '
+    + '.jp-OutputArea-output th, .jp-OutputArea-output .rh-graph-legend, .jp-OutputArea-output .rh-progress, '
+    + '.jp-OutputArea-output .rh-understanding b, .jp-OutputArea-output .rh-sources a')]
+    .map(el => el.textContent).join(' | ')"""
+
+
+def test_an_english_run_shows_no_german_ui_text(jupyter_lab, page):
+    shot = Shots(page, ARTIFACTS / "workbench_english")
+    try:
+        _open_notebook(page, jupyter_lab, "notebooks/research.ipynb")
+        _run_all(page)
+        question = page.get_by_placeholder("Ihre Forschungsfrage …")
+        question.wait_for(timeout=SLOW_MS)
+        question.fill("Which limits apply to occupationally exposed persons for quantum radiation?")
+        page.locator("button", has_text=re.compile(r"^\s*Start\s*$")).click()
+        page.get_by_text("Clarification · Round 1").wait_for(timeout=SLOW_MS)
+        shot("clarification")
+        page.locator("button", has_text="/end").click()
+        approve = page.locator("button", has_text="Approve")
+        approve.wait_for(timeout=SLOW_MS)
+        approve.click()
+        page.get_by_text("Done.").wait_for(timeout=SLOW_MS)
+        page.locator(".rh-graph-legend").first.scroll_into_view_if_needed()
+        shot("done")
+        labels = page.evaluate(_UI_TEXT_JS)
+        assert "Save report" in labels and "Sources" in labels and "Collection" in labels
+        assert [word for word in GERMAN_UI_WORDS if word in labels] == [], labels
+    except Exception:
+        shot("failure")
+        raise
