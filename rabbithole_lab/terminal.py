@@ -6,20 +6,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-_TEXT = {
-    "de": {"round": "Klärungsrunde {n}", "coverage": "Abdeckung {c:.0%}, Wissenslücken: {g}",
-           "retrieved": "Suche: {q} -> {k} neue Abschnitte (Anteil neu {d:.0%})",
-           "prompt": "Ihre Antwort (/end beendet die Klärung): ",
-           "todo": "Vorgeschlagene Aufgaben:",
-           "todo_help": "Enter = genehmigen · -N = Aufgabe N entfernen · e N Text = bearbeiten · + Text = hinzufügen",
-           "todo_prompt": "> ", "none": "keine", "no_input": "(keine Eingabe: {d})"},
-    "en": {"round": "Clarification round {n}", "coverage": "coverage {c:.0%}, knowledge gaps: {g}",
-           "retrieved": "search: {q} -> {k} new passages (share new {d:.0%})",
-           "prompt": "Your answer (/end finishes the clarification): ",
-           "todo": "Proposed tasks:",
-           "todo_help": "Enter = approve · -N = remove task N · e N text = edit · + text = add",
-           "todo_prompt": "> ", "none": "none", "no_input": "(no input: {d})"},
-}
+from rabbithole_lab.messages import terminal_text
 
 
 class TerminalAnswers:
@@ -37,7 +24,7 @@ class TerminalAnswers:
             return default
 
     def __call__(self, interrupt: dict) -> Any:
-        text = _TEXT["en" if interrupt.get("language") == "en" else "de"]
+        text = terminal_text(interrupt.get("language", "de"))
         if interrupt.get("type") == "todo_approval":
             return self._todo(interrupt, text)
         print(f"\n== {text['round'].format(n=interrupt.get('iteration', 0) + 1)} ==", file=self.out)

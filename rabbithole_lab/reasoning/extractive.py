@@ -18,6 +18,7 @@ import numpy as np
 
 from rabbithole_lab.kb.query import german_terms, glossary
 from rabbithole_lab.language import detect_language
+from rabbithole_lab.messages import reasoner_text
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, keyword_overlap, vector_score
@@ -77,116 +78,10 @@ MMR_LAMBDA = 0.7
 SUPPORT_OVERLAP = 0.6
 ON_TOPIC_OVERLAP = 0.3
 
-_TEXT = {
-    "de": {
-        "broader": "Anwendungsbereich Begriffsbestimmungen",
-        "angle": "Pflichten Ausnahmen Fristen",
-        "q_gap": "Zu „{gap}“ steht in den gefundenen Stellen nichts. Was genau meinen Sie damit?",
-        "q_answer": "Zu Ihrer Antwort „{answer}“ wurden {provisions} gefunden. Trifft das Ihren Fall, oder fehlt etwas?",
-        "q_same_number": "{section} gibt es in {docs}: welches Regelwerk ist gemeint?",
-        "q_provisions": "Gefunden wurden {provisions}. Welche dieser Vorschriften betrifft Ihren Fall?",
-        "q_entity": "Ist {entity} für Ihre Frage maßgeblich, oder sollen weitere Vorschriften einbezogen werden?",
-        "q_scope": "Geht es um einen bestimmten Personenkreis, eine Tätigkeit oder eine Anlage?",
-        "q_docs": "Soll sich die Recherche auf {docs} beschränken?",
-        "scope": "{count} Abschnitte aus {docs}",
-        "summary": "Ausgangsfrage: {query} Präzisierungen des Nutzers: {answers}. Schwerpunkte: {concepts}.",
-        "none": "keine",
-        "tasks": [
-            ("Einschlägige Vorschriften und Fundstellen zu {focus} ermitteln",
-             "Grundlage der Antwort: welche Abschnitte regeln das Thema"),
-            ("Konkrete Grenzwerte, Zahlenangaben und Fristen zu {focus} zusammenstellen",
-             "Die Frage verlangt belastbare Werte mit Fundstelle"),
-            ("Pflichten, Zuständigkeiten und Voraussetzungen zu {focus} klären",
-             "Wer muss was unter welchen Bedingungen tun"),
-            ("Ausnahmen, Sonderfälle und Verweise auf andere Vorschriften zu {focus} prüfen",
-             "Verweise führen oft zur eigentlichen Regelung"),
-        ],
-        "refinement_task": "Präzisierung des Nutzers prüfen: {answer}",
-        "refinement_context": "Vom Nutzer im Dialog genannt",
-        "task_answered": "Die Fundstellen enthalten alle Begriffe der Aufgabe.",
-        "task_missing": "Nicht in den Fundstellen: {missing}.",
-        "task_nothing": "Keine Fundstelle zur Aufgabe.",
-        "task_provision": "Was regelt {provision}?",
-        "why_provision": "Durch einen Verweis erreicht ({via}), von keiner Aufgabe abgedeckt",
-        "why_gap": "Wissenslücke aus der Klärung, noch offen",
-        "why_saturated": "Die Suche zu dieser Aufgabe findet nur, was schon im Kontext ist",
-        "assessment": "{kept} von {total} Fundstellen tragen zur Aufgabe bei (mittlere Relevanz {score:.2f}).",
-        "relevance": "Vektorähnlichkeit {vector:.2f}, Schlüsselwortüberdeckung {overlap:.2f}{inherited}",
-        "inherited": ", über einen Verweis erreicht ({score:.2f})",
-        "intro": "Antwort auf die Frage „{anchor}“ aus den Dokumenten (wörtliche Auszüge mit Fundstelle):",
-        "chain": "**{source}** verweist auf **{target}**:",
-        "details": "Weitere Einzelheiten:",
-        "no_answer": "Die durchsuchten Dokumente enthalten keine Passage, die die Frage „{anchor}“ beantwortet.",
-        "issue_citation": "{count} Zitate stehen nicht auf der angegebenen Seite",
-        "issue_entry": "Die maßgebliche Vorschrift {provision} wird nicht zitiert",
-        "issue_followed": "{provision} verweist auf {target}; die Antwort zitiert es nicht",
-        "issue_fragments": "{count} Zitate sind keine ganzen Sätze",
-        "issue_support": "{count} Aussagen werden von der zitierten Quelle nicht gestützt",
-        "issue_relevance": "Die Antwort greift die Frage nur teilweise auf (Überdeckung {score:.2f})",
-        "issue_structure": "Zu wenige belegte Aussagen für eine vollständige Antwort",
-        "issue_duplicates": "{count} doppelte Aussagen",
-        "issue_language": "Teile der Antwort sind nicht auf Deutsch (wörtliche Zitate der Quellen)",
-        "remedy": "Nur Sätze mit gestützter Quellenangabe verwenden; stärker auf die Frage fokussieren; "
-                  "Wiederholungen entfernen",
-        "no_remedy": "Eine Überarbeitung behebt die gefundenen Probleme nicht",
-    },
-    "en": {
-        "broader": "scope definitions",
-        "angle": "duties exceptions deadlines",
-        "q_gap": "The passages found say nothing about “{gap}”. What exactly do you mean by it?",
-        "q_answer": "For your answer “{answer}” the search found {provisions}. Does that match your case, or is "
-                    "something missing?",
-        "q_same_number": "{section} exists in {docs}: which of them do you mean?",
-        "q_provisions": "The search found {provisions}. Which of these applies to your case?",
-        "q_entity": "Is {entity} the decisive source for your question, or should other rules be included?",
-        "q_scope": "Is the question about a particular group of people, an activity or a facility?",
-        "q_docs": "Should the research be limited to {docs}?",
-        "scope": "{count} sections from {docs}",
-        "summary": "Original question: {query} User's clarifications: {answers}. Focus: {concepts}.",
-        "none": "none",
-        "tasks": [
-            ("Identify the applicable rules and sections on {focus}", "Basis of the answer: which sections govern it"),
-            ("Collect the concrete limits, figures and deadlines on {focus}",
-             "The question needs verifiable values with their source"),
-            ("Clarify duties, responsibilities and conditions regarding {focus}",
-             "Who must do what under which conditions"),
-            ("Check exceptions, special cases and references to other documents on {focus}",
-             "References often lead to the actual rule"),
-        ],
-        "refinement_task": "Check the user's clarification: {answer}",
-        "refinement_context": "Named by the user in the dialogue",
-        "task_answered": "The passages hold every term of the task.",
-        "task_missing": "Not in the passages: {missing}.",
-        "task_nothing": "No passage for the task.",
-        "task_provision": "What does {provision} provide?",
-        "why_provision": "Reached through a reference ({via}) that no task covers",
-        "why_gap": "Knowledge gap from the clarification, still open",
-        "why_saturated": "Searching for this task finds only what the context holds already",
-        "assessment": "{kept} of {total} passages contribute to the task (mean relevance {score:.2f}).",
-        "relevance": "vector similarity {vector:.2f}, keyword overlap {overlap:.2f}{inherited}",
-        "inherited": ", reached through a reference ({score:.2f})",
-        "intro": "Answer to “{anchor}” from the documents (verbatim extracts with their source; quotes stay in the "
-                 "documents' language):",
-        "chain": "**{source}** refers to **{target}**:",
-        "details": "Further details:",
-        "no_answer": "The searched documents contain no passage that answers “{anchor}”.",
-        "issue_citation": "{count} quotations are not on the cited page",
-        "issue_entry": "The decisive provision {provision} is not quoted",
-        "issue_followed": "{provision} refers to {target}; the answer does not quote it",
-        "issue_fragments": "{count} quotations are not whole sentences",
-        "issue_support": "{count} statements are not supported by the cited source",
-        "issue_relevance": "The answer addresses the question only partly (overlap {score:.2f})",
-        "issue_structure": "Too few supported statements for a complete answer",
-        "issue_duplicates": "{count} duplicated statements",
-        "issue_language": "Parts of the answer are not in English (verbatim quotes from the sources)",
-        "remedy": "Use only sentences whose citation supports them; focus on the question; remove repetitions",
-        "no_remedy": "A rewrite would not fix the issues found",
-    },
-}
 
 
 def _t(language: str) -> dict:
-    return _TEXT["en" if language == "en" else "de"]
+    return reasoner_text(language)
 
 
 class ExtractiveReasoner:
