@@ -8,6 +8,7 @@ hybrid search latency in process (p50/p95) and the wall time of a `rabbithole se
 Usage:
 
     .venv/bin/python bench/scale.py [--pages 10000] [--work /tmp/scale-bench] [--keep]
+    .venv/bin/python bench/scale.py --reuse --work /tmp/scale-bench   # search only, on a kept index
 
 The text is generated from a small vocabulary written for this benchmark; it is no law.
 """
@@ -106,6 +107,45 @@ def _queries(rng: random.Random, count: int) -> list[str]:
     return queries
 
 
+def _search_numbers(kb_dir: Path, db: Path, settings, embedder) -> dict:
+    """Hybrid search latency in process (after one warm-up search that opens the index) and the wall time
+    of a `rabbithole search` command on the same index."""
+    from rabbithole_lab.kb.factory import open_knowledge_base
+
+    started = time.perf_counter()
+    kb = open_knowledge_base(settings, kb_dir, db, embedder=embedder)
+    kb.search("Aufsicht der Behörde", k=10)  # opening the index (search files, BM25) is not query work
+    open_s = time.perf_counter() - started
+    rng = random.Random(11)
+    latencies = []
+    for query in _queries(rng, 100):
+        started = time.perf_counter()
+        kb.search(query, k=10)
+        latencies.append((time.perf_counter() - started) * 1000)
+    cli = Path(sys.executable).with_name("rabbithole")
+    started = time.perf_counter()
+    done = subprocess.run([str(cli), "--env-file", "none", "search", "Prüfung der Anlage durch die Behörde", "--kb",
+                           str(kb_dir), "--db", str(db), "--k", "5"], capture_output=True, text=True)
+    return {"open_index_s": round(open_s, 2), "search_p50_ms": round(statistics.median(latencies), 1),
+            "search_p95_ms": round(statistics.quantiles(latencies, n=20)[18], 1),
+            "cli_search_s": round(time.perf_counter() - started, 2), "cli_search_rc": done.returncode}
+
+
+def measure_search(work: Path) -> None:
+    from rabbithole_lab.kb.factory import shared_embedder
+    from rabbithole_lab.settings import load_settings
+
+    kb_dir, db = work / "kb", work / "db"
+    if not db.is_dir():
+        raise SystemExit(f"no kept index in {db}: run with --keep first")
+    settings = load_settings(env_file=None)
+    embedder = shared_embedder(settings)
+    result = {"reused_index": str(db), **_search_numbers(kb_dir, db, settings, embedder),
+              "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+              "machine": f"{platform.machine()} cpus={os.cpu_count()}", "date": time.strftime("%Y-%m-%d")}
+    print(json.dumps(result, indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--pages", type=int, default=10_000)
@@ -113,9 +153,14 @@ def main() -> None:
     parser.add_argument("--work", default="/tmp/scale-bench", help="folder for the generated corpus and its index")
     parser.add_argument("--keep", action="store_true", help="keep the generated corpus and index")
     parser.add_argument("--raw-sample", type=int, default=3000, help="chunks embedded raw for the throughput ratio")
+    parser.add_argument("--reuse", action="store_true",
+                        help="measure search only, in a fresh process, on the index a --keep run left in --work")
     args = parser.parse_args()
+    if args.reuse:
+        measure_search(Path(args.work))
+        return
 
-    from rabbithole_lab.kb.factory import open_index, open_knowledge_base, shared_embedder
+    from rabbithole_lab.kb.factory import open_index, shared_embedder
     from rabbithole_lab.kb.ingest import ingest
     from rabbithole_lab.settings import load_settings
 
@@ -142,21 +187,7 @@ def main() -> None:
     embedder.embed_documents(sample)
     raw_chunks_per_s = len(sample) / (time.perf_counter() - started)
 
-    kb = open_knowledge_base(settings, kb_dir, db, embedder=embedder)
-    rng = random.Random(11)
-    kb.search("Aufsicht der Behörde", k=10)  # BM25 and collection loads are not query work
-    latencies = []
-    for query in _queries(rng, 100):
-        started = time.perf_counter()
-        kb.search(query, k=10)
-        latencies.append((time.perf_counter() - started) * 1000)
-
-    cli = Path(sys.executable).with_name("rabbithole")
-    started = time.perf_counter()
-    done = subprocess.run([str(cli), "--env-file", "none", "search", "Prüfung der Anlage durch die Behörde", "--kb",
-                           str(kb_dir), "--db", str(db), "--k", "5"], capture_output=True, text=True)
-    cli_search_s = time.perf_counter() - started
-
+    search = _search_numbers(kb_dir, db, settings, embedder)
     result = {
         "pages": pages, "laws": args.laws, "chunks": chunks, "generate_s": round(generate_s, 1),
         "ingest_s": round(ingest_s, 1), "ingest_chunks_per_s": round(chunks / ingest_s, 1),
@@ -164,9 +195,7 @@ def main() -> None:
         "ingest_vs_raw_embedder": round((chunks / ingest_s) / raw_chunks_per_s, 3),
         "peak_rss_mb_ingest": round(ingest_rss_mb, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "search_p50_ms": round(statistics.median(latencies), 1),
-        "search_p95_ms": round(statistics.quantiles(latencies, n=20)[18], 1),
-        "cli_search_s": round(cli_search_s, 2), "cli_search_rc": done.returncode,
+        **search,
         "machine": f"{platform.machine()} cpus={os.cpu_count()}", "date": time.strftime("%Y-%m-%d"),
     }
     print(json.dumps(result, indent=1))
