@@ -4,7 +4,8 @@ field names never reach the reader, each has its label here.
 
 Sections: UI (workbench panels, progress, page viewer, table headers), REPORT (report.md/html and the
 answer's labels), GRAPH (the reference graph and its legend), REASONER (what the extractive reasoner
-writes: answer framing, clarification questions, tasks, assessments), TERMINAL (the CLI's dialogue).
+writes: answer framing, clarification questions, tasks, assessments), TERMINAL (the CLI's dialogue), RUN
+(progress lines, warnings, errors, why a reference was not followed).
 """
 
 from __future__ import annotations
@@ -261,6 +262,45 @@ TERMINAL = {
 }
 
 
+# what a run reports while it works (progress lines, warnings, errors) and why a reference was not followed
+RUN = {
+    "de": {
+        "task_progress": "Aufgabe {n}/{total}: {task}", "nothing_new": "Die Suche findet nichts Neues.",
+        "round_line": "  Durchgang {n}: {reason}",
+        "drift": "{share:.0%} des gesammelten Kontexts passt nicht zur Frage und wurde vor der Synthese entfernt",
+        "original_question": "Ursprüngliche Frage", "dialogue_query": "Forschungsquery aus dem Dialog",
+        "all_removed": "Alle Aufgaben wurden entfernt; die ursprüngliche Frage wird bearbeitet",
+        "task_added": "Aufgabe hinzugefügt: {task} ({reason})", "task_closed": "Aufgabe vorzeitig erledigt: {task} ({reason})",
+        "llm_unreachable": "Das Sprachmodell ist nicht erreichbar ({error}). Der Fortschritt ist gespeichert; "
+                           "starten Sie Ollama und setzen Sie die Sitzung fort.",
+        "step_failed": "Schritt '{node}' ist fehlgeschlagen: {error}",
+        "already_visited": "bereits besucht", "cites_context": "zitiert eine Fundstelle im Kontext",
+        "already_in_context": "bereits im Kontext", "already_followed": "bereits verfolgt",
+        "chunk_limit": "Limit je Abschnitt erreicht",
+        "quote_figure": "enthält einen Grenzwert oder eine Zahlenangabe",
+        "quote_duty": "legt eine Pflicht oder Erlaubnis fest", "quote_definition": "enthält eine Begriffsbestimmung",
+        "page_short": "S.",
+    },
+    "en": {
+        "task_progress": "Task {n}/{total}: {task}", "nothing_new": "The search finds nothing new.",
+        "round_line": "  Round {n}: {reason}",
+        "drift": "{share:.0%} of the gathered context does not fit the question and was removed before synthesis",
+        "original_question": "Original question", "dialogue_query": "Research query from the dialogue",
+        "all_removed": "All tasks were removed; researching the original question",
+        "task_added": "Task added: {task} ({reason})", "task_closed": "Task closed early: {task} ({reason})",
+        "llm_unreachable": "The language model cannot be reached ({error}). Progress is saved; start Ollama and "
+                           "resume the session.",
+        "step_failed": "Step '{node}' failed: {error}",
+        "already_visited": "already visited", "cites_context": "cites a passage in the context",
+        "already_in_context": "already in the context", "already_followed": "already followed",
+        "chunk_limit": "per-chunk limit reached",
+        "quote_figure": "states a limit or a figure", "quote_duty": "states a duty or permission",
+        "quote_definition": "contains a definition",
+        "page_short": "p.",
+    },
+}
+
+
 def _pick(table: dict[str, dict[str, str]], language: str) -> dict[str, str]:
     return table["en" if language == "en" else "de"]
 
@@ -293,3 +333,8 @@ def reasoner_text(language: str) -> dict:
 def terminal_text(language: str) -> dict[str, str]:
     """The CLI's clarification and approval dialogue."""
     return _pick(TERMINAL, language)
+
+
+def run_text(language: str) -> dict[str, str]:
+    """Progress lines, warnings, errors and reference decisions of a run."""
+    return _pick(RUN, language)

@@ -32,6 +32,7 @@ from rabbithole_lab.agent.routing import (
 )
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -39,13 +40,10 @@ logger = logging.getLogger(__name__)
 
 def user_message(node: str, exc: Exception, language: str) -> str:
     """A readable error for the UI/CLI; the technical detail stays in the log."""
+    said = run_text(language)
     if isinstance(exc, ReasonerUnavailableError):
-        return (f"Das Sprachmodell ist nicht erreichbar ({exc}). Der Fortschritt ist gespeichert; "
-                f"starten Sie Ollama und setzen Sie die Sitzung fort." if language == "de" else
-                f"The language model cannot be reached ({exc}). Progress is saved; start Ollama and resume "
-                f"the session.")
-    return (f"Schritt '{node}' ist fehlgeschlagen: {exc}" if language == "de"
-            else f"Step '{node}' failed: {exc}")
+        return said["llm_unreachable"].format(error=exc)
+    return said["step_failed"].format(node=node, error=exc)
 
 
 def _guarded(name: str, node: Callable[[AgentState], dict], services: Services) -> Callable[[AgentState], dict]:

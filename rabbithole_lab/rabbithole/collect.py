@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.rank import new_terms_share
@@ -100,7 +101,7 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
                                           else "URL recorded, never fetched", Resolution("external")))
                 continue
             if reference.key in visited:
-                edges.append(skipped_edge(citer, reference, "bereits besucht" if german else "already visited"))
+                edges.append(skipped_edge(citer, reference, run_text("de" if german else "en")["already_visited"]))
                 continue
             if reference.version:
                 edges.append(skipped_edge(citer, reference, f"frühere Fassung ({reference.version})" if german

@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 
 from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.collect import (
     Detect,
@@ -125,7 +126,7 @@ class RabbitholeFollower:
             edges.append(ReferenceEdge(
                 from_chunk=citer.chunk_id, to_chunks=[cited.chunk_id], type=reference.type, target=reference.target,
                 depth=1, decision="followed",
-                reason="zitiert eine Fundstelle im Kontext" if german else "cites a passage in the context",
+                reason=run_text("de" if german else "en")["cites_context"],
                 resolution="cited_by", score=round(citer.own_relevance, 4), from_doc=citer.result.doc,
                 from_section=citer.result.section, to_docs=[cited.result.doc], to_sections=[cited.result.section]))
         return edges
@@ -161,7 +162,7 @@ class RabbitholeFollower:
                 item.reference.key, item.citer.chunk_id, item.resolution.doc)
             targets = [t for t in item.targets if pool.holder(t) is None]
             if not reason and not targets and not item.holders:
-                reason = "bereits im Kontext" if german else "already in the context"
+                reason = run_text(language)["already_in_context"]
             if reason:
                 trail.edges.append(skipped_edge(item.citer, item.reference, reason, item.resolution, verdict.score))
                 continue

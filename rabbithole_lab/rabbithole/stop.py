@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.candidates import estimate_tokens
 from rabbithole_lab.records import VectorResult
 from rabbithole_lab.settings import ReferenceSettings
@@ -29,8 +30,8 @@ class StopPolicy:
     _followed_from: Counter[str] = field(default_factory=Counter)  # citing chunk -> references followed
     _first_relevances: list[float] = field(default_factory=list)
 
-    def _say(self, german: str, english: str) -> str:
-        return german if self.german else english
+    def _say(self, key: str) -> str:
+        return run_text("de" if self.german else "en")[key]
 
     def note(self, reason: str) -> None:
         if reason not in self.reasons:
@@ -43,11 +44,11 @@ class StopPolicy:
     def skip_reason(self, reference_key: str, citer_chunk: str, target_doc: str | None) -> str:
         """Why this reference is not followed, or "" when it may be."""
         if reference_key in self.visited:
-            return self._say("bereits verfolgt", "already followed")
+            return self._say("already_followed")
         if self.stopped:
             return self.stopped
         if self._followed_from[citer_chunk] >= self.settings.max_follow_per_chunk:
-            return self._say("Limit je Abschnitt erreicht", "per-chunk limit reached")
+            return self._say("chunk_limit")
         if target_doc and self._followed_into[target_doc] >= self.settings.convergence_same_doc_threshold:
             reason = f"convergence: {target_doc}"
             self.note(reason)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from rabbithole_lab.kb.lexical import analyze, compound_parts
+from rabbithole_lab.messages import run_text
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a-z]\)|[-•])\s)")
 _ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
@@ -111,13 +112,12 @@ def has_figure(sentence: str) -> bool:
 
 def quote_reason(sentence: str, language: str) -> str | None:
     """Why a sentence must be kept verbatim, or None when it is ordinary prose."""
-    german = language == "de"
     if has_figure(sentence):
-        return "enthält einen Grenzwert oder eine Zahlenangabe" if german else "states a limit or a figure"
+        return run_text(language)["quote_figure"]
     if _DUTY.search(sentence):
-        return "legt eine Pflicht oder Erlaubnis fest" if german else "states a duty or permission"
+        return run_text(language)["quote_duty"]
     if _DEFINITION.search(sentence):
-        return "enthält eine Begriffsbestimmung" if german else "contains a definition"
+        return run_text(language)["quote_definition"]
     return None
 
 

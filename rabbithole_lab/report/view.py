@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rabbithole_lab.messages import report_labels
+from rabbithole_lab.messages import report_labels, run_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.sources import page_link
 
@@ -142,7 +142,7 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         language=language,
         t=t,
         query=report.query,
-        answer=_answer_lines(report.answer, link_of, "S." if language == "de" else "p."),
+        answer=_answer_lines(report.answer, link_of, run_text(language)["page_short"]),
         findings=[(finding.claim, [Link(f"{s.doc_id}, {t['page']} {s.page_number}", s.link) for s in finding.sources])
                   for finding in report.findings],
         quality_score=report.quality_score,

@@ -44,10 +44,6 @@ def tier_chunks(state: AgentState, tier: str) -> list[ChunkWithInfo]:
             for entry in state.get(f"{tier}_context", [])]
 
 
-def localized(state: AgentState, german: str, english: str) -> str:
-    return english if language(state) == "en" else german
-
-
 # who hears how far a long step inside a node is (the session running the graph sets it)
 STEP_LISTENER: ContextVar[Callable[[dict], None] | None] = ContextVar("rabbithole_step_listener", default=None)
 

@@ -6,9 +6,10 @@ import logging
 
 from langgraph.types import interrupt
 
-from rabbithole_lab.agent.nodes.common import anchor, chunk_key, language, localized
+from rabbithole_lab.agent.nodes.common import anchor, chunk_key, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.records import ToDoItem, ToDoList
 
@@ -71,10 +72,10 @@ def make_planning_nodes(services: Services) -> dict:
                                       state.get("research_queries", []), state.get("key_concepts", []), lang, count)
         todo = ToDoList(max_items=settings.todo.max_items)
         todo.items.append(ToDoItem(id=0, task=state["query"],
-                                   context=localized(state, "Ursprüngliche Frage", "Original question")))
+                                   context=run_text(language(state))["original_question"]))
         seen = {state["query"].lower()}
         tasks = [(t.task, t.context) for t in plan.tasks]
-        tasks += [(q, localized(state, "Forschungsquery aus dem Dialog", "Research query from the dialogue"))
+        tasks += [(q, run_text(language(state))["dialogue_query"])
                   for q in state.get("research_queries", [])]
         planned = 0
         for task, context in tasks:
@@ -96,8 +97,7 @@ def make_planning_nodes(services: Services) -> dict:
         todo = ToDoList.model_validate(state["todo_list"])
         todo, warnings = apply_todo_decision(todo, state.get("todo_decision") or {})
         if not todo.items:
-            warnings.append(localized(state, "Alle Aufgaben wurden entfernt; die ursprüngliche Frage wird bearbeitet",
-                                      "All tasks were removed; researching the original question"))
+            warnings.append(run_text(language(state))["all_removed"])
             todo.items.append(ToDoItem(id=0, task=state["query"]))
         first = todo.get_next_task()
         return {"todo_list": todo.model_dump(), "todo_approved": True, "phase": "research",
@@ -157,10 +157,9 @@ def make_planning_nodes(services: Services) -> dict:
         if not closed and not added:
             return {}
         next_task = todo.get_next_task()
-        messages = [localized(state, f"Aufgabe hinzugefügt: {a['task']} ({a['reason']})",
-                              f"Task added: {a['task']} ({a['reason']})") for a in added]
-        messages += [localized(state, f"Aufgabe vorzeitig erledigt: {c['task']} ({c['reason']})",
-                               f"Task closed early: {c['task']} ({c['reason']})") for c in closed]
+        said = run_text(language(state))
+        messages = [said["task_added"].format(task=a["task"], reason=a["reason"]) for a in added]
+        messages += [said["task_closed"].format(task=c["task"], reason=c["reason"]) for c in closed]
         return {"todo_list": todo.model_dump(), "current_task_id": next_task.id if next_task else None,
                 "todo_changes": [{"after_task": last["task_id"], "added": added, "closed": closed}],
                 "messages": messages}

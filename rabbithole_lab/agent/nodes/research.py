@@ -12,11 +12,11 @@ from rabbithole_lab.agent.nodes.common import (
     chunk_key,
     concurrent_map,
     language,
-    localized,
     step_reporter,
 )
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.engine import admit
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
 from rabbithole_lab.records import (
@@ -71,8 +71,8 @@ def make_research_nodes(services: Services) -> dict:
         concepts = state.get("key_concepts", [])
         position = [item.id for item in todo.items].index(task.id) + 1
         task_number, task_total = position, len(todo.items)
-        progress = localized(state, f"Aufgabe {position}/{len(todo.items)}: {task.task}",
-                             f"Task {position}/{len(todo.items)}: {task.task}")
+        said = run_text(lang)
+        progress = said["task_progress"].format(n=position, total=len(todo.items), task=task.task)
         logger.debug(progress)
         searching = step_reporter("search", task_number=task_number, task_total=task_total)
 
@@ -113,8 +113,7 @@ def make_research_nodes(services: Services) -> dict:
             hits_total += len(hits)
             if not hits:
                 rounds.append({"iteration": iteration, "queries": round_queries, "new_chunks": 0, "answered": False,
-                               "missing": [], "reason": localized(state, "Die Suche findet nichts Neues.",
-                                                                  "The search finds nothing new.")})
+                               "missing": [], "reason": said["nothing_new"]})
                 break
             trail = services.follower().run(hits, question, lang, visited=visited,
                                             progress=step_reporter("follow", task_number=task_number,
@@ -182,8 +181,7 @@ def make_research_nodes(services: Services) -> dict:
             "visited_refs": sorted(visited),
             "seen_chunks": sorted(seen),
             "task_stats": [stats],
-            "messages": [progress, *[localized(state, f"  Durchgang {r['iteration']}: {r['reason']}",
-                                               f"  Round {r['iteration']}: {r['reason']}") for r in rounds]],
+            "messages": [progress, *[said["round_line"].format(n=r["iteration"], reason=r["reason"]) for r in rounds]],
         }
 
     def validate_relevance(state: AgentState) -> dict:
@@ -215,9 +213,7 @@ def make_research_nodes(services: Services) -> dict:
         drift = round(len(removed) / total, 3) if total else 0.0
         warnings = []
         if drift > DRIFT_WARNING_RATIO:
-            warnings.append(localized(
-                state, f"{drift:.0%} des gesammelten Kontexts passt nicht zur Frage und wurde vor der Synthese entfernt",
-                f"{drift:.0%} of the gathered context does not fit the question and was removed before synthesis"))
+            warnings.append(run_text(language(state))["drift"].format(share=drift))
         return {  # the filtered tiers replace the gathered ones
             "primary_context": Overwrite(kept["primary"]),
             "secondary_context": Overwrite(kept["secondary"]),
