@@ -382,9 +382,11 @@ class ChromaIndex:
         sims = vectors @ query_vector
         return {cid: float(sim) for cid, sim in zip(got["ids"], sims, strict=True)}
 
-    def dense(
+    def dense_ids(
         self, collection: str, query_vector: np.ndarray, k: int, where: dict | None = None
-    ) -> list[tuple[Chunk, float]]:
+    ) -> list[tuple[str, float]]:
+        """The k chunk ids closest to the query, with their cosine similarity, best first. Ranking needs no
+        text: a search reads from Chroma only the chunks it finally returns."""
         snapshot = self._snapshot(collection)
         if snapshot is not None and (where is None or set(where) == {"doc"}):
             if not snapshot.ids:
@@ -394,9 +396,17 @@ class ChromaIndex:
                 sims = np.where(snapshot.docs == where["doc"], sims, -np.inf)
             k = min(k, len(sims))
             top = np.argpartition(-sims, k - 1)[:k]
-            top = [int(i) for i in top[np.argsort(-sims[top])] if np.isfinite(sims[i])]
-            by_id = self._chunks_by_id(collection, [snapshot.ids[i] for i in top])
-            return [(by_id[snapshot.ids[i]], float(sims[i])) for i in top if snapshot.ids[i] in by_id]
+            return [(snapshot.ids[int(i)], float(sims[i])) for i in top[np.argsort(-sims[top])] if np.isfinite(sims[i])]
+        return [(chunk.id, similarity) for chunk, similarity in self.dense(collection, query_vector, k, where)]
+
+    def dense(
+        self, collection: str, query_vector: np.ndarray, k: int, where: dict | None = None
+    ) -> list[tuple[Chunk, float]]:
+        snapshot = self._snapshot(collection)
+        if snapshot is not None and (where is None or set(where) == {"doc"}):
+            ranked = self.dense_ids(collection, query_vector, k, where)
+            by_id = self._chunks_by_id(collection, [chunk_id for chunk_id, _ in ranked])
+            return [(by_id[chunk_id], similarity) for chunk_id, similarity in ranked if chunk_id in by_id]
         handle = self._collection(collection)
         count = handle.count()
         if count == 0:

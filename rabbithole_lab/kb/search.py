@@ -90,34 +90,38 @@ class KnowledgeBase:
         candidates = max(k, self.settings.candidates)
         query_vector = self.index.embedder.embed_query(query) if mode != "bm25" else None
         where = {"doc": doc} if doc else None
-        chunks: dict[str, Chunk] = {}
         dense_ranked: list[tuple[str, float]] = []
         bm25_ranked: list[tuple[str, float]] = []
         owner_of: dict[str, str] = {}
         for target in targets:
             if mode in ("dense", "hybrid"):
-                for chunk, similarity in self.index.dense(target, query_vector, candidates, where):
-                    chunks[chunk.id] = chunk
-                    dense_ranked.append((chunk.id, similarity))
+                for chunk_id, similarity in self.index.dense_ids(target, query_vector, candidates, where):
+                    dense_ranked.append((chunk_id, similarity))
+                    owner_of[chunk_id] = target
             if mode in ("bm25", "hybrid"):
                 bm25 = self.index.bm25(target)
                 lexical_query = f"{lexical_expansion(query, bm25.language)} {lexical_extra}".strip()
                 for chunk_id, score in bm25.search(lexical_query, candidates, doc=doc):
                     bm25_ranked.append((chunk_id, score))
-                    owner_of[chunk_id] = target
+                    owner_of.setdefault(chunk_id, target)
         dense_ranked.sort(key=lambda item: -item[1])
         bm25_ranked.sort(key=lambda item: -item[1])
-        missing: dict[str, list[str]] = {}
-        for chunk_id, _ in bm25_ranked[:candidates]:
-            if chunk_id not in chunks:
-                missing.setdefault(owner_of[chunk_id], []).append(chunk_id)
-        for target, ids in missing.items():
-            for chunk in self.index.get_chunks(target, ids=ids):
-                chunks[chunk.id] = chunk
+
+        def chunks_of(ids: list[str]) -> dict[str, Chunk]:
+            """Only the chunks a search returns are read (ranking works on ids and scores)."""
+            by_target: dict[str, list[str]] = {}
+            for chunk_id in ids:
+                by_target.setdefault(owner_of[chunk_id], []).append(chunk_id)
+            return {chunk.id: chunk for target, wanted in by_target.items()
+                    for chunk in self.index.get_chunks(target, ids=wanted)}
+
         if mode == "dense":
-            return [_result(chunks[cid], sim, "dense") for cid, sim in dense_ranked[:k]]
+            top = dense_ranked[:k]
+            chunks = chunks_of([cid for cid, _ in top])
+            return [_result(chunks[cid], sim, "dense") for cid, sim in top if cid in chunks]
         if mode == "bm25":
             top = bm25_ranked[:k]
+            chunks = chunks_of([cid for cid, _ in top])
             best = top[0][1] if top else 1.0
             return [_result(chunks[cid], score / best, "bm25") for cid, score in top if cid in chunks]
         # An exact "§ 78" in the query is lexical evidence the embedder cannot see: weight BM25 up.
@@ -130,6 +134,7 @@ class KnowledgeBase:
         )
         best_possible = sum(weights) / (self.settings.rrf_k + 1)
         ranked = sorted(fused.items(), key=lambda item: -item[1])[:k]
+        chunks = chunks_of([cid for cid, _ in ranked])
         return [_result(chunks[cid], score / best_possible, "hybrid") for cid, score in ranked if cid in chunks]
 
     def retrieve(
