@@ -132,10 +132,12 @@ REPORT = {
 GRAPH = {
     "de": {"question": "Frage", "followed": "verfolgt", "skipped": "übersprungen", "primary": "Primär",
            "secondary": "Sekundär", "tertiary": "Tertiär", "unresolved": "nicht im Kontext", "entry": "gefunden",
-           "depth": "Tiefe", "pages": "Seiten", "tier": "Stufe", "collection": "Sammlung", "empty": "(keine Verweise)"},
+           "depth": "Tiefe", "pages": "Seiten", "tier": "Stufe", "collection": "Sammlung", "empty": "(keine Verweise)",
+           "summary": "{followed} verfolgte, {skipped} übersprungene Verweise"},
     "en": {"question": "Question", "followed": "followed", "skipped": "skipped", "primary": "Primary",
            "secondary": "Secondary", "tertiary": "Tertiary", "unresolved": "not in the context", "entry": "found",
-           "depth": "depth", "pages": "pages", "tier": "tier", "collection": "collection", "empty": "(no references)"},
+           "depth": "depth", "pages": "pages", "tier": "tier", "collection": "collection", "empty": "(no references)",
+           "summary": "{followed} followed, {skipped} skipped references"},
 }
 
 

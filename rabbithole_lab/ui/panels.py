@@ -295,12 +295,6 @@ class ResultsPanel:
                    else self.text["save_failed"].format(error=error))
         self.saved.value = html.escape(message)
 
-    def source_href(self, source: dict) -> str:
-        """A link relative to the notebook with the page (#page=), for a middle-click or a copied address."""
-        if source.get("path"):
-            return relative_page_link(Path(source["path"]), source["page_number"], self.notebook_dir)
-        return source.get("link", "")
-
     def show(self, report: dict, language: str) -> None:
         t = self.text = ui_text(language)
         self.widget.children[0].value = f"<h3>{t['results_title']}</h3>"

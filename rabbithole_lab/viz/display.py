@@ -6,7 +6,7 @@ import html
 
 from IPython.display import HTML, SVG, Markdown, display
 
-from rabbithole_lab.messages import column_headers, ui_text
+from rabbithole_lab.messages import column_headers, graph_text, ui_text
 from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
@@ -38,8 +38,7 @@ def show_graph(state: dict, interactive: bool = True, include_skipped: bool = Fa
     graph = reference_graph(edges, context_chunks(state), include_skipped=include_skipped, question=True)
     followed = sum(1 for e in edges if e.get("decision") == "followed")
     skipped = len(edges) - followed
-    summary = (f"**{followed} verfolgte, {skipped} übersprungene Verweise**" if language == "de"
-               else f"**{followed} followed, {skipped} skipped references**")
+    summary = f"**{graph_text(language)['summary'].format(followed=followed, skipped=skipped)}**"
     display(Markdown(summary))
     display(HTML(graph_legend_html(graph, language)))
     display(SVG(graph_svg(graph, language)))
