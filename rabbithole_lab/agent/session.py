@@ -47,6 +47,15 @@ ProgressCallback = Callable[[str, dict], None]
 STEP_EVENT = "step"
 
 
+def has_work_left(snapshot) -> bool:
+    """Whether the graph has a step to run or to finish.
+
+    Not `snapshot.next`: that leaves out tasks whose writes are saved. A process killed after a node's
+    writes reached the checkpointer but before the next checkpoint leaves a snapshot with an empty `next`
+    whose run is not finished; streaming from it applies the saved writes and goes on."""
+    return bool(snapshot.tasks)
+
+
 class ResearchSession:
     """One research run (a LangGraph thread) persisted in `checkpoint_path`."""
 
@@ -92,7 +101,7 @@ class ResearchSession:
         pending = self.pending_interrupt(snapshot)
         if pending is not None:
             return RunStatus("interrupt", pending, state=values)
-        if not snapshot.next:
+        if not has_work_left(snapshot):
             return RunStatus("done", state=values)
         return self._run(None)
 
@@ -141,7 +150,7 @@ class ResearchSession:
             return RunStatus("interrupt", pending, state=values)
         if values.get("error"):
             return RunStatus("error", error=values["error"], state=values)
-        if stopped or snapshot.next:
+        if stopped or has_work_left(snapshot):
             return RunStatus("stopped", state=values)
         return RunStatus("done", state=values)
 

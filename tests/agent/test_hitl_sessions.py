@@ -3,7 +3,10 @@ stopping, errors and retries."""
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -18,6 +21,7 @@ from rabbithole_lab.kb.index import UnknownCollectionError
 from rabbithole_lab.reasoning.llm import LLMReasoner
 from rabbithole_lab.settings import load_settings
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+from tests.conftest import DEMO_KB, REPO
 
 
 def test_interrupt_and_resume_across_fresh_sessions_on_one_sqlite_file(extractive_services, session_factory):
@@ -183,3 +187,45 @@ def test_a_session_file_is_reopened_by_a_new_process_object(extractive_services,
         assert reopened.pending_interrupt()["type"] == "hitl_questions"
     finally:
         reopened.close()
+
+
+# A process that dies after the first task's writes reached the checkpoint but before the checkpoint
+# after that step was written: LangGraph's snapshot then names no next node, yet the run is not finished.
+_DIE_AFTER_TASK_WRITES = """
+import os, sys
+from pathlib import Path
+from langgraph.checkpoint.sqlite import SqliteSaver
+from rabbithole_lab.agent import session as session_module
+from rabbithole_lab.agent.services import open_services
+from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
+from rabbithole_lab.settings import load_settings
+
+class DiesAfterTaskWrites(SqliteSaver):
+    def put_writes(self, config, writes, task_id, task_path=""):
+        super().put_writes(config, writes, task_id, task_path)
+        if any(channel == "task_summaries" for channel, _ in writes):
+            os._exit(9)
+
+session_module.SqliteSaver = DiesAfterTaskWrites
+kb_dir, db, sessions, question = sys.argv[1:5]
+services = open_services(load_settings(env_file=None), Path(kb_dir), Path(db))
+session = ResearchSession(services, Path(sessions), thread_id="killed")
+run_to_end(session, session.start(question), ScriptedAnswers([]))
+"""
+
+
+def test_a_run_killed_between_a_task_and_its_checkpoint_is_finished_by_resume(tmp_path, demo_db, extractive_services):
+    sessions = tmp_path / "sessions.sqlite"
+    died = subprocess.run([sys.executable, "-c", _DIE_AFTER_TASK_WRITES, str(DEMO_KB), str(demo_db), str(sessions),
+                           GERMAN_QUESTION], cwd=REPO, env={**os.environ, "LLM_PROVIDER": "extractive"},
+                          capture_output=True, text=True, timeout=600)
+    assert died.returncode == 9, died.stderr[-2000:]
+    session = ResearchSession(extractive_services, sessions, thread_id="killed")
+    try:
+        snapshot = session.graph.get_state(session.config)
+        assert snapshot.next == () and snapshot.tasks  # the window: no next node named, one task's writes saved
+        status = session.resume()
+    finally:
+        session.close()
+    assert status.kind == "done", status.error
+    assert "20 Millisievert" in status.report["answer"]
