@@ -65,6 +65,9 @@ class Reasoner(Protocol):
     calls: int
     tokens: int
     context_chars: int  # characters of graded context the synthesis reads (the assembler's budget)
+    # whether score_relevance reads a passage with more than search already used (a model does; the
+    # extractive reasoner reads it through the same embedder and the question's words)
+    judges_beyond_search: bool
 
     def drain_warnings(self) -> list[str]: ...
 

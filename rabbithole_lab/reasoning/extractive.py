@@ -90,6 +90,7 @@ class ExtractiveReasoner:
     # the answer is chosen sentence by sentence from the context, each embedded on the CPU: about
     # ten laws' worth of sections (a 25k-character context per question in the benchmarks, times two)
     context_chars = 50_000
+    judges_beyond_search = False
 
     def __init__(self, embed: Callable[[list[str]], np.ndarray], reason: str = "LLM_PROVIDER=extractive"):
         self._embed = embed

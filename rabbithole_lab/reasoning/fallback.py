@@ -57,6 +57,10 @@ class ExtractiveFallback:
     def context_chars(self) -> int:
         return self.primary.context_chars
 
+    @property
+    def judges_beyond_search(self) -> bool:
+        return self.primary.judges_beyond_search
+
     def drain_warnings(self) -> list[str]:
         with self._lock:
             mine, self._warnings = self._warnings, []

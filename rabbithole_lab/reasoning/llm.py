@@ -130,6 +130,8 @@ class LLMReasoner:
     def llm_calls(self) -> int:
         return self.calls
 
+    judges_beyond_search = True
+
     @property
     def context_chars(self) -> int:
         """The synthesis context: what the safe prompt size leaves after instructions, quotes and the answer."""

@@ -106,3 +106,22 @@ def test_a_task_the_passages_do_not_answer_gets_a_second_round_for_what_is_missi
     assert stats["iterations"] >= 2 and any("Raumfahrtpersonal" in q for q in stats["rounds"][1]["queries"])
     row = next(t for t in status.report["metadata"]["tasks"] if t["task"] == "Grenzwerte für Raumfahrtpersonal")
     assert len(row["rounds"]) == stats["iterations"]
+
+
+def _tier_entries(state: dict) -> list[dict]:
+    return [entry for tier in ("primary", "secondary", "tertiary") for entry in state[f"{tier}_context"]]
+
+
+def test_without_a_model_the_drift_filter_keeps_what_the_questions_own_search_admitted(demo_kb, session_factory):
+    # a threshold no score reaches: every passage the filter may judge is dropped down to the backfill; a small
+    # task budget leaves the other tasks something of their own to add
+    services = services_with(demo_kb, references={"relevance_threshold": 1.0}, search={"task_context_chars": 1500})
+    status = run_to_end(session := session_factory(services), session.start(GERMAN_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    searches = status.state["research_context"]["search_queries"]
+    own = {c["chunk_id"] for q in searches if q["task_id"] == 0 for c in q["chunks"] if c["depth"] == 0}
+    added = {c["chunk_id"] for q in searches if q["task_id"] != 0 for c in q["chunks"]} - own
+    kept = {entry["chunk_id"] for entry in _tier_entries(status.state)}
+    removed = {entry["chunk_id"] for entry in status.state["relevance_validation"]["removed"]}
+    assert own and own <= kept and not own & removed
+    assert added and removed and removed <= added  # what the other tasks added is still filtered

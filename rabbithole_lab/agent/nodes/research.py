@@ -31,6 +31,18 @@ logger = logging.getLogger(__name__)
 
 DRIFT_WARNING_RATIO = 0.3
 TIERS = ("primary", "secondary", "tertiary")
+QUESTION_TASK_ID = 0  # the to-do item that is the question itself (planning adds it first)
+
+
+def from_the_question(entry: dict) -> bool:
+    """A passage the question's own search admitted (task 0, not reached by following).
+
+    That ranking fused the lexical, dense and title evidence for the whole question, and the assembler
+    admitted it within the task's budget: it is the context the retrieval benchmark measures. A reasoner
+    that judges relevance through the same embedder and the question's words (the extractive one) has no
+    evidence to overrule it with; its drift filter filters what the other tasks' searches and the followed
+    references added. A model's judgement reads the passage itself and filters everything."""
+    return entry.get("task_id") == QUESTION_TASK_ID and not entry.get("depth", 0)
 
 
 def make_research_nodes(services: Services) -> dict:
@@ -94,8 +106,8 @@ def make_research_nodes(services: Services) -> dict:
                                     references=item.references, preserved_quotes=info.preserved_quotes,
                                     cited_by=item.cited_by, cites=item.cites, page_map=result.page_map,
                                     heading=result.heading, continuation=result.continuation)
-            if item.depth and not finding.extracted_info:
-                # a followed passage is kept even when no sentence matched: the citation made it relevant
+            if (item.depth or task.id == QUESTION_TASK_ID) and not finding.extracted_info:
+                # kept even when no sentence matched: a citation, or the question's own search, made it relevant
                 finding.extracted_info = " ".join(result.text.split())[:600]
             return finding
 
@@ -205,9 +217,13 @@ def make_research_nodes(services: Services) -> dict:
             total += len(entries)
             scored = [Scored(entry | {"validation_score": s.score, "validation_reason": s.reason}, s.score)
                       for entry, s in zip(entries, scores, strict=True)]
-            keep, drop = filter_by_relevance(scored, threshold, settings.references.min_results)
-            kept[tier] = [s.item for s in keep]  # type: ignore[misc]
-            removed += [{"tier": tier, "doc": s.item["document"], "section": s.item["section"],  # type: ignore[index]
+            protected = [s for s in scored if not reasoner.judges_beyond_search and from_the_question(s.item)]
+            keep, drop = filter_by_relevance([s for s in scored if all(s is not p for p in protected)], threshold,
+                                             max(0, settings.references.min_results - len(protected)))
+            kept_ids = {id(s) for s in keep + protected}
+            kept[tier] = [s.item for s in scored if id(s) in kept_ids]  # type: ignore[misc]
+            removed += [{"tier": tier, "chunk_id": s.item["chunk_id"], "doc": s.item["document"],  # type: ignore[index]
+                         "section": s.item["section"],  # type: ignore[index]
                          "page": s.item["page"], "score": s.score, "reason": s.item["validation_reason"]}  # type: ignore[index]
                         for s in drop]
         drift = round(len(removed) / total, 3) if total else 0.0
