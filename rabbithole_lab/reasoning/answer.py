@@ -129,13 +129,30 @@ def entry_provisions(provisions: list[Provision], relevant_below: float) -> list
     return entries or sorted(useful, key=lambda p: -p.strength)
 
 
-def reached_from(provisions: list[Provision], source: Provision) -> list[Provision]:
-    """The provisions a reference of `source` led to, best first."""
-    return sorted((p for p in provisions if p is not source and p.cited_by & source.chunk_ids),
+Links = dict[tuple[str, str], set[tuple[str, str]]]  # (doc, section) -> the (doc, section)s it cites
+
+
+def links_of(chains: list[dict]) -> Links:
+    """Which provision cites which, from the followed references between passages of the context."""
+    links: Links = {}
+    for chain in chains:
+        citing = tuple(chain.get("citing") or ())
+        if len(citing) == 2:
+            links.setdefault(citing, set()).update(tuple(cited) for cited in chain.get("cited", []) if len(cited) == 2)
+    return links
+
+
+def reached_from(provisions: list[Provision], source: Provision, links: Links | None = None) -> list[Provision]:
+    """The provisions a reference of `source` led to, best first: reached by following from one of its
+    passages, or cited by it and in the context anyway (search found it too, or another task followed it)."""
+    cited = (links or {}).get((source.doc, source.section), set())
+    return sorted((p for p in provisions if p is not source
+                   and (p.cited_by & source.chunk_ids or (p.doc, p.section) in cited)),
                   key=lambda p: -p.strength)
 
 
-def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES) -> AnswerPlan:
+def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES,
+                links: Links | None = None) -> AnswerPlan:
     """Decisive provision, then the chains out of the provisions in the answer, then further provisions."""
     plan = AnswerPlan()
     useful = [p for p in provisions if p.strength >= relevant_below]
@@ -156,7 +173,7 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     index = 0
     while index < len(plan.parts) and len(plan.sentences()) < max_sentences:
         source = plan.parts[index][0]
-        reached = [p for p in reached_from(useful, source) if id(p) not in used]
+        reached = [p for p in reached_from(useful, source, links) if id(p) not in used]
         for provision in reached:
             if len(plan.sentences()) >= max_sentences:
                 break

@@ -44,7 +44,8 @@ class SynthesisInput:
     quotes: list[PreservedQuote] = field(default_factory=list)
     task_summaries: list[dict] = field(default_factory=list)
     remediation: str = ""
-    chains: list[dict] = field(default_factory=list)  # followed references: source, reference, target, reason
+    # followed references: source, reference, target, reason (text); citing [doc, section], cited [[doc, section]]
+    chains: list[dict] = field(default_factory=list)
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary

@@ -27,6 +27,7 @@ from rabbithole_lab.reasoning.answer import (
     MAX_SENTENCES,
     addressed_to_a_model,
     entry_provisions,
+    links_of,
     plan_answer,
     provisions_of,
     reached_from,
@@ -385,7 +386,8 @@ class ExtractiveReasoner:
         if request.remediation:
             for provision in provisions:
                 provision.sentences = [s for s in provision.sentences if self._overlap(request.anchor, s.text) > 0]
-        plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES)
+        plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES,
+                           links_of(request.chains))
         if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.anchor))
         lines = [text["intro"].format(anchor=request.anchor)]

@@ -34,9 +34,13 @@ def reference_chains(state: AgentState, context: dict[str, list[ChunkWithInfo]])
         source = f"{edge.get('from_section', '')} {edge.get('from_doc', '')}".strip()
         target = ", ".join(f"{s} {d}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []),
                                                               strict=False))
-        chains.setdefault((source, edge["target"], target),
-                          {"source": source, "reference": edge["target"], "target": target,
-                           "reason": edge.get("reason", "")})
+        chain = chains.setdefault((source, edge["target"], target),
+                                  {"source": source, "reference": edge["target"], "target": target,
+                                   "reason": edge.get("reason", ""), "citing": [edge.get("from_doc", ""),
+                                                                                 edge.get("from_section", "")],
+                                   "cited": []})
+        chain["cited"] += [[doc, section] for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []),
+                                                                  strict=False) if [doc, section] not in chain["cited"]]
     return list(chains.values())
 
 
