@@ -136,9 +136,7 @@ def links_of(chains: list[dict]) -> Links:
     """Which provision cites which, from the followed references between passages of the context."""
     links: Links = {}
     for chain in chains:
-        citing = tuple(chain.get("citing") or ())
-        if len(citing) == 2:
-            links.setdefault(citing, set()).update(tuple(cited) for cited in chain.get("cited", []) if len(cited) == 2)
+        links.setdefault(tuple(chain["citing"]), set()).update(tuple(cited) for cited in chain["cited"])
     return links
 
 

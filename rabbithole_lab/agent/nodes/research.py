@@ -217,8 +217,10 @@ def make_research_nodes(services: Services) -> dict:
             total += len(entries)
             scored = [Scored(entry | {"validation_score": s.score, "validation_reason": s.reason}, s.score)
                       for entry, s in zip(entries, scores, strict=True)]
-            protected = [s for s in scored if not reasoner.judges_beyond_search and from_the_question(s.item)]
-            keep, drop = filter_by_relevance([s for s in scored if all(s is not p for p in protected)], threshold,
+            protects = not reasoner.judges_beyond_search
+            protected = [s for s in scored if protects and from_the_question(s.item)]
+            judged = [s for s in scored if not (protects and from_the_question(s.item))]
+            keep, drop = filter_by_relevance(judged, threshold,
                                              max(0, settings.references.min_results - len(protected)))
             kept_ids = {id(s) for s in keep + protected}
             kept[tier] = [s.item for s in scored if id(s) in kept_ids]  # type: ignore[misc]
