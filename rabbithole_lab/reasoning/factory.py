@@ -41,9 +41,10 @@ def build_reasoner(settings: Settings, embed, choice=None):
         reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
         reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason)
         # a step the model answers with garbage is answered by the extractive reasoner instead
-        return ExtractiveFallback(reasoner, ExtractiveReasoner(embed, reason="fallback for unusable model answers"))
+        return ExtractiveFallback(reasoner, ExtractiveReasoner(embed, reason="fallback for unusable model answers",
+                                                                embedder_languages=settings.embedding.language_codes))
     logger.info("Extractive reasoner: %s", choice.reason)
-    return ExtractiveReasoner(embed, reason=choice.reason)
+    return ExtractiveReasoner(embed, reason=choice.reason, embedder_languages=settings.embedding.language_codes)
 
 
 def build_gate(settings: Settings, embed, reasoner=None):
