@@ -113,7 +113,8 @@ class EmbeddingSettings(_Group):
         "EMBEDDING_LANGUAGES",
         "en",
         "Comma-separated ISO 639-1 codes of the languages the model was trained on (the packaged MiniLM: en); "
-        "the extractive answer counts its similarity as evidence only for text in one of them",
+        "hybrid search ranks by meaning only in collections written in one of them, and the extractive answer "
+        "counts its similarity only for text in one of them",
     )
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the embedder")

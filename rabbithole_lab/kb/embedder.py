@@ -49,6 +49,8 @@ class EmbeddingModelError(RuntimeError):
 
 class Embedder(Protocol):
     name: str
+    languages: frozenset[str]  # ISO 639-1 codes of the text the model was trained on
+
 
     def embed_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray: ...
 
@@ -66,6 +68,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, settings: EmbeddingSettings):
         self.name = settings.model
+        self.languages = settings.language_codes
         self._settings = settings
         self._model = None
         self._lock = threading.Lock()

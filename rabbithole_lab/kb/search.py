@@ -18,6 +18,8 @@ from rabbithole_lab.kb.sections import canonical_section, label_tokens, parent_k
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
 
+ISO_CODES = {"german": "de", "english": "en"}  # the stemmer languages of a BM25 index
+
 logger = logging.getLogger(__name__)
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
@@ -88,13 +90,15 @@ class KnowledgeBase:
             return []
         targets = self._targets(collection, doc)
         candidates = max(k, self.settings.candidates)
-        query_vector = self.index.embedder.embed_query(query) if mode != "bm25" else None
+        # hybrid search ranks by meaning only where the embedder reads the collection's language
+        dense_targets = [t for t in targets if mode == "dense" or (mode == "hybrid" and self.embedder_reads(t))]
+        query_vector = self.index.embedder.embed_query(query) if dense_targets else None
         where = {"doc": doc} if doc else None
         dense_ranked: list[tuple[str, float]] = []
         bm25_ranked: list[tuple[str, float]] = []
         owner_of: dict[str, str] = {}
         for target in targets:
-            if mode in ("dense", "hybrid"):
+            if target in dense_targets:
                 for chunk_id, similarity in self.index.dense_ids(target, query_vector, candidates, where):
                     dense_ranked.append((chunk_id, similarity))
                     owner_of[chunk_id] = target
@@ -126,9 +130,11 @@ class KnowledgeBase:
             return [_result(chunks[cid], score / best, "bm25") for cid, score in top if cid in chunks]
         # An exact "§ 78" in the query is lexical evidence the embedder cannot see: weight BM25 up.
         lexical_weight = self.settings.bm25_weight * (2.0 if label_tokens(query) else 1.0)
-        weights = [1.0, lexical_weight]
+        rankings = [(dense_ranked, 1.0)] if dense_targets else []
+        rankings.append((bm25_ranked, lexical_weight))
+        weights = [weight for _, weight in rankings]
         fused = reciprocal_rank_fusion(
-            [[cid for cid, _ in ranking[:candidates]] for ranking in (dense_ranked, bm25_ranked)],
+            [[cid for cid, _ in ranking[:candidates]] for ranking, _ in rankings],
             self.settings.rrf_k,
             weights=weights,
         )
@@ -174,6 +180,13 @@ class KnowledgeBase:
             if len(results) == k:
                 break
         return results
+
+    def embedder_reads(self, collection: str) -> bool:
+        """Whether the embedder was trained on the language of `collection`. The packaged MiniLM reads
+        English: on German statutes its similarity ranks the entry section lower than BM25 alone does,
+        so for such a collection hybrid search is lexical (dense search stays available as a mode)."""
+        language = self.index.bm25(collection).language
+        return ISO_CODES.get(language, language) in self.index.embedder.languages
 
     def corpus_language(self, collection: str | None = None) -> str:
         """'de' or 'en': the language most of the searched collections are written in."""
