@@ -1,0 +1,50 @@
+"""Hybrid search ranks by meaning only where the embedder reads the collection's language.
+
+The demo KB has a German collection (Recht) and an English one (Technik); the packaged MiniLM reads
+English."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def query_embeddings(demo_kb, monkeypatch):
+    """Counts the real embedder's query embeddings."""
+    embedder = demo_kb.index.embedder
+    calls: list[str] = []
+    embed_query = embedder.embed_query
+
+    def counted(text):
+        calls.append(text)
+        return embed_query(text)
+
+    monkeypatch.setattr(embedder, "embed_query", counted)
+    return calls
+
+
+def test_the_packaged_embedder_reads_the_english_collection_only(demo_kb):
+    assert demo_kb.index.embedder.languages == frozenset({"en"})
+    assert demo_kb.embedder_reads("Technik") and not demo_kb.embedder_reads("Recht")
+
+
+def test_a_german_collection_is_searched_lexically(demo_kb, query_embeddings):
+    query = "Grenzwert der effektiven Dosis für beruflich exponierte Personen"
+    hybrid = demo_kb.search(query, k=5, collection="Recht")
+    assert query_embeddings == []  # no meaning-based ranking was asked for
+    lexical = demo_kb.search(query, k=5, collection="Recht", mode="bm25")
+    assert [hit.chunk_id for hit in hybrid] == [hit.chunk_id for hit in lexical]
+    assert hybrid[0].score == pytest.approx(1.0)  # the best lexical hit is the best the fusion can give
+
+
+def test_an_english_collection_and_an_embedder_declared_to_read_german_use_meaning(demo_kb, query_embeddings,
+                                                                                   monkeypatch):
+    demo_kb.search("calibration interval of the detector", k=5, collection="Technik")
+    assert len(query_embeddings) == 1
+    monkeypatch.setattr(demo_kb.index.embedder, "languages", frozenset({"en", "de"}))
+    demo_kb.search("Grenzwert der effektiven Dosis", k=5, collection="Recht")
+    assert len(query_embeddings) == 2
+    # asked for explicitly, dense search runs whatever the language
+    monkeypatch.setattr(demo_kb.index.embedder, "languages", frozenset({"en"}))
+    assert demo_kb.search("Grenzwert der effektiven Dosis", k=3, collection="Recht", mode="dense")
+    assert len(query_embeddings) == 3
