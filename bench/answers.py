@@ -42,8 +42,8 @@ def main() -> None:
     if not args.answers:
         db = args.db or tempfile.mkdtemp(prefix="corpus-db-")
         subprocess.run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "eval", "--kb", str(CORPUS),
-                        "--db", db, "--questions", str(QUESTIONS), "--mode", "answer", "--out", str(answers),
-                        "--no-progress"], check=True, env={**os.environ, "LLM_PROVIDER": os.environ.get(
+                        "--db", db, "--questions", str(QUESTIONS), "--mode", "answer", "--out", str(answers)],
+                       check=True, env={**os.environ, "LLM_PROVIDER": os.environ.get(
                             "LLM_PROVIDER", "extractive")})
     lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
     print("| questions | facts | facts_all | entry+required cited | page-exact | citations (other page / not found) "
