@@ -51,7 +51,6 @@ class Embedder(Protocol):
     name: str
     languages: frozenset[str]  # ISO 639-1 codes of the text the model was trained on
 
-
     def embed_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
