@@ -72,7 +72,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for question in QUESTIONS:
-            services = Services(settings, kb, ExtractiveReasoner(embed, embedder_languages=settings.embedding.language_codes), corpus)
+            reasoner = ExtractiveReasoner(embed, embedder_languages=settings.embedding.language_codes)
+            services = Services(settings, kb, reasoner, corpus)
             state, seconds = run(services, question, Path(tmp))
             stats = state["task_stats"]
             per_task_s = sum(s["seconds"] for s in stats) / len(stats)

@@ -42,6 +42,9 @@ def written_in(text: str, language: str) -> bool:
     return latin / len(letters) >= LATIN_SHARE and detect_language(text, language) == language
 
 
+STEMMER_LANGUAGE_CODES = {"german": "de", "english": "en"}  # Snowball's names of the languages we serve
+
+
 def stemmer_language(texts: list[str], sample: int = 50) -> str:
     """The Snowball stemmer ("german"/"english") for a collection, from a sample of its texts."""
     joined = " ".join(text[:400] for text in texts[:sample])

@@ -15,10 +15,9 @@ from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.query import clauses, german_terms, lexical_expansion, named_documents
 from rabbithole_lab.kb.registry import DocumentRegistry
 from rabbithole_lab.kb.sections import canonical_section, label_tokens, parent_keys, section_key
+from rabbithole_lab.language import STEMMER_LANGUAGE_CODES
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
-
-ISO_CODES = {"german": "de", "english": "en"}  # the stemmer languages of a BM25 index
 
 logger = logging.getLogger(__name__)
 
@@ -186,7 +185,7 @@ class KnowledgeBase:
         English: on German statutes its similarity ranks the entry section lower than BM25 alone does,
         so for such a collection hybrid search is lexical (dense search stays available as a mode)."""
         language = self.index.bm25(collection).language
-        return ISO_CODES.get(language, language) in self.index.embedder.languages
+        return STEMMER_LANGUAGE_CODES.get(language, language) in self.index.embedder.languages
 
     def corpus_language(self, collection: str | None = None) -> str:
         """'de' or 'en': the language most of the searched collections are written in."""

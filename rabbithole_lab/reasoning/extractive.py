@@ -359,7 +359,8 @@ class ExtractiveReasoner:
                               reason=text["relevance"].format(vector=vector, overlap=overlap, inherited=note))
 
     # ---- Phase 4 ----------------------------------------------------------------------------
-    def _sentence_scorer(self, anchor: str, chunks: list[ChunkWithInfo]) -> Callable[[list[str]], list[float]]:
+    def _sentence_scorer(self, anchor: str,
+                         chunks: list[ChunkWithInfo]) -> Callable[[list[str]], list[float]]:
         """How much a sentence of this context says about the question: the question's terms it carries,
         each weighted by how few of the context's sentences hold it (`TermWeights`), its figures (a limit,
         a deadline, an amount is what a question about a provision usually wants), and, for text in a

@@ -43,7 +43,6 @@ def test_the_answer_opens_with_the_decisive_provision_then_the_chain_to_what_it_
         assert statement.quote.endswith((".", ";", ":", "…")) and "§ 12 Grenzwerte" not in statement.quote
 
 
-
 def test_a_cited_provision_that_search_found_too_is_still_said_as_the_chain(reasoner, demo_kb):
     citing = demo_kb.section_lookup("QStrV.pdf", "§ 5")[0]
     cited = demo_kb.section_lookup("QStrG.pdf", "§ 12")[0]
@@ -57,6 +56,7 @@ def test_a_cited_provision_that_search_found_too_is_still_said_as_the_chain(reas
     unlinked = reasoner.synthesize(SynthesisInput(**context)).answer
     assert "**§ 5 QStrV** verweist auf **§ 12 QStrG**:" in linked
     assert "verweist auf" not in unlinked
+
 
 def test_same_numbered_sections_of_two_laws_stay_apart_and_english_frames_german_quotes(reasoner, demo_kb):
     act = demo_kb.section_lookup("QStrG.pdf", "§ 12")[0]
