@@ -184,12 +184,16 @@ class KnowledgeBase:
         """Whether the embedder was trained on the language of `collection`. The packaged MiniLM reads
         English: on German statutes its similarity ranks the entry section lower than BM25 alone does,
         so for such a collection hybrid search is lexical (dense search stays available as a mode)."""
-        language = self.index.bm25(collection).language
+        language = self.collection_language(collection)
         return STEMMER_LANGUAGE_CODES.get(language, language) in self.index.embedder.languages
+
+    def collection_language(self, collection: str) -> str:
+        """The stemmer language ('german', 'english') `collection` is written in, as its BM25 index knows it."""
+        return self.index.bm25(collection).language
 
     def corpus_language(self, collection: str | None = None) -> str:
         """'de' or 'en': the language most of the searched collections are written in."""
-        languages = [self.index.bm25(target).language for target in self._targets(collection, None)]
+        languages = [self.collection_language(target) for target in self._targets(collection, None)]
         german = sum(1 for language in languages if language == "german")
         return "de" if german * 2 >= len(languages) else "en"
 

@@ -19,6 +19,7 @@ from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.rank import new_terms_share
 from rabbithole_lab.rabbithole.references import is_own_label
+from rabbithole_lab.rabbithole.relevance import lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution
 from rabbithole_lab.records import DetectedReference, ReferenceEdge, VectorResult
 
@@ -155,7 +156,6 @@ def section_candidates(kb: KnowledgeBase, anchors: list[Candidate], pool: Pool, 
     """The other chunks of each anchor's section, each worth the anchor's value times the share of the
     question's terms it adds to the anchor. `known` holds sections already read (doc, section -> chunks)."""
     out: list[Candidate] = []
-    stem = "english" if language == "en" else "german"
     for anchor_item in anchors:
         result = anchor_item.result
         if not result.section or anchor_item.value <= 0:
@@ -166,7 +166,8 @@ def section_candidates(kb: KnowledgeBase, anchors: list[Candidate], pool: Pool, 
         for chunk in chunks:
             if pool.has_chunk(chunk.chunk_id):
                 continue
-            share = new_terms_share(question, result.text, chunk.text, stem)
+            words, stemmer = lexical_anchor(question, language, kb.collection_language(chunk.collection))
+            share = new_terms_share(words, result.text, chunk.text, stemmer)
             candidate = Candidate(chunk, "section", anchor_item.depth, anchor_item.relevance,
                                   value=anchor_item.value * share, tier=anchor_item.tier, parent=anchor_item.chunk_id,
                                   root=anchor_item.root, cited_by=anchor_item.cited_by, via=anchor_item.via)

@@ -30,7 +30,13 @@ from rabbithole_lab.rabbithole.collect import (
 )
 from rabbithole_lab.rabbithole.gate import GateInput, ReferenceDecider, gate_references
 from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, reference_shares
-from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, Scored, filter_by_relevance, relevance_score
+from rabbithole_lab.rabbithole.relevance import (
+    CITATION_DECAY,
+    Scored,
+    filter_by_relevance,
+    lexical_anchor,
+    relevance_score,
+)
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.stop import StopPolicy
 from rabbithole_lab.rabbithole.tiers import classify_tier
@@ -38,10 +44,6 @@ from rabbithole_lab.records import NestedChunk, ReferenceEdge, VectorResult
 from rabbithole_lab.settings import ReferenceSettings
 
 logger = logging.getLogger(__name__)
-
-
-def stem_language(language: str) -> str:
-    return "english" if language == "en" else "german"
 
 
 class RabbitholeFollower:
@@ -72,7 +74,7 @@ class RabbitholeFollower:
             if pool.holder(hit) is not None:
                 continue
             rank = len(pool.candidates)
-            own = relevance_score(cosine.get(hit.chunk_id, 0.0), anchor, hit.text, language=stem_language(language))
+            own = self._own_relevance(hit, anchor, language, cosine)
             relevance = max(own, hit.score)  # the retrieval score is relevance evidence too
             pool.add(Candidate(hit, "hit", 0, relevance, own, value=hit_value(rank), rank=rank, root=rank))
         ranked_hits = list(pool.candidates)
@@ -208,8 +210,7 @@ class RabbitholeFollower:
 
     def _followed(self, target: VectorResult, item: PendingReference, value: float, anchor: str,
                   language: str, cosine: dict[str, float]) -> Candidate:
-        own = relevance_score(cosine.get(target.chunk_id, 0.0), anchor, target.text,
-                              language=stem_language(language))
+        own = self._own_relevance(target, anchor, language, cosine)
         # an exact citation is as relevant as its citer; a search-based hop decays
         decay = 1.0 if item.resolution.path == "section_index" else CITATION_DECAY
         relevance = max(own, round(item.citer.relevance * decay, 4))
@@ -217,6 +218,12 @@ class RabbitholeFollower:
         return Candidate(target, "followed", depth, relevance, own, value=value,
                          tier=classify_tier(depth, relevance), parent=item.citer.chunk_id,
                          cited_by=item.citer.chunk_id, via=item.reference.original_text, root=item.citer.root)
+
+    def _own_relevance(self, result: VectorResult, anchor: str, language: str, cosine: dict[str, float]) -> float:
+        """The chunk's relevance to the anchor, its words compared in the chunk's language."""
+        words, stemmer = lexical_anchor(anchor, language, self.kb.collection_language(result.collection))
+        similarity = cosine.get(result.chunk_id, 0.0) if self.kb.embedder_reads(result.collection) else 0.0
+        return relevance_score(similarity, words, result.text, language=stemmer)
 
     def _choose(self, targets: list[VectorResult], cosine: dict[str, float]) -> list[VectorResult]:
         """The chunks of a resolved section most similar to the anchor, in reading order."""

@@ -4,17 +4,34 @@ score = max(vector_score, keyword_overlap, inherited), where
   vector_score    cosine similarity rescaled so that MiniLM's typical "related" band maps to [0, 1]
   keyword_overlap share of the anchor's content words (stemmed) found in the chunk (seed formula)
   inherited       a chunk reached through an explicit reference keeps `decay` x its citer's score
+
+Words are compared in the language of the text (`lexical_anchor`): an English question over a German
+statute is compared through the glossary's German terms, the bridge the lexical search and the gate use.
+Stemming English words and looking for them in German text finds nothing, and that nothing would
+read as "irrelevant" to early refusal, the drift filter and the value of a section's other chunks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rabbithole_lab.kb.lexical import analyze, content_terms
+from rabbithole_lab.kb.query import german_terms
 
 COSINE_FLOOR = 0.10  # MiniLM cosine of unrelated text
 COSINE_CEILING = 0.60  # cosine of a passage that answers the question
 CITATION_DECAY = 0.9
+
+
+@lru_cache(maxsize=256)
+def lexical_anchor(anchor: str, anchor_language: str, text_language: str) -> tuple[str, str]:
+    """(words, stemmer language) to compare `anchor` (asked in 'de'/'en') with text in `text_language`
+    (a stemmer name, 'german'/'english'). An English anchor over German text becomes its glossary terms;
+    with none, it stays as it is (nothing to compare it by, and nothing invented)."""
+    if anchor_language == "en" and text_language == "german":
+        return german_terms(anchor) or anchor, "german"
+    return anchor, text_language
 
 
 def vector_score(cosine: float) -> float:

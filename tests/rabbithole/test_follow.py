@@ -11,14 +11,16 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from rabbithole_lab.cli import main as cli_main
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.ingest import ingest
+from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
-from rabbithole_lab.rabbithole.candidates import estimate_tokens
+from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
+from rabbithole_lab.rabbithole.collect import Pool, section_candidates
 from rabbithole_lab.rabbithole.engine import admit, build_follower
 from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, gate_references
-from rabbithole_lab.rabbithole.rank import hit_value
+from rabbithole_lab.rabbithole.rank import hit_value, new_terms_share
 from rabbithole_lab.rabbithole.references import detect_references_regex
-from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
+from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance, keyword_overlap, lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
 from rabbithole_lab.reasoning.llm import LLMReasoner
@@ -298,6 +300,46 @@ def test_early_refusal_stops_after_irrelevant_first_hops(demo_kb, settings):
         _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
     assert len(trail.followed_edges) == 1 and "early refusal" in trail.stop_reasons
     assert any(e.decision == "skipped" and e.reason == "early refusal" for e in trail.edges)
+
+
+def test_words_are_compared_in_the_language_of_the_text():
+    question = "Which dose limits apply to occupationally exposed persons?"
+    assert lexical_anchor(question, "en", "german") == (german_terms(question), "german")
+    assert lexical_anchor(question, "en", "english") == (question, "english")
+    assert lexical_anchor(ANCHOR, "de", "german") == (ANCHOR, "german")
+    # an English question with no glossary term stays as asked: nothing to compare it by
+    assert lexical_anchor("Who wrote this?", "en", "german") == ("Who wrote this?", "german")
+
+
+def test_an_english_question_over_a_german_statute_is_judged_by_its_german_terms(demo_kb, settings):
+    """English words stemmed as English are not in German text: judged that way every German passage
+    looked irrelevant to an English question, and early refusal stopped following after three hops."""
+    question = "Which dose limits apply to occupationally exposed persons?"
+    seed = _seed(demo_kb, "QStrV.pdf", "§ 5")
+    assert keyword_overlap(question, seed[0].text, "english") == 0.0
+    trail = _follower(demo_kb, settings, follow_depth=1).run(seed, question, "en")
+    hit = trail.candidates[0]
+    by_glossary = keyword_overlap(german_terms(question), seed[0].text, "german")
+    # the packaged embedder reads English only: its similarity to German text does not vote
+    assert not demo_kb.embedder_reads("Recht")
+    assert by_glossary > 0 and hit.own_relevance == round(by_glossary, 4)
+    followed = _followed(trail)
+    assert followed and all(c.own_relevance == round(keyword_overlap(german_terms(question), c.result.text, "german"), 4)
+                            for c in followed)
+
+
+def test_a_sections_other_chunks_are_valued_by_the_german_terms_of_an_english_question(corpus_kb):
+    chunks = corpus_kb.section_lookup("StrlSchG.pdf", "§ 70")
+    assert len(chunks) >= 3
+    question = "When is a radiation protection officer protected against termination of employment?"
+    first = Candidate(chunks[0], "hit", 0, 0.9, value=1.0)
+    pool = Pool()
+    pool.add(first)
+    added = section_candidates(corpus_kb, [first], pool, question, "en")
+    expected = [new_terms_share(german_terms(question), chunks[0].text, c.text, "german") for c in chunks[1:]]
+    assert [c.value for c in added] == expected and max(expected) > 0
+    # compared as English words, nothing in German text is new: the section never grew
+    assert all(new_terms_share(question, chunks[0].text, c.text, "english") == 0 for c in chunks[1:])
 
 
 def test_relevance_filter_with_backfill():
