@@ -161,7 +161,7 @@ class RabbitholeFollower:
                 progress(position, len(order))
             item, verdict = pending[index], verdicts[index]
             reason = verdict.decision.reason if not verdict.decision.follow else policy.skip_reason(
-                item.reference.key, item.citer.chunk_id, item.resolution.doc)
+                item.reference.key, item.citer.chunk_id, item.resolution.doc, citer_doc=item.citer.result.doc)
             targets = [t for t in item.targets if pool.holder(t) is None]
             if not reason and not targets and not item.holders:
                 reason = run_text(language)["already_in_context"]
@@ -180,7 +180,8 @@ class RabbitholeFollower:
                     read_sections.setdefault((target.doc, target.section), []).append(target)
             best = max((child.own_relevance for child in children),
                        default=max((holder.own_relevance for holder in item.holders), default=0.0))
-            policy.followed(item.reference.key, item.citer.chunk_id, item.resolution.doc, chosen, best)
+            policy.followed(item.reference.key, item.citer.chunk_id, item.resolution.doc, chosen, best,
+                            citer_doc=item.citer.result.doc)
             # the reference carries what it resolved to (seed 000's nested_chunks)
             item.reference.nested_chunks = [
                 NestedChunk(chunk=child.result.text, document=child.result.doc, page=child.result.page_start,

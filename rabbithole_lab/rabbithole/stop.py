@@ -1,9 +1,15 @@
 """The stop policy of reference following: every guard in one place, each with a recorded reason.
 
 Guards (seed 000 and DESIGN §5): depth limit, visited set, references followed per citing chunk,
-convergence (once `convergence_same_doc_threshold` references of one task or question have landed in
-one document, following stops going into it), token budget, early refusal (the first N followed
-references all irrelevant). The policy answers one question per reference — may it be
+convergence (once `convergence_same_doc_threshold` references of one task or question have led into
+one other document, following stops going into it), token budget, early refusal (the first N followed
+references all irrelevant).
+
+Convergence counts only references that leave the citing document. Most references in a statute
+point into the statute itself ("nach Absatz 2", "§ 5 gilt entsprechend": 83 % of the resolved
+references of the shared law corpus); they are how a law is built, not a pull into one source. Counted
+alike, three of them closed a law to the rest of its own references. Depth, visited set, the per-chunk
+limit and the token budget still bound following inside a document. The policy answers one question per reference — may it be
 followed, and if not, why — and keeps the counters it needs.
 """
 
@@ -41,7 +47,8 @@ class StopPolicy:
         """Whether references found at `depth` (0 = first-stage hits) may still be followed."""
         return depth < self.settings.follow_depth
 
-    def skip_reason(self, reference_key: str, citer_chunk: str, target_doc: str | None) -> str:
+    def skip_reason(self, reference_key: str, citer_chunk: str, target_doc: str | None,
+                    citer_doc: str | None = None) -> str:
         """Why this reference is not followed, or "" when it may be."""
         if reference_key in self.visited:
             return self._say("already_followed")
@@ -49,7 +56,8 @@ class StopPolicy:
             return self.stopped
         if self._followed_from[citer_chunk] >= self.settings.max_follow_per_chunk:
             return self._say("chunk_limit")
-        if target_doc and self._followed_into[target_doc] >= self.settings.convergence_same_doc_threshold:
+        if (target_doc and target_doc != citer_doc
+                and self._followed_into[target_doc] >= self.settings.convergence_same_doc_threshold):
             reason = f"convergence: {target_doc}"
             self.note(reason)
             return reason
@@ -60,11 +68,11 @@ class StopPolicy:
         return ""
 
     def followed(self, reference_key: str, citer_chunk: str, target_doc: str | None,
-                 targets: list[VectorResult], best_relevance: float) -> None:
+                 targets: list[VectorResult], best_relevance: float, citer_doc: str | None = None) -> None:
         """Count a followed reference; the first few decide on early refusal."""
         self.visited.add(reference_key)
         self._followed_from[citer_chunk] += 1
-        if target_doc:
+        if target_doc and target_doc != citer_doc:
             self._followed_into[target_doc] += 1
         self.tokens += sum(estimate_tokens(target.text) for target in targets)
         if len(self._first_relevances) < self.settings.early_refusal_count:

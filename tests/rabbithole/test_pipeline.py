@@ -110,6 +110,20 @@ def test_the_stop_policy_guards_with_reasons():
     assert exhausted.skip_reason("k", "c", None) == "token budget exhausted" and exhausted.stopped
 
 
+def test_convergence_counts_only_references_that_leave_the_citing_document():
+    policy = StopPolicy(ReferenceSettings().model_copy(update=dict(convergence_same_doc_threshold=2,
+                                                                   max_follow_per_chunk=10)))
+    for number in range(1, 5):  # a law citing its own sections: its structure, never a convergence
+        assert policy.skip_reason(f"legal_section:§ {number} X", "c1", "X.pdf", citer_doc="X.pdf") == ""
+        policy.followed(f"legal_section:§ {number} X", "c1", "X.pdf", [], best_relevance=0.9, citer_doc="X.pdf")
+    # two references from Y into X, and X is closed to a third from anywhere else
+    for number in (5, 6):
+        policy.followed(f"legal_section:§ {number} X", "c2", "X.pdf", [], best_relevance=0.9, citer_doc="Y.pdf")
+    assert policy.skip_reason("legal_section:§ 7 X", "c3", "X.pdf", citer_doc="Z.pdf") == "convergence: X.pdf"
+    # ... and still open to X's own references
+    assert policy.skip_reason("legal_section:§ 7 X", "c1", "X.pdf", citer_doc="X.pdf") == ""
+
+
 def test_early_refusal_after_the_first_irrelevant_hops():
     policy = StopPolicy(ReferenceSettings().model_copy(update=dict(early_refusal_count=2, early_refusal_threshold=0.5)),
                         german=False)
