@@ -9,6 +9,10 @@ from rabbithole_lab.messages import run_text
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a-z]\)|[-•])\s)")
 _ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
+# German writes ordinals with a period ("das 75. Lebensjahr", "bis zum 31. Dezember"): after an article or
+# preposition, "<number>." opens a noun phrase, not a new sentence ("nach Absatz 2. Die Behörde" still ends one)
+_ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|einer|eines|am|im|vom|zum|zur|bis|ab|"
+                          r"seit|jedes|jedem|jeden|jeder)\s+\d{1,4}\.$", re.IGNORECASE)
 _CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
 _FIGURE = re.compile(r"\d[\d.,]*\s*(?:(?:[Mm]illi|[Mm]ikro|[Mm]icro|[Kk]ilo|[Gg]iga|[Mm]ega)?(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray)|mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|Monate?n?|Wochen?|"
@@ -37,7 +41,8 @@ def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700) -> lis
     pieces: list[str] = []
     for piece in _SENTENCE_END.split(flat):
         piece = " ".join(piece.split())
-        if pieces and (_ABBREVIATION_END.search(pieces[-1]) or not pieces[-1].endswith((".", "!", "?"))):
+        if pieces and (_ABBREVIATION_END.search(pieces[-1]) or _ORDINAL_END.search(pieces[-1])
+                       or not pieces[-1].endswith((".", "!", "?"))):
             pieces[-1] = f"{pieces[-1]} {piece}"
         else:
             pieces.append(piece)

@@ -192,3 +192,15 @@ def test_english_questions_get_english_follow_ups(reasoner, demo_kb):
                                              passages, "en", 3)
     assert questions and all(q.endswith("?") for q in questions)
     assert not any(word in " ".join(questions) for word in ("Gefunden", "Welche", "gibt es", "Ihre"))
+
+
+def test_a_german_ordinal_does_not_end_the_sentence():
+    text = ("Die Akte ist aufzubewahren, bis die Person das 80. Lebensjahr vollendet hat. Die Frist endet am "
+            "1. März 2031 um Mitternacht. Der Antrag folgt dem Muster nach Absatz 3. Die Behörde prüft ihn binnen "
+            "vier Wochen.")
+    assert split_sentences(text) == [
+        "Die Akte ist aufzubewahren, bis die Person das 80. Lebensjahr vollendet hat.",
+        "Die Frist endet am 1. März 2031 um Mitternacht.",
+        "Der Antrag folgt dem Muster nach Absatz 3.",  # a number after a noun ends its sentence
+        "Die Behörde prüft ihn binnen vier Wochen.",
+    ]
