@@ -6,7 +6,8 @@ provision (document + section, so "§ 12 StrlSchG" and "§ 12 StrlSchV" never mi
 1. the decisive provision — the question's best entry: the first-stage provision whose sentences
    carry most of the question's terms and figures — with those sentences;
 2. each provision reached by following a reference from a provision already in the answer, said as a
-   chain ("§ 55 StrlSchV verweist auf § 78 StrlSchG: „…“");
+   chain ("§ 55 StrlSchV verweist auf § 78 StrlSchG: „…“"); what the decisive provision cites is quoted
+   even when it does not repeat the question's words;
 3. while the answer has room, the best remaining sentences of the provisions search found, grouped
    by provision.
 
@@ -159,23 +160,29 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
         return plan
     used: set[int] = set()
 
-    def add(provision: Provision, source: Provision | None, count: int) -> None:
+    def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below) -> None:
         room = max_sentences - len(plan.sentences())
-        picked = [s for s in provision.best(min(count, room)) if s.score >= relevant_below]
+        picked = [s for s in provision.best(min(count, room)) if s.score >= floor]
         if picked:
             plan.parts.append((provision, source, picked))
             used.add(id(provision))
 
-    add(entries[0], None, OPENING_SENTENCES)
-    # follow the chains: a provision whose chunk was reached from a chunk already in the answer
+    decisive = entries[0]
+    add(decisive, None, OPENING_SENTENCES)
+    # follow the chains: a provision whose chunk was reached from a chunk already in the answer. What the
+    # decisive provision refers to is quoted whatever words it uses: the reference is the evidence ("§ 55
+    # StrlSchV verweist auf § 78 StrlSchG" — the limit is in § 78, which need not repeat the question's
+    # terms); further down the chain a provision must carry the question's terms itself.
     index = 0
     while index < len(plan.parts) and len(plan.sentences()) < max_sentences:
         source = plan.parts[index][0]
-        reached = [p for p in reached_from(useful, source, links) if id(p) not in used]
+        cited_by_decisive = source is decisive
+        reached = [p for p in reached_from(provisions if cited_by_decisive else useful, source, links)
+                   if id(p) not in used]
         for provision in reached:
             if len(plan.sentences()) >= max_sentences:
                 break
-            add(provision, source, SENTENCES_PER_LINK)
+            add(provision, source, SENTENCES_PER_LINK, 0.0 if cited_by_decisive else relevant_below)
         index += 1
     # the rest of the room: the best remaining sentences of the provisions search found, by provision
     taken = {id(sentence) for sentence in plan.sentences()}

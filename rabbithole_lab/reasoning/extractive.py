@@ -35,9 +35,8 @@ from rabbithole_lab.reasoning.answer import (
 from rabbithole_lab.reasoning.base import ReasonerInfo, SynthesisInput, citation_label
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import (
-    concepts as query_concepts,
-)
-from rabbithole_lab.reasoning.text import (
+    asks_about_authorisation,
+    authorises_regulation,
     contains_concept,
     has_figure,
     passage_sentences,
@@ -45,6 +44,9 @@ from rabbithole_lab.reasoning.text import (
     split_sentences,
     stems,
     strip_citations,
+)
+from rabbithole_lab.reasoning.text import (
+    concepts as query_concepts,
 )
 from rabbithole_lab.records import (
     ChunkWithInfo,
@@ -373,6 +375,7 @@ class ExtractiveReasoner:
         question = sentence_terms(self._lexical_anchor(anchor)) | sentence_terms(anchor)
         sample = " ".join(sentences)[:LANGUAGE_SAMPLE_CHARS]
         meaning = detect_language(sample) in self._embedder_languages if sample else False
+        enabling_is_no_answer = not asks_about_authorisation(anchor)
 
         def score(batch: list[str]) -> list[float]:
             terms = [weights.overlap(question, s) for s in batch]
@@ -380,7 +383,8 @@ class ExtractiveReasoner:
                 similarity = self._similarities(anchor, batch)
                 terms = [MEANING_SHARE * vector_score(float(similarity[i])) + (1 - MEANING_SHARE) * term
                          for i, term in enumerate(terms)]
-            return [term + (FIGURE_BONUS if has_figure(s) else 0.0) for s, term in zip(batch, terms, strict=True)]
+            return [0.0 if enabling_is_no_answer and authorises_regulation(s) else
+                    term + (FIGURE_BONUS if has_figure(s) else 0.0) for s, term in zip(batch, terms, strict=True)]
 
         return score
 

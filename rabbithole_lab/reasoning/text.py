@@ -13,6 +13,14 @@ _ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\
 # preposition, "<number>." opens a noun phrase, not a new sentence ("nach Absatz 2. Die Behörde" still ends one)
 _ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|einer|eines|am|im|vom|zum|zur|bis|ab|"
                           r"seit|jedes|jedem|jeden|jeder)\s+\d{1,4}\.$", re.IGNORECASE)
+# The drafting formulas of an enabling clause (Verordnungsermächtigung): "Die Bundesregierung wird ermächtigt,
+# durch Rechtsverordnung ...", "In der Rechtsverordnung kann insbesondere festgelegt werden, ...". Such a sentence
+# lists what a regulation may govern, so it carries every term of a question on those topics, and states no
+# rule that applies; the rule is in the regulation. "die durch Rechtsverordnung festgelegten Werte" is not one.
+_AUTHORISES_REGULATION = re.compile(
+    r"\b(?:wird|werden)\s+ermächtigt\b|\b(?:kann|können)\s+durch\s+Rechtsverordnung\b"
+    r"|\b(?:In|Durch)\s+(?:der|einer)?\s*Rechtsverordnung\b[^.;]{0,120}?\b(?:kann|können)\b")
+_ASKS_ABOUT_AUTHORISATION = re.compile(r"ermächtig|Rechtsverordnung\s+erl|empower|authori[sz]", re.IGNORECASE)
 _CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
 _FIGURE = re.compile(r"\d[\d.,]*\s*(?:(?:[Mm]illi|[Mm]ikro|[Mm]icro|[Kk]ilo|[Gg]iga|[Mm]ega)?(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray)|mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|Monate?n?|Wochen?|"
@@ -109,6 +117,16 @@ def contains_concept(concept: str, text_stems: set[str], alternatives: list[str]
     """The concept (or one of its alternatives, e.g. glossary translations) is in the text: each of its words
     as itself or as all of its compound parts — a compound is not found by one of its parts alone."""
     return any(_held(candidate, text_stems) for candidate in [concept, *(alternatives or [])])
+
+
+def authorises_regulation(sentence: str) -> bool:
+    """The sentence empowers someone to issue a regulation (an enabling clause), in German drafting formulas."""
+    return bool(_AUTHORISES_REGULATION.search(sentence))
+
+
+def asks_about_authorisation(question: str) -> bool:
+    """The question is about who may issue a regulation: then enabling clauses answer it."""
+    return bool(_ASKS_ABOUT_AUTHORISATION.search(question))
 
 
 def has_figure(sentence: str) -> bool:

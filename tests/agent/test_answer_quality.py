@@ -157,3 +157,32 @@ def test_eval_answer_mode_writes_cited_answers_the_shared_scorer_reads(tmp_path,
     scored = subprocess.run([sys.executable, str(SHARED / "bench" / "score_answers.py"), str(questions), str(out),
                              "--corpus", str(DEMO_KB)], capture_output=True, text=True, check=True).stdout
     assert "page_exact=1.000" in scored and "facts=1.000" in scored
+
+
+def test_what_the_decisive_provision_cites_is_quoted_even_without_the_questions_words(reasoner, demo_kb):
+    citing = demo_kb.section_lookup("QStrV.pdf", "§ 5")[0]
+    cited = demo_kb.section_lookup("QStrG.pdf", "§ 12")[0]
+    # the cited provision states its rule in words of its own: no term of the question, no figure with a unit
+    plain = cited.model_copy(update={"text": f"{cited.heading}\n(1) Maßgeblich ist der Wert der Tabelle in "
+                                             "der Anlage zu diesem Gesetz.", "page_map": ""})
+    request = SynthesisInput(anchor=QUESTION, language="de", primary=[_finding(citing)],
+                             secondary=[_finding(plain, depth=1, cited_by=citing.chunk_id, tier="secondary")])
+    answer = reasoner.synthesize(request).answer
+    assert "**§ 5 QStrV** verweist auf **§ 12 QStrG**: „(1) Maßgeblich ist der Wert der Tabelle" in answer
+
+
+def test_an_enabling_clause_is_not_quoted_unless_the_question_asks_who_may_regulate(reasoner, demo_kb):
+    rule = demo_kb.section_lookup("QStrG.pdf", "§ 12")[0]
+    enabling_text = ("§ 40 Verordnungsermächtigung\n(1) Die Bundesregierung wird ermächtigt, durch Rechtsverordnung "
+                     "Grenzwerte für beruflich exponierte Personen bei Quantenstrahlung festzulegen. (2) In der "
+                     "Rechtsverordnung kann insbesondere festgelegt werden, welche Grenzwerte für beruflich "
+                     "exponierte Personen bei Quantenstrahlung gelten.")
+    enabling = rule.model_copy(update={"text": enabling_text, "section": "§ 40", "heading": "§ 40 Verordnungsermächtigung",
+                                       "chunk_id": "enabling-clause", "page_map": ""})
+    context = dict(language="de", primary=[_finding(enabling), _finding(rule)])
+    answer = reasoner.synthesize(SynthesisInput(anchor=QUESTION, **context)).answer
+    assert "§ 40" not in answer and "ermächtigt" not in answer and "**§ 12 QStrG**" in answer
+    asked = reasoner.synthesize(SynthesisInput(
+        anchor="Wer ist ermächtigt, Grenzwerte für beruflich exponierte Personen bei Quantenstrahlung festzulegen?",
+        **context)).answer
+    assert "Die Bundesregierung wird ermächtigt" in asked
