@@ -19,7 +19,9 @@ from rabbithole_lab.reasoning.text import citations_in, strip_citations
 from rabbithole_lab.records import ChunkWithInfo
 
 _CITATION = re.compile(r"\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\]")
-_QUOTED = re.compile(r"[„“]([^„“”]+)[“”]")
+# a statement quotes one passage; the passage may quote terms itself (die Begriffe „Kernanlage“ und ...), so
+# the quotation runs from the first opening mark to the last closing one
+_QUOTED = re.compile(r"[„“](.+)[“”]")
 _LEAD = re.compile(r"^[\s\-*•>#\d.)]*")
 _SENTENCE_END = (".", "!", "?", ";", ":", "…")
 
@@ -49,8 +51,8 @@ def statements(answer: str) -> list[Statement]:
         for cite_start, cite_end in groups:
             text = line[start:cite_start]
             start = cite_end
-            quoted = _QUOTED.findall(text)
-            quote = quoted[-1] if quoted else _LEAD.sub("", strip_citations(text)).strip().strip("„“\"”")
+            quoted = _QUOTED.search(text)
+            quote = quoted.group(1) if quoted else _LEAD.sub("", strip_citations(text)).strip().strip("„“\"”")
             if quote:
                 found.append(Statement(strip_citations(text).strip(), quote, citations_in(line[cite_start:cite_end])))
         tail = line[start:].strip()

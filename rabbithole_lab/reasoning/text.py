@@ -8,7 +8,7 @@ from rabbithole_lab.kb.lexical import analyze, compound_parts
 from rabbithole_lab.messages import run_text
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a-z]\)|[-•])\s)")
-_ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
+_ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|BGBl|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
 # German writes ordinals with a period ("das 75. Lebensjahr", "bis zum 31. Dezember"): after an article or
 # preposition, "<number>." opens a noun phrase, not a new sentence ("nach Absatz 2. Die Behörde" still ends one)
 _ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|einer|eines|am|im|vom|zum|zur|bis|ab|"

@@ -186,3 +186,12 @@ def test_an_enabling_clause_is_not_quoted_unless_the_question_asks_who_may_regul
         anchor="Wer ist ermächtigt, Grenzwerte für beruflich exponierte Personen bei Quantenstrahlung festzulegen?",
         **context)).answer
     assert "Die Bundesregierung wird ermächtigt" in asked
+
+
+def test_a_quotation_that_quotes_terms_itself_is_one_statement():
+    answer = ("**§ 3 QStrG**: „Die Begriffe „Quantenquelle“ und „Betreiber“ haben die Bedeutung nach Anlage 1.“ "
+              "[QStrG.pdf, S. 2] „Die Behörde prüft die Anzeige.“ [QStrG.pdf, S. 3]")
+    found = statements(answer)
+    assert [s.quote for s in found] == ["Die Begriffe „Quantenquelle“ und „Betreiber“ haben die Bedeutung nach Anlage 1.",
+                                        "Die Behörde prüft die Anzeige."]
+    assert [s.citations for s in found] == [[("QStrG.pdf", 2)], [("QStrG.pdf", 3)]]

@@ -204,3 +204,6 @@ def test_a_german_ordinal_does_not_end_the_sentence():
         "Der Antrag folgt dem Muster nach Absatz 3.",  # a number after a noun ends its sentence
         "Die Behörde prüft ihn binnen vier Wochen.",
     ]
+    # the Federal Law Gazette's abbreviation does not end one either
+    assert split_sentences("Die Tabelle gilt in der Fassung der Bekanntmachung (BGBl. I 2031, 17) ab sofort.") == [
+        "Die Tabelle gilt in der Fassung der Bekanntmachung (BGBl. I 2031, 17) ab sofort."]
