@@ -18,9 +18,8 @@ from typing import Protocol
 
 import numpy as np
 
-from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.language import detect_language
-from rabbithole_lab.rabbithole.relevance import keyword_overlap, vector_score
+from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor, vector_score
 from rabbithole_lab.records import DetectedReference, ReferenceDecision
 
 logger = logging.getLogger(__name__)
@@ -97,10 +96,11 @@ class ExtractiveDecider:
         anchor_vector = vector_of[anchor]
         # English questions about German documents compare through the glossary's German terms;
         # about English documents they compare as they are
-        translated_anchor = (german_terms(anchor) or anchor) if detect_language(anchor) == "en" else anchor
+        anchor_language = detect_language(anchor)
         out = []
         for item in items:
-            lexical_anchor = translated_anchor if detect_language(item.window) == "de" else anchor
+            window_language = "german" if detect_language(item.window) == "de" else "english"
+            words, _ = lexical_anchor(anchor, anchor_language, window_language)
             if item.target_similarity is None:
                 similarity = float(vector_of[_core(item.window)] @ anchor_vector)
             else:
@@ -108,9 +108,9 @@ class ExtractiveDecider:
             if item.target_title:
                 similarity = max(similarity, float(vector_of[item.target_title] @ anchor_vector))
             overlap = max(
-                keyword_overlap(lexical_anchor, item.window, "german"),
-                keyword_overlap(lexical_anchor, item.target_title, "german") if item.target_title else 0.0,
-                keyword_overlap(lexical_anchor, item.target_text, "german") if item.target_text else 0.0,
+                keyword_overlap(words, item.window, "german"),
+                keyword_overlap(words, item.target_title, "german") if item.target_title else 0.0,
+                keyword_overlap(words, item.target_text, "german") if item.target_text else 0.0,
             )
             out.append(round(0.5 * vector_score(similarity) + 0.5 * overlap, 4))
         return out

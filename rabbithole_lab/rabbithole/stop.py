@@ -9,8 +9,10 @@ Convergence counts only references that leave the citing document. Most referenc
 point into the statute itself ("nach Absatz 2", "§ 5 gilt entsprechend": 83 % of the resolved
 references of the shared law corpus); they are how a law is built, not a pull into one source. Counted
 alike, three of them closed a law to the rest of its own references. Depth, visited set, the per-chunk
-limit and the token budget still bound following inside a document. The policy answers one question per reference — may it be
-followed, and if not, why — and keeps the counters it needs.
+limit and the token budget still bound following inside a document.
+
+The policy answers one question per reference — may it be followed, and if not, why — and keeps the
+counters it needs.
 """
 
 from __future__ import annotations
@@ -56,9 +58,9 @@ class StopPolicy:
             return self.stopped
         if self._followed_from[citer_chunk] >= self.settings.max_follow_per_chunk:
             return self._say("chunk_limit")
-        if (target_doc and target_doc != citer_doc
-                and self._followed_into[target_doc] >= self.settings.convergence_same_doc_threshold):
-            reason = f"convergence: {target_doc}"
+        other = _other_document(target_doc, citer_doc)
+        if other and self._followed_into[other] >= self.settings.convergence_same_doc_threshold:
+            reason = f"convergence: {other}"
             self.note(reason)
             return reason
         if self.tokens >= self.settings.token_budget:
@@ -72,8 +74,9 @@ class StopPolicy:
         """Count a followed reference; the first few decide on early refusal."""
         self.visited.add(reference_key)
         self._followed_from[citer_chunk] += 1
-        if target_doc and target_doc != citer_doc:
-            self._followed_into[target_doc] += 1
+        other = _other_document(target_doc, citer_doc)
+        if other:
+            self._followed_into[other] += 1
         self.tokens += sum(estimate_tokens(target.text) for target in targets)
         if len(self._first_relevances) < self.settings.early_refusal_count:
             self._first_relevances.append(best_relevance)
@@ -81,3 +84,8 @@ class StopPolicy:
                     and all(r < self.settings.early_refusal_threshold for r in self._first_relevances)):
                 self.stopped = "early refusal"
                 self.note(self.stopped)
+
+
+def _other_document(target_doc: str | None, citer_doc: str | None) -> str | None:
+    """The document a reference leads into when it leaves the citing one (what convergence counts)."""
+    return target_doc if target_doc and target_doc != citer_doc else None
