@@ -55,6 +55,7 @@ class VectorResult(BaseModel):
     retrieval: Literal["dense", "bm25", "hybrid", "section"] = "hybrid"
     page_map: str = Field("", description='Page changes inside the text, "offset:page" pairs')
     continuation: bool = False
+    char_start: int = Field(0, ge=0, description="Offset of the chunk in its document's text")
 
     # seed names
     @property
@@ -186,6 +187,8 @@ class ChunkWithInfo(BaseModel):
     page_map: str = Field("", description='Page changes inside chunk_text, "offset:page" pairs')
     heading: str = Field("", description="The section heading the chunk text starts with")
     continuation: bool = Field(False, description="The chunk continues its section's previous chunk")
+    char_start: int = Field(0, ge=0, description="Offset of the chunk in its document's text: where consecutive "
+                                                 "chunks of a section overlap")
 
 
 class ReferenceEdge(BaseModel):

@@ -38,6 +38,7 @@ def _result(chunk: Chunk, score: float, retrieval: str) -> VectorResult:
         retrieval=retrieval,  # type: ignore[arg-type]
         page_map=chunk.page_map,
         continuation=chunk.continuation,
+        char_start=chunk.char_start,
     )
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
 from rabbithole_lab.pages import quote_pages
+from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
 # a sentence that speaks to a model instead of stating the law: document text is data, never instructions
@@ -55,6 +56,7 @@ class Provision:
     doc: str
     section: str
     chunks: list[ChunkWithInfo] = field(default_factory=list)
+    passages: list[ChunkWithInfo] = field(default_factory=list)  # its chunks, consecutive ones joined
     sentences: list[Sentence] = field(default_factory=list)
 
     @property
@@ -91,7 +93,8 @@ def addressed_to_a_model(sentence: str) -> bool:
 def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWithInfo], list[str]],
                   score: Callable[[list[str]], list[float]]) -> list[Provision]:
     """The context grouped by provision, each with its scored sentences (no bibliography, no text
-    addressed to a model, no sentence twice)."""
+    addressed to a model, no sentence twice). Sentences are read from the provision's passages, so one
+    that runs over a chunk boundary is whole when the context holds both chunks."""
     by_key: dict[tuple[str, str], Provision] = {}
     for chunk in chunks:
         if chunk.section == BIBLIOGRAPHY_LABEL:
@@ -100,14 +103,15 @@ def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWith
         by_key.setdefault(key, Provision(chunk.document, chunk.section)).chunks.append(chunk)
     seen: set[str] = set()
     for provision in by_key.values():
+        provision.passages = joined_passages(provision.chunks)
         texts: list[tuple[str, ChunkWithInfo]] = []
-        for chunk in provision.chunks:
-            for sentence in sentences_of(chunk):
+        for passage in provision.passages:
+            for sentence in sentences_of(passage):
                 if sentence not in seen and not addressed_to_a_model(sentence):
                     seen.add(sentence)
-                    texts.append((sentence, chunk))
+                    texts.append((sentence, passage))
         scores = score([text for text, _ in texts]) if texts else []
-        weight = {id(chunk): TIER_WEIGHTS.get(chunk.tier, 1.0) for chunk in provision.chunks}
+        weight = {id(passage): TIER_WEIGHTS.get(passage.tier, 1.0) for passage in provision.passages}
         provision.sentences = [Sentence(text, chunk, scores[i] * (0.5 + 0.5 * weight[id(chunk)]), i)
                                for i, (text, chunk) in enumerate(texts)]
     return [p for p in by_key.values() if p.sentences]

@@ -33,6 +33,7 @@ from rabbithole_lab.reasoning.answer import (
     reached_from,
 )
 from rabbithole_lab.reasoning.base import ReasonerInfo, SynthesisInput, citation_label
+from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import (
     asks_about_authorisation,
@@ -424,9 +425,10 @@ class ExtractiveReasoner:
         text = _t(language)
         found = quality.statements(answer)
         cited = [s for s in found if s.citations]
-        correct = [s for s in cited if quality.on_cited_page(s, sources)]
+        passages = joined_passages(sources)  # a quotation may run over a chunk boundary, as the answer's may
+        correct = [s for s in cited if quality.on_cited_page(s, passages)]
         by_page: dict[tuple[str, int], list[str]] = {}
-        for source in sources:
+        for source in passages:
             for page in range(source.page, (source.page_end or source.page) + 1):
                 by_page.setdefault((source.document, page), []).append(source.chunk_text)
         supported = [s for s in cited if _supported(s.quote, s.citations, by_page)]

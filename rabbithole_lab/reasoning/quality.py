@@ -85,7 +85,8 @@ def is_fragment(quote: str) -> bool:
 
 def cites_provision(answer_statements: list[Statement], provision: Provision) -> bool:
     """Some statement quotes text that stands in one of the provision's chunks."""
-    return any(doc == provision.doc and any(find_span(chunk.chunk_text, s.quote) for chunk in provision.chunks)
+    return any(doc == provision.doc and any(find_span(passage.chunk_text, s.quote)
+                                            for passage in provision.passages or provision.chunks)
                for s in answer_statements for doc, _ in s.citations)
 
 

@@ -17,6 +17,7 @@ _ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|ei
 # durch Rechtsverordnung ...", "In der Rechtsverordnung kann insbesondere festgelegt werden, ...". Such a sentence
 # lists what a regulation may govern, so it carries every term of a question on those topics, and states no
 # rule that applies; the rule is in the regulation. "die durch Rechtsverordnung festgelegten Werte" is not one.
+_LIST_MARKER = re.compile(r"\d{1,3}[a-z]?\.")  # an enumeration's item number, alone on its line
 _AUTHORISES_REGULATION = re.compile(
     r"\b(?:wird|werden)\s+ermächtigt\b|\b(?:kann|können)\s+durch\s+Rechtsverordnung\b"
     r"|\b(?:In|Durch)\s+(?:der|einer)?\s*Rechtsverordnung\b[^.;]{0,120}?\b(?:kann|können)\b")
@@ -47,13 +48,16 @@ def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700) -> lis
     """Sentences of a passage; a lead-in and its numbered list stay one sentence ("beträgt 1. ..., 2. ...")."""
     flat = re.sub(r"[ \t]+", " ", text)
     pieces: list[str] = []
+    after_marker = False
     for piece in _SENTENCE_END.split(flat):
         piece = " ".join(piece.split())
-        if pieces and (_ABBREVIATION_END.search(pieces[-1]) or _ORDINAL_END.search(pieces[-1])
+        if pieces and (after_marker or _ABBREVIATION_END.search(pieces[-1]) or _ORDINAL_END.search(pieces[-1])
                        or not pieces[-1].endswith((".", "!", "?"))):
             pieces[-1] = f"{pieces[-1]} {piece}"
         else:
             pieces.append(piece)
+        # a list item's number ("3. Sperrbereich, wenn …") opens the item: what follows belongs to it
+        after_marker = bool(_LIST_MARKER.fullmatch(piece))
     out = []
     for sentence in pieces:
         if len(sentence) < min_chars:

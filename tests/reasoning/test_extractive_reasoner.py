@@ -207,3 +207,16 @@ def test_a_german_ordinal_does_not_end_the_sentence():
     # the Federal Law Gazette's abbreviation does not end one either
     assert split_sentences("Die Tabelle gilt in der Fassung der Bekanntmachung (BGBl. I 2031, 17) ab sofort.") == [
         "Die Tabelle gilt in der Fassung der Bekanntmachung (BGBl. I 2031, 17) ab sofort."]
+
+
+def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
+    # as the PDFs lay an enumeration out: the lead-in, then each item on its own line, "und" alone on one
+    text = ("(2) Zonen im Sinne dieser Ordnung sind\n1. Vorzone, wenn Besucher dort weniger als 2 Stunden bleiben,\n"
+            "und\n2. Kernzone, wenn Besucher dort länger bleiben; eine Kernzone ist Teil der Vorzone.\n"
+            "Gäste sind auch\n1. Lieferanten nach Satz 1,\n2. Handwerker sowie\n3. Prüfer.\nDie Ordnung gilt ab Mai.")
+    assert split_sentences(text, min_chars=10) == [
+        "(2) Zonen im Sinne dieser Ordnung sind 1. Vorzone, wenn Besucher dort weniger als 2 Stunden bleiben, und "
+        "2. Kernzone, wenn Besucher dort länger bleiben; eine Kernzone ist Teil der Vorzone.",
+        "Gäste sind auch 1. Lieferanten nach Satz 1, 2. Handwerker sowie 3. Prüfer.",
+        "Die Ordnung gilt ab Mai.",
+    ]

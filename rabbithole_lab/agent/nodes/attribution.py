@@ -6,7 +6,7 @@ import re
 from datetime import datetime, timezone
 
 from rabbithole_lab.agent.nodes.common import anchor, language
-from rabbithole_lab.agent.nodes.synthesis import context_for_synthesis
+from rabbithole_lab.agent.nodes.synthesis import synthesis_context
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.reasoning.text import citations_in
@@ -36,7 +36,7 @@ def make_attribution_nodes(services: Services) -> dict:
     reasoner = services.reasoner
 
     def attribute_sources(state: AgentState) -> dict:
-        context = context_for_synthesis(state, reasoner.context_chars)
+        context = synthesis_context(state, services)
         chunks = context["primary"] + context["secondary"] + context["tertiary"]
         answer = state.get("synthesis", {}).get("answer", "")
         cited = set(citations_in(answer))

@@ -202,7 +202,8 @@ def make_hitl_nodes(services: Services) -> dict:
                                  tier=classify_tier(0, passage.score, "hitl"),
                                  preserved_quotes=info.preserved_quotes,
                                  page_map=passage.page_map, heading=passage.heading,
-                                 continuation=passage.continuation).model_dump() | {"task_id": None}
+                                 continuation=passage.continuation,
+                                 char_start=passage.char_start).model_dump() | {"task_id": None}
 
         tertiary = concurrent_map(extract, passages, settings.llm.concurrency)
         return {

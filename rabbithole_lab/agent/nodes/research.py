@@ -105,7 +105,8 @@ def make_research_nodes(services: Services) -> dict:
                                     relevance_score=round(item.score, 4), depth=item.depth, tier=item.tier,
                                     references=item.references, preserved_quotes=info.preserved_quotes,
                                     cited_by=item.cited_by, cites=item.cites, page_map=result.page_map,
-                                    heading=result.heading, continuation=result.continuation)
+                                    heading=result.heading, continuation=result.continuation,
+                                    char_start=result.char_start)
             if (item.depth or task.id == QUESTION_TASK_ID) and not finding.extracted_info:
                 # kept even when no sentence matched: a citation, or the question's own search, made it relevant
                 finding.extracted_info = " ".join(result.text.split())[:600]

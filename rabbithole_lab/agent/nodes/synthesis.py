@@ -5,6 +5,7 @@ from __future__ import annotations
 from rabbithole_lab.agent.nodes.common import anchor, language, tier_chunks
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo, PreservedQuote, QualityAssessment
@@ -20,6 +21,45 @@ def context_for_synthesis(state: AgentState, budget_chars: int) -> dict[str, lis
     admitted = assemble(graded, budget_chars, value=lambda item: item[1].relevance_score * TIER_WEIGHTS[item[0]],
                         size=lambda item: len(item[1].chunk_text), key=lambda item: item[1].chunk_id, strict=True)
     return {tier: [chunk for chunk_tier, chunk in admitted if chunk_tier == tier] for tier in TIERS}
+
+
+def with_neighbours(context: dict[str, list[ChunkWithInfo]], kb: KnowledgeBase,
+                    budget_chars: int) -> dict[str, list[ChunkWithInfo]]:
+    """The context with the chunks before and after each of its passages in the same section, while the
+    budget allows, most valuable passage first. A section is indexed as overlapping chunks, so a sentence
+    that runs over a chunk boundary is whole only with both (`reasoning/passages.py` joins them); the
+    neighbour is read as the passage it continues (tier, relevance, depth), with no findings of its own."""
+    used = sum(len(chunk.chunk_text) for chunks in context.values() for chunk in chunks)
+    held = {chunk.chunk_id for chunks in context.values() for chunk in chunks}
+    ranked = sorted(((tier, chunk) for tier in TIERS for chunk in context.get(tier, []) if chunk.section),
+                    key=lambda item: -item[1].relevance_score * TIER_WEIGHTS[item[0]])
+    sections: dict[tuple[str, str, str], list] = {}
+    out = {tier: list(context.get(tier, [])) for tier in TIERS}
+    for tier, chunk in ranked:
+        key = (chunk.collection, chunk.document, chunk.section)
+        if key not in sections:
+            sections[key] = kb.section_lookup(chunk.document, chunk.section, chunk.collection or None)
+        siblings = sections[key]
+        at = next((i for i, result in enumerate(siblings) if result.chunk_id == chunk.chunk_id), None)
+        if at is None:
+            continue
+        for result in (siblings[i] for i in (at - 1, at + 1) if 0 <= i < len(siblings)):
+            if result.chunk_id in held or used + len(result.text) > budget_chars:
+                continue
+            held.add(result.chunk_id)
+            used += len(result.text)
+            out[tier].append(chunk.model_copy(update={
+                "chunk_text": result.text, "chunk_id": result.chunk_id, "page": result.page_start,
+                "page_end": result.page_end, "page_map": result.page_map, "heading": result.heading,
+                "continuation": result.continuation, "char_start": result.char_start, "extracted_info": "",
+                "references": [], "preserved_quotes": [], "cited_by": "", "cites": ""}))
+    return out
+
+
+def synthesis_context(state: AgentState, services: Services) -> dict[str, list[ChunkWithInfo]]:
+    """What the reasoner writes from and is checked against: the graded context with its passages' neighbours."""
+    budget_chars = services.reasoner.context_chars
+    return with_neighbours(context_for_synthesis(state, budget_chars), services.kb, budget_chars)
 
 
 def reference_chains(state: AgentState, context: dict[str, list[ChunkWithInfo]]) -> list[dict]:
@@ -49,7 +89,7 @@ def make_synthesis_nodes(services: Services) -> dict:
     reasoner = services.reasoner
 
     def synthesize(state: AgentState) -> dict:
-        context = context_for_synthesis(state, reasoner.context_chars)
+        context = synthesis_context(state, services)
         request = SynthesisInput(
             anchor=anchor(state), language=language(state), hitl_summary=state.get("hitl_context_summary", ""),
             primary=context["primary"], secondary=context["secondary"], tertiary=context["tertiary"],
@@ -62,7 +102,7 @@ def make_synthesis_nodes(services: Services) -> dict:
     def quality_check(state: AgentState) -> dict:
         if not settings.quality.enabled:
             return {"quality_assessment": {}}
-        context = context_for_synthesis(state, reasoner.context_chars)
+        context = synthesis_context(state, services)
         sources = context["primary"] + context["secondary"] + context["tertiary"]
         assessment = reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources, language(state))
         record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),
