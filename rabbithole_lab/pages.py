@@ -38,8 +38,27 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+_ELISION = re.compile(r"\s*…\s*")
+
+
 def find_span(text: str, quote: str) -> tuple[int, int] | None:
-    """Where `quote` stands in `text`, comparing whitespace-insensitively; None when it does not."""
+    """Where `quote` stands in `text`, comparing whitespace-insensitively; None when it does not. A quote
+    that elides with "…" stands there when its parts do, in order: from where the first starts to where the
+    last ends."""
+    parts = [part for part in _ELISION.split(quote) if part.strip()]
+    if len(parts) > 1:
+        start = end = None
+        for part in parts:
+            span = _find_span(text[end or 0:], part)
+            if span is None:
+                return None
+            start = (end or 0) + span[0] if start is None else start
+            end = (end or 0) + span[1]
+        return start, end
+    return _find_span(text, quote)
+
+
+def _find_span(text: str, quote: str) -> tuple[int, int] | None:
     if not quote.strip():
         return None
     index = text.find(quote)

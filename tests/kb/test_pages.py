@@ -40,3 +40,14 @@ def test_the_text_after_a_page_break_of_a_corpus_chunk_is_on_the_later_pdf_page(
             words = re.sub(r"\s+", " ", chunk.text[offset : offset + 60]).strip()[:30]
             printed = re.sub(r"\s+", " ", pdf[page - 1].get_text())
             assert words in printed, (chunk.section, page, words)
+
+
+def test_an_elided_quote_is_found_by_its_parts_in_order_and_cites_where_it_starts():
+    text = "(1) Es gilt,\nwenn 1. erstens etwas vorliegt,\n2. zweitens etwas anderes vorliegt und\n3. drittens nichts."
+    page_map = encode_page_map([(0, 4), (text.index("3. drittens"), 5)])
+    quote = "(1) Es gilt, wenn … 3. drittens nichts."
+    assert find_span(text, quote) == (0, len(text))
+    assert quote_pages(text, page_map, quote, 4) == (4, 5)
+    assert quote_pages(text, page_map, "zweitens etwas anderes vorliegt und … 3. drittens nichts.", 4) == (4, 5)
+    assert find_span(text, "3. drittens nichts. … (1) Es gilt,") is None  # parts out of order
+    assert find_span(text, "(1) Es gilt, wenn 1. erstens etwas vorliegt, …") == (0, text.index(",\n2.") + 1)

@@ -220,3 +220,4 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
         "Gäste sind auch 1. Lieferanten nach Satz 1, 2. Handwerker sowie 3. Prüfer.",
         "Die Ordnung gilt ab Mai.",
     ]
+
