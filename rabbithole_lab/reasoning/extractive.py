@@ -1,7 +1,9 @@
 """The extractive reasoner: every reasoning step without an LLM, deterministic.
 
-Sentences are selected by embedding similarity to the query anchor plus keyword overlap and kept
-verbatim, so every claim in the report is a quotation with its citation. Clarification questions and
+Sentences are selected by the question's terms they carry (plus the embedder's similarity for text in a
+language the embedder was trained on: the packaged MiniLM reads English, and on German statute text its
+similarity is no evidence) and kept verbatim, so every claim in the report is a quotation with its
+citation. Clarification questions and
 the to-do list are built from the query's concepts that retrieval did not cover. Quality is scored
 from measurable properties of the answer (citation coverage, support of each sentence by the cited
 source, structure, relevance to the question).
@@ -148,6 +150,10 @@ class ExtractiveReasoner:
             extra = german_terms(anchor)
             return f"{anchor} {extra}" if extra else anchor
         return anchor
+
+    def _reads(self, text: str) -> bool:
+        """The embedder was trained on the text's language: only then does its similarity say something."""
+        return detect_language(text[:LANGUAGE_SAMPLE_CHARS]) in self._embedder_languages
 
     def _overlap(self, anchor: str, text: str) -> float:
         lexical = self._lexical_anchor(anchor)
@@ -310,11 +316,12 @@ class ExtractiveReasoner:
                      if not addressed_to_a_model(s)]  # document text never speaks to the reader as an instruction
         if not sentences:
             return InfoExtractionWithQuotes(extracted_info="")
-        similarity = self._similarities(anchor, sentences)
-        scored = [
-            (0.6 * vector_score(float(similarity[i])) + 0.4 * self._overlap(anchor, sentence), i)
-            for i, sentence in enumerate(sentences)
-        ]
+        if self._reads(chunk.text):
+            similarity = self._similarities(anchor, sentences)
+            scored = [(0.6 * vector_score(float(similarity[i])) + 0.4 * self._overlap(anchor, sentence), i)
+                      for i, sentence in enumerate(sentences)]
+        else:  # the embedder's similarity says nothing about text in a language it was not trained on
+            scored = [(self._overlap(anchor, sentence), i) for i, sentence in enumerate(sentences)]
         best = sorted(scored, reverse=True)[:SENTENCES_PER_CHUNK]
         if not best or best[0][0] < IRRELEVANT_BELOW:
             return InfoExtractionWithQuotes(extracted_info="")
@@ -352,8 +359,7 @@ class ExtractiveReasoner:
     def score_relevance(self, anchor, finding, language):
         self._count()
         body = finding.extracted_info or finding.chunk_text
-        cosine = float(self._similarities(anchor, [body[:2000]])[0])
-        vector = vector_score(cosine)
+        vector = vector_score(float(self._similarities(anchor, [body[:2000]])[0])) if self._reads(body) else 0.0
         overlap = self._overlap(anchor, body)
         inherited = finding.relevance_score * CITATION_DECAY if finding.depth > 0 else 0.0
         text = _t(language)

@@ -221,3 +221,26 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
         "Die Ordnung gilt ab Mai.",
     ]
 
+
+
+def test_relevance_and_extraction_use_the_embedders_meaning_only_for_text_in_a_language_it_reads(reasoner):
+    def finding(text: str) -> ChunkWithInfo:
+        return ChunkWithInfo(chunk_text=text, document="Eigen.pdf", page=1)
+
+    # German passage, no word of the question in it: the English MiniLM's similarity is not evidence
+    german = finding("Zuständigkeiten der Landesbehörden richten sich nach dem Sitz des Antragstellers. Jede "
+                     "Behörde entscheidet binnen drei Monaten über vollständige Anträge.")
+    question = "Wer erteilt Erlaubnisse zum Betrieb von Röntgengeräten?"
+    assert reasoner.score_relevance(question, german, "de").score == 0.0
+    assert reasoner.extract_info(_result(german), question, question, "de").extracted_info == ""
+    # English passage: its meaning counts although it shares no word with the question
+    english = finding("The competent regional office decides on applications for operating permits within "
+                      "three months of receiving the complete documents.")
+    assert reasoner.score_relevance("Who grants the licence for an X-ray device, and how fast?", english,
+                                    "en").score > 0.0
+
+
+def _result(chunk: ChunkWithInfo):
+    from rabbithole_lab.records import VectorResult
+    return VectorResult(chunk_id="eigen-1", text=chunk.chunk_text, doc=chunk.document, collection="c",
+                        page_start=1, page_end=1)
