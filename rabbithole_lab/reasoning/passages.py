@@ -45,8 +45,8 @@ def _join(first: ChunkWithInfo, second: ChunkWithInfo) -> ChunkWithInfo | None:
 
 
 def joined_passages(chunks: list[ChunkWithInfo]) -> list[ChunkWithInfo]:
-    """The chunks, with each run of consecutive chunks of one section joined into one passage (at the place
-    of its first chunk in the list); every other chunk as it is, once."""
+    """The chunks, each once, with every run of consecutive chunks of one section joined into one passage;
+    the passage takes the list place of the run's first chunk in document order."""
     by_id: dict[str, ChunkWithInfo] = {}
     for chunk in chunks:
         by_id.setdefault(chunk.chunk_id or str(id(chunk)), chunk)
