@@ -56,7 +56,7 @@ def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700) -> lis
             pieces[-1] = f"{pieces[-1]} {piece}"
         else:
             pieces.append(piece)
-        # a list item's number ("3. Sperrbereich, wenn …") opens the item: what follows belongs to it
+        # a list item's number ("3. Kernzone, wenn …") opens the item: what follows belongs to it
         after_marker = bool(_LIST_MARKER.fullmatch(piece))
     out = []
     for sentence in pieces:
