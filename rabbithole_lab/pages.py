@@ -46,16 +46,17 @@ def find_span(text: str, quote: str) -> tuple[int, int] | None:
     that elides with "…" stands there when its parts do, in order: from where the first starts to where the
     last ends."""
     parts = [part for part in _ELISION.split(quote) if part.strip()]
-    if len(parts) > 1:
-        start = end = None
-        for part in parts:
-            span = _find_span(text[end or 0:], part)
-            if span is None:
-                return None
-            start = (end or 0) + span[0] if start is None else start
-            end = (end or 0) + span[1]
-        return start, end
-    return _find_span(text, quote)
+    if len(parts) < 2:
+        return _find_span(text, quote)
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    for part in parts:
+        span = _find_span(text[offset:], part)
+        if span is None:
+            return None
+        spans.append((offset + span[0], offset + span[1]))
+        offset = spans[-1][1]
+    return spans[0][0], spans[-1][1]
 
 
 def _find_span(text: str, quote: str) -> tuple[int, int] | None:

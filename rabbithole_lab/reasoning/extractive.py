@@ -381,7 +381,7 @@ class ExtractiveReasoner:
         weights = TermWeights(sentences)
         question = sentence_terms(self._lexical_anchor(anchor)) | sentence_terms(anchor)
         sample = " ".join(sentences)[:LANGUAGE_SAMPLE_CHARS]
-        meaning = detect_language(sample) in self._embedder_languages if sample else False
+        meaning = bool(sample) and self._reads(sample)
         enabling_is_no_answer = not asks_about_authorisation(anchor)
 
         def score(batch: list[str]) -> list[float]:

@@ -13,11 +13,11 @@ _ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|BGBl|Buchst|bzw|vgl|ggf|z\.\s?B
 # preposition, "<number>." opens a noun phrase, not a new sentence ("nach Absatz 2. Die Behörde" still ends one)
 _ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|einer|eines|am|im|vom|zum|zur|bis|ab|"
                           r"seit|jedes|jedem|jeden|jeder)\s+\d{1,4}\.$", re.IGNORECASE)
+_LIST_MARKER = re.compile(r"\d{1,3}[a-z]?\.")  # an enumeration's item number, alone on its line
 # The drafting formulas of an enabling clause (Verordnungsermächtigung): "Die Bundesregierung wird ermächtigt,
 # durch Rechtsverordnung ...", "In der Rechtsverordnung kann insbesondere festgelegt werden, ...". Such a sentence
 # lists what a regulation may govern, so it carries every term of a question on those topics, and states no
 # rule that applies; the rule is in the regulation. "die durch Rechtsverordnung festgelegten Werte" is not one.
-_LIST_MARKER = re.compile(r"\d{1,3}[a-z]?\.")  # an enumeration's item number, alone on its line
 _AUTHORISES_REGULATION = re.compile(
     r"\b(?:wird|werden)\s+ermächtigt\b|\b(?:kann|können)\s+durch\s+Rechtsverordnung\b"
     r"|\b(?:In|Durch)\s+(?:der|einer)?\s*Rechtsverordnung\b[^.;]{0,120}?\b(?:kann|können)\b")
