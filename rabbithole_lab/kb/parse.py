@@ -115,10 +115,13 @@ def _parse_pdf(path: Path) -> ParsedDocument:
             for page_index, page in enumerate(pdf, start=1):
                 for block in page.get_text("dict", sort=False).get("blocks", []):
                     for line in block.get("lines", []):
+                        # a space between words can be a span of its own: it belongs to the text
+                        # ("0,5 0,25" in a table row) but says nothing about the line's style
+                        text = "".join(span.get("text", "") for span in line.get("spans", []))
+                        text = text.translate(_LIGATURES).strip()
                         spans = [span for span in line.get("spans", []) if span.get("text", "").strip()]
                         if not spans:
                             continue
-                        text = "".join(span["text"] for span in spans).translate(_LIGATURES).strip()
                         bold = any(
                             (span.get("flags", 0) & 16) or "bold" in span.get("font", "").lower()
                             for span in spans

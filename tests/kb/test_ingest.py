@@ -186,6 +186,29 @@ def test_every_corpus_chunk_after_the_title_page_has_a_section(corpus_kb):
         assert not unlabelled, collection
 
 
+def test_a_space_that_is_a_span_of_its_own_stays_in_the_line(tmp_path):
+    # table cells and list numbers are often set apart by a space in another font: PyMuPDF gives
+    # that space as a span of its own, and dropping it glues the cells together
+    document = pymupdf.open()
+    page = document.new_page()
+    page.insert_text((72, 72), "§ 1 Staffel der Beträge", fontsize=10)
+    for y, pieces in ((90, ["Stufe", " ", "0,5", " ", "0,25"]), (108, ["7", " ", "8", " ", "9"]),
+                      (126, ["2.", " ", "zweite Stufe der Staffel"])):
+        x = 72
+        for piece in pieces:
+            font = "tiro" if piece == " " else "helv"
+            page.insert_text((x, y), piece, fontsize=10, fontname=font)
+            x += pymupdf.get_text_length(piece, fontname=font, fontsize=10)
+    document.save(tmp_path / "staffel.pdf")
+    document.close()
+
+    lines = [line.text for line in parse_file(tmp_path / "staffel.pdf").lines]
+
+    assert "Stufe 0,5 0,25" in lines
+    assert "7 8 9" in lines  # not glued into "789" and dropped as a page number
+    assert "2. zweite Stufe der Staffel" in lines
+
+
 def test_unsupported_and_empty_files_raise_document_error(tmp_path):
     (tmp_path / "x.csv").write_text("a,b")
     with pytest.raises(DocumentError, match="unsupported"):
