@@ -112,8 +112,9 @@ def load_auto_registry(db_path: Path) -> list[RegistryEntry]:
 # a paragraph labelled "68)" has the key "68". 4: every chunk stores the page of each of its lines (page_map)
 # and whether it continues its section's previous chunk. 5: a Markdown file whose headings carry no section
 # labels (only a "# Title") splits at its plain "§ N" lines. 6: a PDF line keeps the spaces PyMuPDF gives as
-# spans of their own (table rows read "0,5 0,25", not "0,50,25").
-CHUNKING_VERSION = 6
+# spans of their own (table rows read "0,5 0,25", not "0,50,25"). 7: a line is a page number only when the
+# number stands bare or between two dashes ("–10", an exponent in a table, stays).
+CHUNKING_VERSION = 7
 
 
 def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int) -> str:

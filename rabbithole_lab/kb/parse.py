@@ -22,7 +22,9 @@ logger = logging.getLogger(__name__)
 SUPPORTED_SUFFIXES = {".pdf", ".md", ".txt"}
 MIN_TEXT_CHARS = 20
 _FOOTER = re.compile(r"^(.{0,80}\s[-–]\s)?(Seite|Page)\s+\d+(\s+(von|of)\s+\d+)?\s*$", re.IGNORECASE)
-_PAGE_NUMBER_ONLY = re.compile(r"^\s*[-–]?\s*\d{1,4}\s*[-–]?\s*$")
+# a page number stands bare or between two dashes ("12", "- 12 -"); "–10" or "10 –" is an exponent or
+# an open range in a table cell, not a page number
+_PAGE_NUMBER_ONLY = re.compile(r"^\s*(?:\d{1,4}|[-–]\s*\d{1,4}\s*[-–])\s*$")
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
 _PARENTHESISED = re.compile(r"\(([^()]{2,80})\)")
 _LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",

@@ -186,7 +186,7 @@ def test_every_corpus_chunk_after_the_title_page_has_a_section(corpus_kb):
         assert not unlabelled, collection
 
 
-def test_a_space_that_is_a_span_of_its_own_stays_in_the_line(tmp_path):
+def test_table_cells_keep_their_spaces_and_numbers_and_page_numbers_go(tmp_path):
     # table cells and list numbers are often set apart by a space in another font: PyMuPDF gives
     # that space as a span of its own, and dropping it glues the cells together
     document = pymupdf.open()
@@ -199,6 +199,9 @@ def test_a_space_that_is_a_span_of_its_own_stays_in_the_line(tmp_path):
             font = "tiro" if piece == " " else "helv"
             page.insert_text((x, y), piece, fontsize=10, fontname=font)
             x += pymupdf.get_text_length(piece, fontname=font, fontsize=10)
+    for y, exponent in ((144, "-12"), (162, "10 -")):
+        page.insert_text((72, y), exponent, fontsize=10)
+    page.insert_text((290, 800), "- 3 -", fontsize=10)
     document.save(tmp_path / "staffel.pdf")
     document.close()
 
@@ -207,6 +210,8 @@ def test_a_space_that_is_a_span_of_its_own_stays_in_the_line(tmp_path):
     assert "Stufe 0,5 0,25" in lines
     assert "7 8 9" in lines  # not glued into "789" and dropped as a page number
     assert "2. zweite Stufe der Staffel" in lines
+    assert "-12" in lines and "10 -" in lines  # an exponent and an open range are table text
+    assert "- 3 -" not in lines  # the page number
 
 
 def test_unsupported_and_empty_files_raise_document_error(tmp_path):
