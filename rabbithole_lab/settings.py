@@ -224,6 +224,11 @@ class SearchSettings(_Group):
         "TASK_CONTEXT_CHARS", 12000,
         "Characters of context one research task keeps (admitted by value per character)", ge=1000
     )
+    question_context_chars: int = _env(
+        "QUESTION_CONTEXT_CHARS", 25000,
+        "Characters of context the question's own search keeps (task 0, first round); the retrieval benchmark "
+        "measures this search at 12k and 25k characters", ge=1000
+    )
 
 
 class ReferenceSettings(_Group):

@@ -94,7 +94,8 @@ def test_collection_choice_restricts_every_search(extractive_services, session_f
 
 def test_a_task_the_passages_do_not_answer_gets_a_second_round_for_what_is_missing(demo_kb, session_factory):
     # a small context per task, so the small demo KB is not used up by the first task
-    session = session_factory(services_with(demo_kb, search={"task_context_chars": 1000}))
+    session = session_factory(services_with(demo_kb, search={"task_context_chars": 1000,
+                                                             "question_context_chars": 1000}))
     session.start(GERMAN_QUESTION)
     todo = session.answer("/end").interrupt["todo_list"]["items"]
     decision = {"removed_ids": [item["id"] for item in todo[1:]], "new_items": ["Grenzwerte für Raumfahrtpersonal"]}
@@ -108,6 +109,21 @@ def test_a_task_the_passages_do_not_answer_gets_a_second_round_for_what_is_missi
     assert len(row["rounds"]) == stats["iterations"]
 
 
+def test_the_questions_own_search_keeps_its_own_budget_and_the_other_tasks_theirs(demo_kb, session_factory):
+    budgets = {"task_context_chars": 1500, "question_context_chars": 5000}
+    status = run_to_end(session := session_factory(services_with(demo_kb, search=budgets)),
+                        session.start(GERMAN_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    first_round_chars: dict[int, int] = {}
+    for search in status.state["research_context"]["search_queries"]:
+        stats = next(s for s in status.state["task_stats"] if s["task_id"] == search["task_id"])
+        first = stats["rounds"][0]["new_chunks"]
+        first_round_chars[search["task_id"]] = sum(len(c["chunk_text"]) for c in search["chunks"][:first])
+    question = first_round_chars.pop(0)
+    assert budgets["task_context_chars"] < question <= budgets["question_context_chars"]
+    assert first_round_chars and all(chars <= budgets["task_context_chars"] for chars in first_round_chars.values())
+
+
 def _tier_entries(state: dict) -> list[dict]:
     return [entry for tier in ("primary", "secondary", "tertiary") for entry in state[f"{tier}_context"]]
 
@@ -115,7 +131,8 @@ def _tier_entries(state: dict) -> list[dict]:
 def test_without_a_model_the_drift_filter_keeps_what_the_questions_own_search_admitted(demo_kb, session_factory):
     # a threshold no score reaches: every passage the filter may judge is dropped down to the backfill; a small
     # task budget leaves the other tasks something of their own to add
-    services = services_with(demo_kb, references={"relevance_threshold": 1.0}, search={"task_context_chars": 1500})
+    services = services_with(demo_kb, references={"relevance_threshold": 1.0},
+                             search={"task_context_chars": 1500, "question_context_chars": 1500})
     status = run_to_end(session := session_factory(services), session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error
     searches = status.state["research_context"]["search_queries"]

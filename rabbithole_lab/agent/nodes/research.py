@@ -131,7 +131,9 @@ def make_research_nodes(services: Services) -> dict:
             trail = services.follower().run(hits, question, lang, visited=visited,
                                             progress=step_reporter("follow", task_number=task_number,
                                                                    task_total=task_total))
-            budget = settings.search.task_context_chars if iteration == 1 else settings.search.task_context_chars // 2
+            budget = (settings.search.task_context_chars // 2 if iteration > 1 else
+                      settings.search.question_context_chars if task.id == QUESTION_TASK_ID else
+                      settings.search.task_context_chars)
             items = admit(trail.candidates, budget, strict=True)
             new_findings = concurrent_map(extract, items, settings.llm.concurrency)
             for item in items:
