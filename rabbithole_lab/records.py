@@ -190,6 +190,14 @@ class ChunkWithInfo(BaseModel):
     char_start: int = Field(0, ge=0, description="Offset of the chunk in its document's text: where consecutive "
                                                  "chunks of a section overlap")
 
+    @classmethod
+    def from_result(cls, result: VectorResult, **fields) -> ChunkWithInfo:
+        """The chunk of a search result with what the caller knows about it (extraction, score, tier, ...)."""
+        return cls(chunk_text=result.text, document=result.doc, page=result.page_start, page_end=result.page_end,
+                   chunk_id=result.chunk_id, section=result.section, collection=result.collection,
+                   page_map=result.page_map, heading=result.heading, continuation=result.continuation,
+                   char_start=result.char_start, **fields)
+
 
 class ReferenceEdge(BaseModel):
     """One edge of the followed-reference graph."""

@@ -23,10 +23,7 @@ def reasoner(demo_kb):
 
 
 def _finding(result, depth=0, cited_by="", tier="primary", relevance=0.9) -> ChunkWithInfo:
-    return ChunkWithInfo(chunk_text=result.text, document=result.doc, page=result.page_start, page_end=result.page_end,
-                         chunk_id=result.chunk_id, section=result.section, heading=result.heading, depth=depth,
-                         cited_by=cited_by, tier=tier, relevance_score=relevance, page_map=result.page_map,
-                         continuation=result.continuation, collection=result.collection)
+    return ChunkWithInfo.from_result(result, depth=depth, cited_by=cited_by, tier=tier, relevance_score=relevance)
 
 
 def test_the_answer_opens_with_the_decisive_provision_then_the_chain_to_what_it_cites(reasoner, demo_kb):

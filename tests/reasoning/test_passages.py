@@ -19,10 +19,7 @@ pytestmark = pytest.mark.corpus
 
 
 def _finding(result, tier="primary") -> ChunkWithInfo:
-    return ChunkWithInfo(chunk_text=result.text, document=result.doc, page=result.page_start,
-                         page_end=result.page_end, chunk_id=result.chunk_id, section=result.section,
-                         collection=result.collection, tier=tier, page_map=result.page_map,
-                         heading=result.heading, continuation=result.continuation, char_start=result.char_start)
+    return ChunkWithInfo.from_result(result, tier=tier)
 
 
 def _sentences(chunk: ChunkWithInfo) -> list[str]:

@@ -195,15 +195,10 @@ def make_hitl_nodes(services: Services) -> dict:
 
         def extract(passage: VectorResult) -> dict:
             info = reasoner.extract_info(passage, query, query, lang)
-            return ChunkWithInfo(chunk_text=passage.text, extracted_info=info.extracted_info, document=passage.doc,
-                                 page=passage.page_start, page_end=passage.page_end, chunk_id=passage.chunk_id,
-                                 section=passage.section, collection=passage.collection,
-                                 relevance_score=round(passage.score, 4), depth=0,
-                                 tier=classify_tier(0, passage.score, "hitl"),
-                                 preserved_quotes=info.preserved_quotes,
-                                 page_map=passage.page_map, heading=passage.heading,
-                                 continuation=passage.continuation,
-                                 char_start=passage.char_start).model_dump() | {"task_id": None}
+            return ChunkWithInfo.from_result(
+                passage, extracted_info=info.extracted_info, relevance_score=round(passage.score, 4), depth=0,
+                tier=classify_tier(0, passage.score, "hitl"), preserved_quotes=info.preserved_quotes,
+            ).model_dump() | {"task_id": None}
 
         tertiary = concurrent_map(extract, passages, settings.llm.concurrency)
         return {

@@ -99,14 +99,10 @@ def make_research_nodes(services: Services) -> dict:
         def extract(item) -> ChunkWithInfo:
             result = item.result
             info = reasoner.extract_info(result, question, task.task, lang)
-            finding = ChunkWithInfo(chunk_text=result.text, extracted_info=info.extracted_info, document=result.doc,
-                                    page=result.page_start, page_end=result.page_end, chunk_id=result.chunk_id,
-                                    section=result.section, collection=result.collection,
-                                    relevance_score=round(item.score, 4), depth=item.depth, tier=item.tier,
-                                    references=item.references, preserved_quotes=info.preserved_quotes,
-                                    cited_by=item.cited_by, cites=item.cites, page_map=result.page_map,
-                                    heading=result.heading, continuation=result.continuation,
-                                    char_start=result.char_start)
+            finding = ChunkWithInfo.from_result(
+                result, extracted_info=info.extracted_info, relevance_score=round(item.score, 4), depth=item.depth,
+                tier=item.tier, references=item.references, preserved_quotes=info.preserved_quotes,
+                cited_by=item.cited_by, cites=item.cites)
             if (item.depth or task.id == QUESTION_TASK_ID) and not finding.extracted_info:
                 # kept even when no sentence matched: a citation, or the question's own search, made it relevant
                 finding.extracted_info = " ".join(result.text.split())[:600]

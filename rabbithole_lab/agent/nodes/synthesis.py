@@ -48,11 +48,8 @@ def with_neighbours(context: dict[str, list[ChunkWithInfo]], kb: KnowledgeBase,
                 continue
             held.add(result.chunk_id)
             used += len(result.text)
-            out[tier].append(chunk.model_copy(update={
-                "chunk_text": result.text, "chunk_id": result.chunk_id, "page": result.page_start,
-                "page_end": result.page_end, "page_map": result.page_map, "heading": result.heading,
-                "continuation": result.continuation, "char_start": result.char_start, "extracted_info": "",
-                "references": [], "preserved_quotes": [], "cited_by": "", "cites": ""}))
+            out[tier].append(ChunkWithInfo.from_result(result, relevance_score=chunk.relevance_score,
+                                                       depth=chunk.depth, tier=chunk.tier))
     return out
 
 
