@@ -133,7 +133,8 @@ def test_a_task_iterates_until_its_assessment_says_answered_and_searches_for_wha
     done = json.dumps({"answered": True, "missing": [], "reason": "beantwortet"})
     reasoner, model = fake_llm({"assess_task": [not_yet, done]})
     # a small context per task, so the first round leaves passages of the demo KB for the second to find
-    session = session_factory(services_with(demo_kb, reasoner, search={"task_context_chars": 1000}))
+    session = session_factory(services_with(demo_kb, reasoner, search={"task_context_chars": 1000,
+                                                                       "question_context_chars": 1000}))
     status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error
     first = status.state["task_stats"][0]
