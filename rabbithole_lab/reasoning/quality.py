@@ -84,9 +84,8 @@ def is_fragment(quote: str) -> bool:
 
 
 def cites_provision(answer_statements: list[Statement], provision: Provision) -> bool:
-    """Some statement quotes text that stands in one of the provision's chunks."""
-    return any(doc == provision.doc and any(find_span(passage.chunk_text, s.quote)
-                                            for passage in provision.passages or provision.chunks)
+    """Some statement quotes text that stands in one of the provision's passages (its chunks, joined)."""
+    return any(doc == provision.doc and any(find_span(passage.chunk_text, s.quote) for passage in provision.passages)
                for s in answer_statements for doc, _ in s.citations)
 
 
