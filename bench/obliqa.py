@@ -66,7 +66,7 @@ def main() -> None:
         questions = questions[: args.limit]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    gate = build_gate(settings, kb.index.embedder.embed_documents)
+    gate = build_gate(settings, kb.index.embedder)
     # flat: the same pool and assembler with nothing followed; both at the same character budget
     runs = {"flat": build_follower(kb, settings, gate, references=without_following(settings.references)),
             "rabbithole": build_follower(kb, settings, gate)}

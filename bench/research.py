@@ -63,8 +63,8 @@ def main() -> None:
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "db"
     ingest(corpus, open_index(settings, corpus, db), settings.kb, show_progress=False)
     kb = open_knowledge_base(settings, corpus, db)
-    embed = kb.index.embedder.embed_documents
-    embed(["warm up"])
+    embed = kb.index.embedder
+    embed.embed_documents(["warm up"])
     print(f"machine: {platform.machine()} {platform.processor() or ''}, python {platform.python_version()}")
 
     print("\n## Extractive reasoner, unattended runs on the shared corpus")
@@ -72,7 +72,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for question in QUESTIONS:
-            reasoner = ExtractiveReasoner(embed, embedder_languages=settings.embedding.language_codes)
+            reasoner = ExtractiveReasoner(embed)
             services = Services(settings, kb, reasoner, corpus)
             state, seconds = run(services, question, Path(tmp))
             stats = state["task_stats"]

@@ -79,7 +79,7 @@ def cmd_ingest(args) -> int:
     kb_dir = Path(args.kb_dir)
     _, db = _kb_paths(argparse.Namespace(kb=str(kb_dir), db=args.db), settings)  # the folder exists before any index
     index = open_index(settings, kb_dir, db)
-    report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress)
+    report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex)
     print(format_report(report))
     print(f"Index: {index.location}")
     return 0 if report.ok else 1
@@ -108,7 +108,7 @@ def cmd_search(args) -> int:
 
 
 def cmd_doctor(args) -> int:
-    from rabbithole_lab.kb.embedder import SentenceTransformerEmbedder
+    from rabbithole_lab.kb.embedder import build_embedder, choose_embedder
     from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
 
     settings = _settings(args)
@@ -122,13 +122,18 @@ def cmd_doctor(args) -> int:
             print(f"[{mark}] {'  ' if mark == 'ok' else ''}model {model}: {'pulled' if status.has(model) else 'not pulled'}")
     else:
         print(f"[warn] Ollama does not answer at {status.base_url}: {status.error}")
+    choice = choose_embedder(settings.embedding)
+    if choice.notice:
+        print(f"[warn] {choice.notice}")
     try:
-        embedder = SentenceTransformerEmbedder(settings.embedding)
+        embedder = build_embedder(settings.embedding)
         vector = embedder.embed_query("doctor")
-        print(f"[ok]   embedding model {settings.embedding.model} loads ({vector.shape[0]} dimensions)")
+        languages = ", ".join(sorted(embedder.languages)).replace("*", "any language")
+        print(f"[ok]   embedding model {choice.model} ({choice.backend}) loads ({vector.shape[0]} dimensions, "
+              f"reads {languages})")
     except Exception as exc:  # report every failure, keep checking
         problems += 1
-        print(f"[fail] embedding model {settings.embedding.model}: {exc}")
+        print(f"[fail] embedding model {choice.model} ({choice.backend}): {exc}")
     if settings.chroma.host:
         try:
             import chromadb
@@ -236,7 +241,7 @@ def cmd_eval(args) -> int:
         logger.info(format_report(report))
         kb = open_knowledge_base(settings, kb_dir, db)
     references = settings.references if args.mode == "rabbithole" else without_following(settings.references)
-    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder.embed_documents),
+    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder),
                               references=references)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -277,7 +282,7 @@ def cmd_trail(args) -> int:
     kb = open_knowledge_base(settings, kb_dir, db)
     _check_collection(kb, args.collection)
     language = detect_language(args.question)
-    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder.embed_documents))
+    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder))
     trail = follow_question(kb, follower, args.question, language, args.collection, pool_size=args.k)
     items = admit(trail.candidates, args.budget_chars)
     if args.json:
@@ -403,6 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("kb_dir", help="folder with <Collection>__db_inserted/ subfolders, or one folder of files")
     ingest.add_argument("--db", help="index folder (default KB_DIR/database)")
     ingest.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    ingest.add_argument("--reindex", action="store_true",
+                        help="re-embed collections another embedder made, from their stored text")
     ingest.set_defaults(func=cmd_ingest)
 
     search = sub.add_parser("search", help="search the knowledge base")

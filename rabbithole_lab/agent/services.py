@@ -27,7 +27,7 @@ class Services:
         if self.gate is None:
             from rabbithole_lab.reasoning.factory import build_gate
 
-            self.gate = build_gate(self.settings, self.kb.index.embedder.embed_documents, self.reasoner)
+            self.gate = build_gate(self.settings, self.kb.index.embedder, self.reasoner)
 
     def follower(self) -> RabbitholeFollower:
         llm_extract = getattr(self.reasoner, "extract_references", None) if self.reasoner.info.provider != "extractive" else None
@@ -45,7 +45,7 @@ def open_services(settings: Settings, kb_dir: Path | None = None, db_path: Path 
     if kb_dir is not None and not Path(kb_dir).is_dir():
         raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
     kb = open_knowledge_base(settings, kb_dir, db_path)
-    reasoner = build_reasoner(settings, kb.index.embedder.embed_documents, provider_choice)
+    reasoner = build_reasoner(settings, kb.index.embedder, provider_choice)
     return Services(settings, kb, reasoner, Path(kb_dir) if kb_dir else None)
 
 

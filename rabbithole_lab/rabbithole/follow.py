@@ -224,7 +224,7 @@ class RabbitholeFollower:
         """The chunk's relevance to the anchor, its words compared in the chunk's language."""
         words, stemmer = lexical_anchor(anchor, language, self.kb.collection_language(result.collection))
         similarity = cosine.get(result.chunk_id, 0.0) if self.kb.embedder_reads(result.collection) else 0.0
-        return relevance_score(similarity, words, result.text, language=stemmer)
+        return relevance_score(similarity, self.kb.index.embedder.band, words, result.text, language=stemmer)
 
     def _choose(self, targets: list[VectorResult], cosine: dict[str, float]) -> list[VectorResult]:
         """The chunks of a resolved section most similar to the anchor, in reading order."""

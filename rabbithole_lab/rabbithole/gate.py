@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
+from rabbithole_lab.kb.embedder import Embedder
 from rabbithole_lab.language import detect_language
-from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor, vector_score
+from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor
 from rabbithole_lab.records import DetectedReference, ReferenceDecision
 
 logger = logging.getLogger(__name__)
@@ -60,13 +60,13 @@ def _core(window: str, chars: int = GATE_EMBED_CHARS) -> str:
 class ExtractiveDecider:
     """Follow when window and target title resemble the anchor (embedding + keyword overlap).
 
-    score = 0.5 * vector_score(max(cos(window core, anchor), cos(title, anchor)))
+    score = 0.5 * band.score(max(cos(window core, anchor), cos(title, anchor)))
           + 0.5 * max(keyword overlap of window, of title)
     All references of one chunk are embedded in one batch.
     """
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], threshold: float):
-        self._embed = embed
+    def __init__(self, embedder: Embedder, threshold: float):
+        self._embedder = embedder
         self.threshold = threshold
         self._vectors: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
@@ -76,7 +76,7 @@ class ExtractiveDecider:
         the target has no title (titles are short, windows cost ~250 tokens each on the CPU)."""
         if not items:
             return []
-        texts = [anchor]
+        texts = []
         for item in items:
             if item.target_similarity is None:
                 texts.append(_core(item.window))
@@ -87,13 +87,13 @@ class ExtractiveDecider:
             vector_of = {text: self._vectors[text] for text in texts if text in self._vectors}
         unique = [text for text in dict.fromkeys(texts) if text not in vector_of]
         if unique:
-            fresh = dict(zip(unique, self._embed(unique), strict=True))
+            fresh = dict(zip(unique, self._embedder.embed_documents(unique), strict=True))
             vector_of |= fresh
             with self._lock:
                 if len(self._vectors) > VECTOR_CACHE_SIZE:
                     self._vectors.clear()
                 self._vectors.update(fresh)
-        anchor_vector = vector_of[anchor]
+        anchor_vector = self._embedder.embed_query(anchor)  # asked as a query, read as passages
         # English questions about German documents compare through the glossary's German terms;
         # about English documents they compare as they are
         anchor_language = detect_language(anchor)
@@ -112,7 +112,7 @@ class ExtractiveDecider:
                 keyword_overlap(words, item.target_title, "german") if item.target_title else 0.0,
                 keyword_overlap(words, item.target_text, "german") if item.target_text else 0.0,
             )
-            out.append(round(0.5 * vector_score(similarity) + 0.5 * overlap, 4))
+            out.append(round(0.5 * self._embedder.band.score(similarity) + 0.5 * overlap, 4))
         return out
 
     def _reason(self, score: float, language: str) -> ReferenceDecision:

@@ -1,7 +1,7 @@
 """Relevance of a chunk to the query anchor: vector similarity plus keyword overlap.
 
 score = max(vector_score, keyword_overlap, inherited), where
-  vector_score    cosine similarity rescaled so that MiniLM's typical "related" band maps to [0, 1]
+  vector_score    cosine similarity read through the embedder's band (unrelated -> 0, answering -> 1)
   keyword_overlap share of the anchor's content words (stemmed) found in the chunk (seed formula)
   inherited       a chunk reached through an explicit reference keeps `decay` x its citer's score
 
@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from rabbithole_lab.kb.embedder import SimilarityBand
 from rabbithole_lab.kb.lexical import analyze, content_terms
 from rabbithole_lab.kb.query import german_terms
 
-COSINE_FLOOR = 0.10  # MiniLM cosine of unrelated text
-COSINE_CEILING = 0.60  # cosine of a passage that answers the question
 CITATION_DECAY = 0.9
 
 
@@ -34,8 +33,8 @@ def lexical_anchor(anchor: str, anchor_language: str, text_language: str) -> tup
     return anchor, text_language
 
 
-def vector_score(cosine: float) -> float:
-    return max(0.0, min(1.0, (cosine - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)))
+def vector_score(cosine: float, band: SimilarityBand) -> float:
+    return band.score(cosine)
 
 
 def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
@@ -46,8 +45,9 @@ def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
     return min(1.0, len(query_words & chunk_words) / len(query_words))
 
 
-def relevance_score(cosine: float, anchor: str, text: str, inherited: float = 0.0, language: str = "german") -> float:
-    return round(max(vector_score(cosine), keyword_overlap(anchor, text, language), inherited), 4)
+def relevance_score(cosine: float, band: SimilarityBand, anchor: str, text: str, inherited: float = 0.0,
+                    language: str = "german") -> float:
+    return round(max(vector_score(cosine, band), keyword_overlap(anchor, text, language), inherited), 4)
 
 
 @dataclass

@@ -14,16 +14,17 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
 import numpy as np
 
+from rabbithole_lab.kb.embedder import Embedder, reads_language
 from rabbithole_lab.kb.query import german_terms, glossary
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import reasoner_text
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.references import detect_references_regex
-from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, keyword_overlap, vector_score
+from rabbithole_lab.rabbithole.relevance import CITATION_DECAY, keyword_overlap
 from rabbithole_lab.reasoning import quality
 from rabbithole_lab.reasoning.answer import (
     MAX_SENTENCES,
@@ -93,17 +94,15 @@ def _t(language: str) -> dict:
 
 
 class ExtractiveReasoner:
-    """Deterministic reasoning from the packaged embedder; `embed` returns L2-normalised rows."""
+    """Deterministic reasoning: the configured embedder's similarity and the question's words."""
 
     # the answer is chosen sentence by sentence from the context, each embedded on the CPU: about
     # ten laws' worth of sections (a 25k-character context per question in the benchmarks, times two)
     context_chars = 50_000
     judges_beyond_search = False
 
-    def __init__(self, embed: Callable[[list[str]], np.ndarray], reason: str = "LLM_PROVIDER=extractive",
-                 embedder_languages: Collection[str] = ("en",)):
-        self._embed = embed
-        self._embedder_languages = frozenset(embedder_languages)
+    def __init__(self, embedder: Embedder, reason: str = "LLM_PROVIDER=extractive"):
+        self._embedder = embedder
         self.info = ReasonerInfo("extractive", None, reason)
         self.calls = 0
         self.llm_calls = 0
@@ -123,10 +122,18 @@ class ExtractiveReasoner:
         return out
 
     def _similarities(self, anchor: str, texts: list[str]) -> np.ndarray:
+        """Cosine of each text to the anchor, the anchor embedded as a query and the texts as passages
+        (the sides an asymmetric model such as e5 was trained on)."""
         if not texts:
             return np.zeros(0, dtype=np.float32)
-        vectors = self._vectors([anchor, *texts])
-        return vectors[1:] @ vectors[0]
+        return self._vectors(texts) @ self._anchor_vector(anchor)
+
+    def _anchor_vector(self, anchor: str) -> np.ndarray:
+        return self._embedder.embed_query(anchor)
+
+    def _meaning(self, cosine: float) -> float:
+        """A cosine read through the band of the model that made it: 0 unrelated, 1 answering."""
+        return self._embedder.band.score(cosine)
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
         """Embeddings, each text once per run: extraction, summaries, relevance, synthesis and the quality
@@ -135,7 +142,7 @@ class ExtractiveReasoner:
             found = {text: self._vector_cache[text] for text in texts if text in self._vector_cache}
         missing = [text for text in dict.fromkeys(texts) if text not in found]
         if missing:
-            fresh = dict(zip(missing, self._embed(missing), strict=True))
+            fresh = dict(zip(missing, self._embedder.embed_documents(missing), strict=True))
             found |= fresh
             with self._lock:
                 if len(self._vector_cache) + len(fresh) > VECTOR_CACHE_SIZE:
@@ -153,7 +160,7 @@ class ExtractiveReasoner:
 
     def _reads(self, text: str) -> bool:
         """The embedder was trained on the text's language: only then does its similarity say something."""
-        return detect_language(text[:LANGUAGE_SAMPLE_CHARS]) in self._embedder_languages
+        return reads_language(self._embedder.languages, detect_language(text[:LANGUAGE_SAMPLE_CHARS]))
 
     def _overlap(self, anchor: str, text: str) -> float:
         lexical = self._lexical_anchor(anchor)
@@ -318,7 +325,7 @@ class ExtractiveReasoner:
             return InfoExtractionWithQuotes(extracted_info="")
         if self._reads(chunk.text):
             similarity = self._similarities(anchor, sentences)
-            scored = [(0.6 * vector_score(float(similarity[i])) + 0.4 * self._overlap(anchor, sentence), i)
+            scored = [(0.6 * self._meaning(float(similarity[i])) + 0.4 * self._overlap(anchor, sentence), i)
                       for i, sentence in enumerate(sentences)]
         else:  # the embedder's similarity says nothing about text in a language it was not trained on
             scored = [(self._overlap(anchor, sentence), i) for i, sentence in enumerate(sentences)]
@@ -359,7 +366,7 @@ class ExtractiveReasoner:
     def score_relevance(self, anchor, finding, language):
         self._count()
         body = finding.extracted_info or finding.chunk_text
-        vector = vector_score(float(self._similarities(anchor, [body[:2000]])[0])) if self._reads(body) else 0.0
+        vector = self._meaning(float(self._similarities(anchor, [body[:2000]])[0])) if self._reads(body) else 0.0
         overlap = self._overlap(anchor, body)
         inherited = finding.relevance_score * CITATION_DECAY if finding.depth > 0 else 0.0
         text = _t(language)
@@ -388,7 +395,7 @@ class ExtractiveReasoner:
             terms = [weights.overlap(question, s) for s in batch]
             if meaning and batch:
                 similarity = self._similarities(anchor, batch)
-                terms = [MEANING_SHARE * vector_score(float(similarity[i])) + (1 - MEANING_SHARE) * term
+                terms = [MEANING_SHARE * self._meaning(float(similarity[i])) + (1 - MEANING_SHARE) * term
                          for i, term in enumerate(terms)]
             return [0.0 if enabling_is_no_answer and authorises_regulation(s) else
                     term + (FIGURE_BONUS if has_figure(s) else 0.0) for s, term in zip(batch, terms, strict=True)]
@@ -449,7 +456,7 @@ class ExtractiveReasoner:
         semantic = max(0, round(100 * len(on_topic) / len(quotes)) - 20 * duplicates) if quotes else 0
         overlap = self._overlap(query, answer)
         cosine = float(self._similarities(query, [strip_citations(answer)[:2000]])[0]) if answer else 0.0
-        relevance = 100 * max(overlap, vector_score(cosine))
+        relevance = 100 * max(overlap, self._meaning(cosine))
         issues = []
         # the decisive provision and what it refers to: the same choice the answer is built from
         provisions = provisions_of(sources, lambda c: passage_sentences(c.chunk_text, c.heading, c.continuation),
@@ -496,10 +503,9 @@ class ExtractiveReasoner:
         if not candidates:
             return []
         bodies = [strip_citations(sentence) for sentence, _ in candidates]
-        vectors = self._vectors([anchor, *bodies])
-        anchor_vector, rows = vectors[0], vectors[1:]
+        anchor_vector, rows = self._anchor_vector(anchor), self._vectors(bodies)
         relevance = [
-            weight * (0.6 * vector_score(float(rows[i] @ anchor_vector)) + 0.4 * self._overlap(anchor, bodies[i]))
+            weight * (0.6 * self._meaning(float(rows[i] @ anchor_vector)) + 0.4 * self._overlap(anchor, bodies[i]))
             for i, (_, weight) in enumerate(candidates)
         ]
         picked: list[int] = []

@@ -24,10 +24,10 @@ def reference_extractor(settings: Settings) -> Callable[[str], ExtractedReferenc
     return LLMReasoner.from_settings(settings, model=choice.model).extract_references
 
 
-def build_reasoner(settings: Settings, embed, choice=None):
+def build_reasoner(settings: Settings, embedder, choice=None):
     """The reasoner LLM_PROVIDER asks for: Ollama when it answers and has the model, else extractive.
 
-    `embed` (texts -> normalised rows) powers the extractive reasoner; `choice` skips the probe.
+    `embedder` (kb/embedder.py) powers the extractive reasoner; `choice` skips the probe.
     """
     from rabbithole_lab.reasoning.base import ReasonerInfo
     from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
@@ -41,17 +41,16 @@ def build_reasoner(settings: Settings, embed, choice=None):
         reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
         reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason)
         # a step the model answers with garbage is answered by the extractive reasoner instead
-        return ExtractiveFallback(reasoner, ExtractiveReasoner(embed, reason="fallback for unusable model answers",
-                                                                embedder_languages=settings.embedding.language_codes))
+        return ExtractiveFallback(reasoner, ExtractiveReasoner(embedder, reason="fallback for unusable model answers"))
     logger.info("Extractive reasoner: %s", choice.reason)
-    return ExtractiveReasoner(embed, reason=choice.reason, embedder_languages=settings.embedding.language_codes)
+    return ExtractiveReasoner(embedder, reason=choice.reason)
 
 
-def build_gate(settings: Settings, embed, reasoner=None):
+def build_gate(settings: Settings, embedder, reasoner=None):
     """The reference gate, built once where services are wired: the LLM reasoner when one runs (it
-    implements `decide_reference`), else the extractive decider over the packaged embedder."""
+    implements `decide_reference`), else the extractive decider over the configured embedder."""
     from rabbithole_lab.rabbithole.gate import ExtractiveDecider
 
     if reasoner is not None and reasoner.info.provider != "extractive":
         return reasoner
-    return ExtractiveDecider(embed, settings.references.gate_threshold)
+    return ExtractiveDecider(embedder, settings.references.gate_threshold)

@@ -18,12 +18,12 @@ ENGLISH_QUESTION = "How are detectors for quantum radiation calibrated?"
 
 @pytest.fixture
 def extractive_services(settings, demo_kb):
-    return Services(settings, demo_kb, ExtractiveReasoner(demo_kb.index.embedder.embed_documents), DEMO_KB)
+    return Services(settings, demo_kb, ExtractiveReasoner(demo_kb.index.embedder), DEMO_KB)
 
 
 def services_with(demo_kb, reasoner=None, **overrides) -> Services:
     settings = load_settings(env_file=None, **overrides)
-    reasoner = reasoner or ExtractiveReasoner(demo_kb.index.embedder.embed_documents)
+    reasoner = reasoner or ExtractiveReasoner(demo_kb.index.embedder)
     return Services(settings, demo_kb, reasoner, DEMO_KB)
 
 

@@ -19,7 +19,7 @@ THRESHOLD = 375
 
 @pytest.fixture(scope="module")
 def reasoner(demo_kb):
-    return ExtractiveReasoner(demo_kb.index.embedder.embed_documents)
+    return ExtractiveReasoner(demo_kb.index.embedder)
 
 
 def _finding(result, depth=0, cited_by="", tier="primary", relevance=0.9) -> ChunkWithInfo:

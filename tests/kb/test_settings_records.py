@@ -121,7 +121,7 @@ def test_field_names_never_read_unrelated_variables(monkeypatch):
     monkeypatch.setenv("MODEL", "nope")
     settings = load_settings(env_file=None)
     assert settings.chroma.path is None and settings.chroma.host is None
-    assert settings.embedding.model == "all-MiniLM-L6-v2"
+    assert settings.embedding.model == ""  # the backend's bundled model
     assert load_settings(env_file=None, kb={"max_chunk_chars": 800}).kb.max_chunk_chars == 800
 
 

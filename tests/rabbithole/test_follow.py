@@ -25,7 +25,7 @@ from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
 from rabbithole_lab.reasoning.llm import LLMReasoner
 from rabbithole_lab.records import ReferenceDecision
-from tests.conftest import CORPUS, SHARED
+from tests.conftest import CORPUS, SHARED, english_only
 
 ANCHOR = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
 
@@ -206,7 +206,7 @@ def _references(settings, **changes):
 
 
 def _follower(demo_kb, settings, **changes):
-    gate = ExtractiveDecider(demo_kb.index.embedder.embed_documents, settings.references.gate_threshold)
+    gate = ExtractiveDecider(demo_kb.index.embedder, settings.references.gate_threshold)
     return build_follower(demo_kb, settings, gate, references=_references(settings, **changes))
 
 
@@ -311,16 +311,17 @@ def test_words_are_compared_in_the_language_of_the_text():
     assert lexical_anchor("Who wrote this?", "en", "german") == ("Who wrote this?", "german")
 
 
-def test_an_english_question_over_a_german_statute_is_judged_by_its_german_terms(demo_kb, settings):
+def test_an_english_question_over_a_german_statute_is_judged_by_its_german_terms(demo_kb, settings, monkeypatch):
     """English words stemmed as English are not in German text: judged that way every German passage
     looked irrelevant to an English question, and early refusal stopped following after three hops."""
+    monkeypatch.setattr(demo_kb.index, "embedder", english_only(demo_kb.index.embedder))
     question = "Which dose limits apply to occupationally exposed persons?"
     seed = _seed(demo_kb, "QStrV.pdf", "§ 5")
     assert keyword_overlap(question, seed[0].text, "english") == 0.0
     trail = _follower(demo_kb, settings, follow_depth=1).run(seed, question, "en")
     hit = trail.candidates[0]
     by_glossary = keyword_overlap(german_terms(question), seed[0].text, "german")
-    # the packaged embedder reads English only: its similarity to German text does not vote
+    # an embedder that reads English only (MiniLM): its similarity to German text does not vote
     assert not demo_kb.embedder_reads("Recht")
     assert by_glossary > 0 and hit.own_relevance == round(by_glossary, 4)
     followed = _followed(trail)
@@ -370,7 +371,7 @@ def test_the_extractive_gate_translates_an_english_question_only_for_a_german_wi
     real_overlap = gate_module.keyword_overlap
     monkeypatch.setattr(gate_module, "keyword_overlap",
                         lambda anchor, text, language: compared.append((anchor, text)) or real_overlap(anchor, text, language))
-    decider = ExtractiveDecider(demo_kb.index.embedder.embed_documents, threshold=0.5)
+    decider = ExtractiveDecider(demo_kb.index.embedder, threshold=0.5)
     question = "Which conditions apply to the licence of the operator?"
     english = GateInput(reference=_ref("see Rule 3.2", "Guide.md"), document="Guide.md",
                         window="The conditions of the licence of the operator are set out in Rule 3.2.")

@@ -8,13 +8,14 @@ from rabbithole_lab.reasoning.base import Reasoner, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.text import citations_in, split_sentences
 from rabbithole_lab.records import ChunkWithInfo, QualityAssessment
+from tests.conftest import english_only
 
 QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
 
 
 @pytest.fixture(scope="module")
 def reasoner(demo_kb):
-    return ExtractiveReasoner(demo_kb.index.embedder.embed_documents)
+    return ExtractiveReasoner(demo_kb.index.embedder)
 
 
 @pytest.fixture(scope="module")
@@ -223,11 +224,13 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
 
 
 
-def test_relevance_and_extraction_use_the_embedders_meaning_only_for_text_in_a_language_it_reads(reasoner):
+def test_relevance_and_extraction_use_the_embedders_meaning_only_for_text_in_a_language_it_reads(demo_kb):
+    reasoner = ExtractiveReasoner(english_only(demo_kb.index.embedder))
+
     def finding(text: str) -> ChunkWithInfo:
         return ChunkWithInfo(chunk_text=text, document="Eigen.pdf", page=1)
 
-    # German passage, no word of the question in it: the English MiniLM's similarity is not evidence
+    # German passage, no word of the question in it: an English-only embedder's similarity is not evidence
     german = finding("Zuständigkeiten der Landesbehörden richten sich nach dem Sitz des Antragstellers. Jede "
                      "Behörde entscheidet binnen drei Monaten über vollständige Anträge.")
     question = "Wer erteilt Erlaubnisse zum Betrieb von Röntgengeräten?"

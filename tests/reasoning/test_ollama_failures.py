@@ -37,7 +37,7 @@ def _settings(url: str, timeout_s: float = 1.0):
 
 @pytest.fixture(scope="module")
 def embed(demo_kb):
-    return demo_kb.index.embedder.embed_documents
+    return demo_kb.index.embedder
 
 
 def _reasoner(url: str, embed, timeout_s: float = 1.0) -> ExtractiveFallback:

@@ -10,6 +10,7 @@ from rabbithole_lab.reasoning.extractive import FIGURE_BONUS, ExtractiveReasoner
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import has_figure
 from rabbithole_lab.records import ChunkWithInfo
+from tests.conftest import english_only
 
 # written for these tests: a made-up ordinance on lantern workshops
 COMMON = [
@@ -44,7 +45,7 @@ def test_a_rare_term_weighs_more_than_a_common_one_and_an_absent_term_nothing():
 
 @pytest.fixture(scope="module")
 def embed(demo_kb):
-    return demo_kb.index.embedder.embed_documents
+    return demo_kb.index.embedder
 
 
 def test_german_text_is_scored_by_its_terms_when_the_embedder_reads_english_only(embed):
@@ -53,10 +54,11 @@ def test_german_text_is_scored_by_its_terms_when_the_embedder_reads_english_only
     weights = TermWeights(sentences)
     expected = [weights.overlap(sentence_terms(QUESTION), s) + (FIGURE_BONUS if has_figure(s) else 0.0)
                 for s in sentences]
-    english_only = ExtractiveReasoner(embed)._sentence_scorer(QUESTION, chunks)(sentences)
-    assert english_only == pytest.approx(expected)
-    # an embedder declared to read German adds its similarity: the scores change
-    reads_german = ExtractiveReasoner(embed, embedder_languages={"en", "de"})._sentence_scorer(QUESTION, chunks)
+    scores = ExtractiveReasoner(english_only(embed))._sentence_scorer(QUESTION, chunks)(sentences)
+    assert scores == pytest.approx(expected)
+    # the multilingual default reads German: its similarity is added and the scores change
+    assert embed.languages == frozenset({"*"})
+    reads_german = ExtractiveReasoner(embed)._sentence_scorer(QUESTION, chunks)
     assert reads_german(sentences) != pytest.approx(expected)
 
 

@@ -172,7 +172,7 @@ def test_kernel_id_is_read_from_the_connection_file_name():
 
 @pytest.fixture
 def real_bench(settings, demo_kb, tmp_path):
-    services = Services(settings, demo_kb, ExtractiveReasoner(demo_kb.index.embedder.embed_documents), DEMO_KB)
+    services = Services(settings, demo_kb, ExtractiveReasoner(demo_kb.index.embedder), DEMO_KB)
     backend = GraphBackend(services, tmp_path / "sessions.sqlite", run_in_thread=True)
     bench = Workbench(backend, notebook_dir=DEMO_KB.parent / "notebooks", reports_dir=tmp_path / "reports")
     yield bench, backend

