@@ -5,13 +5,15 @@ reference detection on the refex court-decision set. No LLM.
 
 Both modes build the same candidate pool from the same first stage and admit from it with the same
 assembler under the same character budget; flat follows no reference. Each is scored with the shared
-scorer on all 80 dev questions and on each generation alone (lines 1-40, 41-80): both@10 beside
+scorer on all 80 dev questions and on each generation alone (lines 1-40, 41-80), each also split into
+its German and English questions: both@10 beside
 both@12k and both@25k. Writes bench/out/xref/pred_{flat,rabbithole}.jsonl.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -24,6 +26,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus" / "de-strahlenschutz"
 QUESTIONS = CORPUS / "questions.dev.jsonl"
 REFEX = SHARED / "bench" / "refex"
+LANGUAGES = ("both", "de", "en")  # every half whole, then its German and its English questions apart
 GENERATIONS = {"gen 1 (lines 1-40)": slice(0, 40), "gen 2 (lines 41-80)": slice(40, 80), "all 80": slice(0, 80)}
 LINE = re.compile(r"k=(?P<k>\w+): both=(?P<both>[\d.]+) req=[\d.]+ entry=(?P<entry>[\d.]+) facts=(?P<facts>[\d.]+)")
 
@@ -60,11 +63,14 @@ def main() -> None:
                           "--budget-chars", str(args.budget_chars), "--out", str(prediction), "--no-progress"],
             {**os.environ, "LLM_PROVIDER": "extractive"})
         rows = {json.loads(line)["id"]: line for line in prediction.read_text(encoding="utf-8").splitlines()}
-        for name, part in GENERATIONS.items():
-            subset = lines[part]
-            questions = out / f"questions_{part.start}_{part.stop}.jsonl"
+        for (name, part), language in itertools.product(GENERATIONS.items(), LANGUAGES):
+            subset = [line for line in lines[part] if language == "both" or json.loads(line)["language"] == language]
+            if language != "both":
+                name = f"{name} {language}"
+            tag = f"{part.start}_{part.stop}_{language}"
+            questions = out / f"questions_{tag}.jsonl"
             questions.write_text("\n".join(subset) + "\n", encoding="utf-8")
-            predictions = out / f"pred_{mode}_{part.start}_{part.stop}.jsonl"
+            predictions = out / f"pred_{mode}_{tag}.jsonl"
             predictions.write_text("\n".join(rows[json.loads(q)["id"]] for q in subset) + "\n", encoding="utf-8")
             s = score(questions, predictions)
             print(f"| {mode} | {name} | {s['10']['both']:.3f} | {s['12k']['both']:.3f} | {s['25k']['both']:.3f} | "

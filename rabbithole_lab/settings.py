@@ -219,7 +219,9 @@ class SearchSettings(_Group):
         "SEARCH_MULTI_QUERY", False, "First stage also searches each clause of a multi-part question"
     )
     bm25_weight: float = _env(
-        "SEARCH_BM25_WEIGHT", 2.0, "Weight of the BM25 ranking against the dense ranking in fusion", ge=0
+        "SEARCH_BM25_WEIGHT", 1.0,
+        "Weight of the BM25 ranking against the dense ranking in fusion (equal: both legs read the language)",
+        ge=0
     )
     candidates: int = _env(
         "SEARCH_CANDIDATES", 50, "Candidates each retriever contributes to fusion", ge=1
