@@ -5,12 +5,14 @@ its cited page). Extractive reasoner unless LLM_PROVIDER says otherwise.
     .venv/bin/python bench/answers.py [--db /tmp/corpus-db] [--out bench/out/answers] [--answers A.jsonl]
 
 Runs `rabbithole eval --mode answer` over all 80 dev questions (or scores an existing answer file with
---answers), then prints one table row per generation (lines 1-40, 41-80) and for all 80.
+--answers), then prints one table row per generation (lines 1-40, 41-80) and for all 80, each whole and
+with its German and English questions apart.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -49,11 +51,14 @@ def main() -> None:
     print("| questions | facts | facts_all | entry+required cited | page-exact | citations (other page / not found) "
           "| s/question |")
     print("|---|---|---|---|---|---|---|")
-    for name, part in GENERATIONS.items():
-        questions = out / f"questions_{part.start}_{part.stop}.jsonl"
-        questions.write_text("\n".join(lines[part]) + "\n", encoding="utf-8")
-        ids = {json.loads(line)["id"] for line in lines[part]}
-        subset = out / f"answers_{part.start}_{part.stop}.jsonl"
+    for (name, part), language in itertools.product(GENERATIONS.items(), ("both", "de", "en")):
+        chosen = [line for line in lines[part] if language == "both" or json.loads(line)["language"] == language]
+        name = name if language == "both" else f"{name} {language}"
+        tag = f"{part.start}_{part.stop}_{language}"
+        questions = out / f"questions_{tag}.jsonl"
+        questions.write_text("\n".join(chosen) + "\n", encoding="utf-8")
+        ids = {json.loads(line)["id"] for line in chosen}
+        subset = out / f"answers_{tag}.jsonl"
         subset.write_text("".join(line + "\n" for line in answers.read_text(encoding="utf-8").splitlines()
                                   if line.strip() and json.loads(line)["id"] in ids), encoding="utf-8")
         result = subprocess.run([sys.executable, str(SHARED / "bench" / "score_answers.py"), str(questions),

