@@ -1,8 +1,8 @@
 """The extractive reasoner: every reasoning step without an LLM, deterministic.
 
 Sentences are selected by the question's terms they carry (plus the embedder's similarity for text in a
-language the embedder was trained on: the packaged MiniLM reads English, and on German statute text its
-similarity is no evidence) and kept verbatim, so every claim in the report is a quotation with its
+language the embedder was trained on: the default multilingual-e5 reads German and English; an
+English-only model such as MiniLM gives no evidence on German statute text) and kept verbatim, so every claim in the report is a quotation with its
 citation. Clarification questions and
 the to-do list are built from the query's concepts that retrieval did not cover. Quality is scored
 from measurable properties of the answer (citation coverage, support of each sentence by the cited
@@ -380,9 +380,9 @@ class ExtractiveReasoner:
         """How much a sentence of this context says about the question: the question's terms it carries,
         each weighted by how few of the context's sentences hold it (`TermWeights`), its figures (a limit,
         a deadline, an amount is what a question about a provision usually wants), and, for text in a
-        language the embedder was trained on, its meaning. The packaged MiniLM reads English: on German
-        statute text every share of its similarity in the score cost answer facts on the dev questions
-        (bench/RESULTS.md, session 12). Synthesis and the quality check build the scorer from the same context, so they agree."""
+        language the embedder was trained on, its meaning. An English-only model (MiniLM) is no evidence on
+        German statute text: every share of its similarity in the score cost answer facts on the dev
+        questions (bench/RESULTS.md, session 12). Synthesis and the quality check build the scorer from the same context, so they agree."""
         sentences = [s for chunk in chunks for s in passage_sentences(chunk.chunk_text, chunk.heading,
                                                                        chunk.continuation)]
         weights = TermWeights(sentences)
