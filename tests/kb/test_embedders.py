@@ -122,3 +122,41 @@ def test_reindex_moves_an_index_to_another_embedder_without_parsing_again(tmp_pa
     # and now the default embedder is the one that has to re-index
     with pytest.raises(EmbeddingMismatchError, match="sentence-transformers:all-MiniLM-L6-v2"):
         open_index(settings, kb, db).count("Recht")
+
+
+def test_a_reindex_killed_half_way_leaves_the_old_index_whole_and_the_next_one_goes_on(tmp_path, monkeypatch, e5):
+    import copy
+
+    from rabbithole_lab.kb import index as index_module
+
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
+    db = tmp_path / "db"
+    settings = _settings()
+    chunks = ingest(kb, open_index(settings, kb, db), settings.kb, show_progress=False).chunks_added
+    assert chunks > 10
+
+    other = copy.copy(e5)  # the same model under another name: an index of "another embedder"
+    other.name = "e5-under-another-name"
+    calls = []
+
+    def dies_on_the_second_batch(texts, show_progress=False):
+        calls.append(len(texts))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # a Ctrl-C half-way
+        return e5.embed_documents(texts)
+
+    monkeypatch.setattr(index_module, "_UPSERT_BATCH", 5)
+    monkeypatch.setattr(other, "embed_documents", dies_on_the_second_batch)
+    with pytest.raises(KeyboardInterrupt):
+        ingest(kb, open_index(settings, kb, db, embedder=other), settings.kb, show_progress=False, reindex=True)
+    # the old collection answers as before; only the finished batch waits beside it
+    assert open_index(settings, kb, db).count("Recht") == chunks
+    assert open_knowledge_base(settings, kb, db).search("Grenzwert", k=3)
+
+    monkeypatch.setattr(other, "embed_documents", lambda texts, show_progress=False: calls.append(len(texts))
+                        or e5.embed_documents(texts))
+    done = ingest(kb, open_index(settings, kb, db, embedder=other), settings.kb, show_progress=False, reindex=True)
+    assert done.chunks_reembedded == chunks
+    assert sum(calls[2:]) == chunks - 5  # the first batch was not embedded again
+    assert open_index(settings, kb, db, embedder=other).count("Recht") == chunks
