@@ -93,6 +93,9 @@ def _t(language: str) -> dict:
     return reasoner_text(language)
 
 
+MEANING_SAMPLE_CHARS = 2000  # of a passage judged by meaning: its opening, where a provision states its subject
+
+
 class ExtractiveReasoner:
     """Deterministic reasoning: the configured embedder's similarity and the question's words."""
 
@@ -162,6 +165,22 @@ class ExtractiveReasoner:
         """The embedder was trained on the text's language: only then does its similarity say something."""
         return reads_language(self._embedder.languages, detect_language(text[:LANGUAGE_SAMPLE_CHARS]))
 
+    def _held_concepts(self, concepts: list[str], texts: list[str]) -> list[bool]:
+        """Which concepts the texts hold: in their words (or a glossary translation), or, in text of a
+        language the embedder reads, in their meaning: a passage whose similarity to the concept, read
+        through the model's band, lies nearer an answering passage than an unrelated one."""
+        if not concepts:
+            return []
+        terms = glossary()
+        text_stems = stems(" ".join(texts))
+        held = [contains_concept(c, text_stems, terms.get(c.lower(), [])) for c in concepts]
+        readable = [text[:MEANING_SAMPLE_CHARS] for text in texts if text.strip() and self._reads(text)]
+        if readable and not all(held):
+            rows = self._vectors(readable)
+            held = [is_held or self._meaning(float((rows @ self._anchor_vector(concept)).max())) > 0.5
+                    for concept, is_held in zip(concepts, held, strict=True)]
+        return held
+
     def _overlap(self, anchor: str, text: str) -> float:
         lexical = self._lexical_anchor(anchor)
         return max(keyword_overlap(lexical, text, "german"), keyword_overlap(anchor, text, "english"))
@@ -185,9 +204,8 @@ class ExtractiveReasoner:
         self._count()
         text = _t(language)
         found = query_concepts(query, language)
-        all_stems = stems(" ".join(f"{p.heading} {p.text}" for p in passages))
-        terms = glossary()
-        covered = [c for c in found if contains_concept(c, all_stems, terms.get(c.lower(), []))]
+        held = self._held_concepts(found, [f"{p.heading} {p.text}" for p in passages])
+        covered = [c for c, is_held in zip(found, held, strict=True) if is_held]
         gaps = [c for c in found if c not in covered]
         coverage = len(covered) / len(found) if found else (1.0 if passages else 0.0)
         if not passages:
@@ -288,9 +306,8 @@ class ExtractiveReasoner:
         wanted = self._task_terms(task, language) or query_concepts(anchor, language)
         if not findings:
             return TaskAssessment(answered=False, missing=wanted[:3], reason=text["task_nothing"])
-        found = stems(" ".join(f.chunk_text for f in findings))
-        terms = glossary()
-        missing = [c for c in wanted if not contains_concept(c, found, terms.get(c.lower(), []))]
+        held = self._held_concepts(wanted, [f.chunk_text for f in findings])
+        missing = [c for c, is_held in zip(wanted, held, strict=True) if not is_held]
         if not missing:
             return TaskAssessment(answered=True, reason=text["task_answered"])
         return TaskAssessment(answered=False, missing=missing[:3],
