@@ -81,16 +81,20 @@ def main() -> None:
         return pid_of[entry["chunk_id"]] or None
 
     for name, follower in runs.items():
-        cuts = {"10": out / f"pred_{name}.jsonl", "12k": out / f"pred_{name}_12k.jsonl",
-                "25k": out / f"pred_{name}_25k.jsonl"}
+        cuts = {"10": out / f"pred_{name}.jsonl", "10 of context": out / f"pred_{name}_10ctx.jsonl",
+                "12k": out / f"pred_{name}_12k.jsonl", "25k": out / f"pred_{name}_25k.jsonl"}
         sinks = {cut: open(path, "w", encoding="utf-8") for cut, path in cuts.items()}
         seconds = []
         for question in questions:
-            row = run_question(kb, question, name, follower, args.budget_chars)
+            row = run_question(kb, question, name, follower, args.budget_chars, top_items=10)
             seconds.append(row["seconds"])
-            for cut, chars in (("10", None), ("12k", 12_000), ("25k", 25_000)):
+            for cut, chars in (("10", None), ("10 of context", None), ("12k", 12_000), ("25k", 25_000)):
                 pids: list[str] = []
-                for entry in cut_at_chars(row["context"], chars) if chars else row["context"]:
+                # Both@10 counts items: the ten most valuable (an item budget); "10 of context" is the first
+                # ten of the character-budget context, which admits by value per character
+                entries = (row["top_items"] if cut == "10" else row["context"] if cut == "10 of context"
+                           else cut_at_chars(row["context"], chars))
+                for entry in entries:
                     found = pid(entry)
                     if found and found not in pids:
                         pids.append(found)
@@ -100,7 +104,7 @@ def main() -> None:
         scores = {}
         for split in ("ADGM-ALL-test", "ADGM-DPEL-test", "ADGM-SCHEMA-test", "all"):
             for cut, path in cuts.items():
-                k = ["--k", "10"] if cut == "10" else ["--k", "1000", "--pairmrr-depth", "0"]
+                k = ["--k", "10"] if cut.startswith("10") else ["--k", "1000", "--pairmrr-depth", "0"]
                 result = subprocess.run([sys.executable, str(BENCH / "score.py"), str(path), "--split", split, *k],
                                         capture_output=True, text=True, check=True).stdout.strip().splitlines()
                 both = re.search(r"Both@\d+=([\d.]+)", result[-1])

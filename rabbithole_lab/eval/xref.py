@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.rabbithole.candidates import Candidate
-from rabbithole_lab.rabbithole.engine import admit, follow_question
+from rabbithole_lab.rabbithole.engine import admit, admit_items, follow_question
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
 from rabbithole_lab.settings import ReferenceSettings
 
@@ -76,22 +76,27 @@ def run_question(
     budget_chars: int = DEFAULT_BUDGET_CHARS,
     llm_calls: Callable[[], int] = lambda: 0,
     max_items: int | None = None,
+    top_items: int = 0,
 ) -> dict:
     """One question through first stage, following (rabbithole) and the assembler. The context is
     what the assembler admits within `budget_chars`, in admission order (optionally at most
-    `max_items` items)."""
+    `max_items` items); with `top_items`, "top_items" holds that many most valuable items, for a
+    measure that counts items rather than characters."""
     started = time.perf_counter()
     calls_before = llm_calls()
     language = question.get("language") or detect_language(question["question"])
     trail = follow_question(kb, follower, question["question"], language)
     context = [_entry(candidate) for candidate in admit(trail.candidates, budget_chars)][:max_items]
-    return {
+    row = {
         "id": question["id"],
         "mode": mode,
         "seconds": round(time.perf_counter() - started, 3),
         "llm_calls": llm_calls() - calls_before,
         "context": context,
     }
+    if top_items:
+        row["top_items"] = [_entry(candidate) for candidate in admit_items(trail.candidates, top_items)]
+    return row
 
 
 def run_eval(

@@ -49,3 +49,11 @@ def admit(candidates: list[Candidate], budget_chars: int, strict: bool = False) 
     """The context of `budget_chars` characters that the candidates' values allow (see assemble.py)."""
     return assemble(candidates, budget_chars, value=lambda c: c.value, size=lambda c: len(c.result.text),
                     key=lambda c: c.chunk_id, parent=lambda c: c.parent, strict=strict)
+
+
+def admit_items(candidates: list[Candidate], count: int) -> list[Candidate]:
+    """The `count` most valuable candidates: a budget in items, where each costs one whatever its length.
+    A character budget admits by value per character and so prefers short items; a measure that counts
+    items (a top ten) asks for the best items instead."""
+    return assemble(candidates, count, value=lambda c: c.value, size=lambda c: 1,
+                    key=lambda c: c.chunk_id, parent=lambda c: c.parent)

@@ -2,7 +2,7 @@
 
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.candidates import Candidate
-from rabbithole_lab.rabbithole.engine import admit
+from rabbithole_lab.rabbithole.engine import admit, admit_items
 from rabbithole_lab.rabbithole.rank import (
     backlink_value,
     cited_value,
@@ -61,6 +61,14 @@ def test_the_assembler_admits_by_value_per_character_within_the_budget():
     order = [c.chunk_id for c in admit(pool, 10_000)]
     assert order == ["b", "a", "c"]  # b is worth more per character; d is worth nothing
     assert [c.chunk_id for c in admit(pool, 1100)] == ["b", "a"]  # stops once the budget is reached
+
+
+def test_a_budget_in_items_admits_the_most_valuable_whatever_their_length():
+    pool = [_candidate("a", 1.0, 1000), _candidate("b", 0.5, 200), _candidate("c", 0.4, 1000),
+            _candidate("d", 0.0, 10), _candidate("e", 0.9, 100, parent="c", kind="followed")]
+    assert [c.chunk_id for c in admit_items(pool, 2)] == ["a", "b"]  # by characters, b would come first
+    # a followed item still waits for its citer
+    assert [c.chunk_id for c in admit_items(pool, 5)] == ["a", "b", "c", "e"]
 
 
 def test_a_prefix_of_a_large_budget_is_the_context_of_a_small_one():
