@@ -26,7 +26,7 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/rabbithole doctor --kb kb
-	$(BIN)/rabbithole ingest kb
+	$(BIN)/rabbithole ingest kb --reindex
 	$(BIN)/rabbithole trail "$(DEMO_QUESTION)" --kb kb --budget-chars 6000
 	$(BIN)/rabbithole research "$(DEMO_QUESTION)" --kb kb --no-hitl --out reports/demo
 
