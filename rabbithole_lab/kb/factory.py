@@ -19,7 +19,7 @@ def shared_embedder(settings: Settings) -> Embedder:
     choice = choose_embedder(settings.embedding)
     key = (choice.backend, choice.model, settings.embedding.device, settings.embedding.languages)
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = build_embedder(settings.embedding)
+        _EMBEDDERS[key] = build_embedder(settings.embedding, choice)
     return _EMBEDDERS[key]
 
 

@@ -244,6 +244,7 @@ class ChromaIndex:
         done = set(get_all(fresh, [])["ids"])
         todo = [i for i, chunk_id in enumerate(got["ids"]) if chunk_id not in done]
         if progress is not None:
+            progress.total = len(got["ids"])
             progress.update(len(got["ids"]) - len(todo))
         for start in range(0, len(todo), _UPSERT_BATCH):
             rows = todo[start : start + _UPSERT_BATCH]

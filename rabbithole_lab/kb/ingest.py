@@ -18,7 +18,7 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from rabbithole_lab.kb.chunking import chunk_document
-from rabbithole_lab.kb.index import ChromaIndex, chroma_collection_name
+from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.parse import SUPPORTED_SUFFIXES, DocumentError, ParsedDocument, file_sha256, parse_file
 from rabbithole_lab.kb.registry import RegistryEntry
 from rabbithole_lab.records import IngestIssue, IngestReport
@@ -141,8 +141,7 @@ def ingest(
     with ingest_lock(index.db_path, lock_wait_s):
         if reindex:
             for collection in index.stale_collections():
-                with tqdm(total=index.client.get_collection(chroma_collection_name(collection)).count(),
-                          desc=f"Re-embedding {collection}", unit="chunk", disable=not show_progress,
+                with tqdm(desc=f"Re-embedding {collection}", unit="chunk", disable=not show_progress,
                           leave=False) as bar:
                     report.chunks_reembedded += index.reembed(collection, progress=bar)
                 touched.add(collection)

