@@ -1,5 +1,6 @@
 """The research graph (DESIGN.md §4). `build_graph` returns the uncompiled builder; the caller adds
-the checkpointer: `build_graph(services).compile(checkpointer=SqliteSaver(...))`.
+the checkpointer and runs it with the services as LangGraph's runtime context:
+`build_graph(settings).compile(checkpointer=SqliteSaver(...)).stream(input, config, context=services)`.
 
 hitl_init -> hitl_generate_queries -> hitl_retrieve_chunks -> hitl_analyze_retrieval
   -> hitl_generate_questions -> hitl_process_response [interrupt] -> (loop | hitl_finalize)
@@ -7,7 +8,7 @@ hitl_init -> hitl_generate_queries -> hitl_retrieve_chunks -> hitl_analyze_retri
   -> validate_relevance -> synthesize -> quality_check -> (remediate -> synthesize | attribute_sources) -> END
 
 A node that fails (the LLM cannot be reached, the knowledge base is gone, ...) records `error` and
-`failed_node` and the graph ends; `ResearchSession.retry()` re-runs that node from the checkpoint.
+`failed_node` and the graph ends; `ResearchSession.resume()` re-runs that node from the checkpoint.
 """
 
 from __future__ import annotations
@@ -17,12 +18,9 @@ from collections.abc import Callable
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes.attribution import make_attribution_nodes
-from rabbithole_lab.agent.nodes.hitl import make_hitl_nodes
-from rabbithole_lab.agent.nodes.planning import make_planning_nodes
-from rabbithole_lab.agent.nodes.research import make_research_nodes
-from rabbithole_lab.agent.nodes.synthesis import make_synthesis_nodes
+from rabbithole_lab.agent.nodes import attribution, hitl, planning, relevance, research, synthesis
 from rabbithole_lab.agent.routing import (
     proceed_to,
     route_after_quality,
@@ -34,6 +32,7 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError
+from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -46,10 +45,33 @@ def user_message(node: str, exc: Exception, language: str) -> str:
     return said["step_failed"].format(node=node, error=exc)
 
 
-def _guarded(name: str, node: Callable[[AgentState], dict], services: Services) -> Callable[[AgentState], dict]:
-    def run(state: AgentState) -> dict:
+Node = Callable[[AgentState, Runtime[Services]], dict]
+NODES: dict[str, Node] = {
+    "hitl_init": hitl.hitl_init,
+    "hitl_generate_queries": hitl.hitl_generate_queries,
+    "hitl_retrieve_chunks": hitl.hitl_retrieve_chunks,
+    "hitl_analyze_retrieval": hitl.hitl_analyze_retrieval,
+    "hitl_generate_questions": hitl.hitl_generate_questions,
+    "hitl_process_response": hitl.hitl_process_response,
+    "hitl_finalize": hitl.hitl_finalize,
+    "generate_todo": planning.generate_todo,
+    "hitl_approve_todo": planning.hitl_approve_todo,
+    "process_hitl_todo": planning.process_hitl_todo,
+    "execute_task": research.execute_task,
+    "adapt_todo": planning.adapt_todo,
+    "validate_relevance": relevance.validate_relevance,
+    "synthesize": synthesis.synthesize,
+    "quality_check": synthesis.quality_check,
+    "remediate": synthesis.remediate,
+    "attribute_sources": attribution.attribute_sources,
+}
+
+
+def _guarded(name: str, node: Node) -> Node:
+    def run(state: AgentState, runtime: Runtime[Services]) -> dict:
+        services = runtime.context
         try:
-            update = node(state)
+            update = node(state, runtime)
         except GraphBubbleUp:  # interrupts and other control flow belong to LangGraph
             raise
         except ReasonerUnavailableError as exc:
@@ -69,15 +91,12 @@ def _guarded(name: str, node: Callable[[AgentState], dict], services: Services) 
     return run
 
 
-def build_graph(services: Services) -> StateGraph:
-    settings = services.settings
-    nodes: dict[str, Callable] = {}
-    for factory in (make_hitl_nodes, make_planning_nodes, make_research_nodes, make_synthesis_nodes,
-                    make_attribution_nodes):
-        nodes.update(factory(services))
-    builder = StateGraph(AgentState)
-    for name, node in nodes.items():
-        builder.add_node(name, _guarded(name, node, services))
+def build_graph(settings: Settings) -> StateGraph:
+    """The uncompiled graph; run it with the services as its context:
+    `graph.stream(input, config, context=services)`. `settings` fixes the quality loop's routing."""
+    builder = StateGraph(AgentState, context_schema=Services)
+    for name, node in NODES.items():
+        builder.add_node(name, _guarded(name, node))
 
     def chain(source: str, target: str) -> None:
         builder.add_conditional_edges(source, proceed_to(target), [target, END])

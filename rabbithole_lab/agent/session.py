@@ -66,7 +66,7 @@ class ResearchSession:
         self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
         self.thread_id = thread_id or uuid.uuid4().hex[:12]
         self._connection = sqlite3.connect(str(self.checkpoint_path), check_same_thread=False)
-        self.graph = build_graph(services).compile(checkpointer=SqliteSaver(self._connection))
+        self.graph = build_graph(services.settings).compile(checkpointer=SqliteSaver(self._connection))
         self.config = {"configurable": {"thread_id": self.thread_id}, "recursion_limit": RECURSION_LIMIT}
         self.on_progress = on_progress
         self._stop = threading.Event()
@@ -116,7 +116,7 @@ class ResearchSession:
         # with that mode on, leaving the stream at a stop loses the checkpoint's next node
         token = STEP_LISTENER.set(self._on_step)
         try:
-            for chunk in self.graph.stream(payload, self.config, stream_mode="updates"):
+            for chunk in self.graph.stream(payload, self.config, stream_mode="updates", context=self.services):
                 for node, update in chunk.items():
                     if self.on_progress and node != "__interrupt__":
                         self.on_progress(node, update or {})

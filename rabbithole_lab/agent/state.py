@@ -1,15 +1,121 @@
 """The agent state: a TypedDict of JSON-safe values (records are stored as dicts, so checkpoints and
-report.json stay plain JSON).
+report.json stay plain JSON), with a TypedDict for every record that more than one node reads.
 
 Nodes return only the keys they change. Every list that grows during a run has a reducer: a node
-returns only its new items, and LangGraph appends them (`validate_relevance` replaces the tiers it
-filters with `Overwrite`).
+returns only its new items, and LangGraph appends them (`validate_relevance` replaces `findings` with
+the same findings marked, through `Overwrite`).
+
+Each finding is stored once, in `findings`; the tiers (`primary`, `secondary`, `tertiary`), the
+preserved quotes and the seeds' `ResearchContext` are views over it (`rabbithole_lab/findings.py`).
 """
 
 from __future__ import annotations
 
 import operator
 from typing import Annotated, TypedDict
+
+
+class RetrievedPreview(TypedDict):
+    chunk_id: str
+    doc: str
+    page: int
+    section: str
+    score: float
+    preview: str
+
+
+class RetrievalRound(TypedDict):
+    """One clarification round's retrieval: its queries and how much of what it found was new."""
+
+    iteration: int
+    queries: list[str]
+    retrieved: int
+    within_round_duplicates: int
+    seen_before: int
+    new: int
+    dedup_ratio: float
+    chunks: list[RetrievedPreview]
+
+
+class TaskRound(TypedDict):
+    """One search round of a task (AC-3.6) and the assessment that ended it."""
+
+    iteration: int
+    queries: list[str]
+    new_chunks: int
+    answered: bool
+    missing: list[str]
+    reason: str
+
+
+class TaskStats(TypedDict):
+    """What one research task did and cost."""
+
+    task_id: int
+    task: str
+    queries: list[str]
+    iterations: int
+    rounds: list[TaskRound]
+    seconds: float
+    reasoner_calls: int
+    llm_calls: int
+    chunks: int
+    seeds: int
+    followed: int
+    skipped: int
+    tokens_used: int
+    stop_reasons: list[str]
+
+
+class TaskChange(TypedDict):
+    id: int
+    task: str
+    reason: str
+
+
+class TodoChange(TypedDict):
+    """Tasks added and closed early after one task, with the reasons."""
+
+    after_task: int
+    added: list[TaskChange]
+    closed: list[TaskChange]
+
+
+class TierEntry(TypedDict, total=False):
+    """One finding: a `ChunkWithInfo` dict, the task that found it (None: the clarification dialogue),
+    and the drift filter's verdict once it ran."""
+
+    chunk_text: str
+    extracted_info: str
+    document: str
+    page: int
+    page_end: int | None
+    chunk_id: str
+    section: str
+    collection: str
+    relevance_score: float
+    depth: int
+    tier: str
+    references: list[dict]
+    preserved_quotes: list[dict]
+    cited_by: str
+    cites: str
+    page_map: str
+    heading: str
+    continuation: bool
+    char_start: int
+    task_id: int | None
+    validation_score: float
+    validation_reason: str
+    dropped: bool  # removed by the drift filter, or a second copy of a passage in a lower tier
+
+
+class SynthesisContext(TypedDict):
+    """What the answer was written from, by tier (ChunkWithInfo dicts): quality and attribution read it."""
+
+    primary: list[dict]
+    secondary: list[dict]
+    tertiary: list[dict]
 
 
 class AgentState(TypedDict, total=False):
@@ -28,7 +134,7 @@ class AgentState(TypedDict, total=False):
     hitl_understanding: str  # the current summary of what the question means, shown with each round
     iteration_queries: Annotated[list[list[str]], operator.add]
     query_retrieval: Annotated[list[dict], operator.add]  # VectorResult dicts, deduplicated across iterations
-    retrieval_history: Annotated[list[dict], operator.add]  # per iteration: queries, chunk counts, dedup ratio, chunks
+    retrieval_history: Annotated[list[RetrievalRound], operator.add]
     retrieval_dedup_ratios: Annotated[list[float], operator.add]
     coverage_score: float
     knowledge_gaps: list[str]
@@ -50,22 +156,19 @@ class AgentState(TypedDict, total=False):
 
     # Phase 3
     current_task_id: int | None
-    research_context: dict  # ResearchContext
-    primary_context: Annotated[list[dict], operator.add]  # ChunkWithInfo dicts with task_id
-    secondary_context: Annotated[list[dict], operator.add]
-    tertiary_context: Annotated[list[dict], operator.add]
+    findings: Annotated[list[TierEntry], operator.add]
     task_summaries: Annotated[list[dict], operator.add]
-    preserved_quotes: Annotated[list[dict], operator.add]
     reference_edges: Annotated[list[dict], operator.add]  # ReferenceEdge dicts with task_id
     visited_refs: list[str]
     seen_chunks: list[str]  # doc:page:text[:100] keys
-    task_stats: Annotated[list[dict], operator.add]  # per task: seconds, reasoner calls, chunks, followed references, rounds
-    todo_changes: Annotated[list[dict], operator.add]  # after a task: tasks added and closed early during research, with reasons
+    task_stats: Annotated[list[TaskStats], operator.add]
+    todo_changes: Annotated[list[TodoChange], operator.add]
 
     # Phase 3.5
     relevance_validation: dict
 
     # Phase 4
+    synthesis_context: SynthesisContext
     synthesis: dict
     quality_assessment: dict
     quality_history: Annotated[list[dict], operator.add]

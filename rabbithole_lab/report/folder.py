@@ -9,6 +9,7 @@ import unicodedata
 from datetime import date
 from pathlib import Path
 
+from rabbithole_lab.findings import TIERS, research_context, tier_entries
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_html, render_markdown
 from rabbithole_lab.viz.graph import graph_html, reference_graph
@@ -16,7 +17,9 @@ from rabbithole_lab.viz.tables import context_chunks, tier_tables
 
 STATE_KEYS_IN_JSON = ("reference_edges", "task_summaries", "retrieval_history", "relevance_validation",
                       "hitl_conversation_history", "quality_history", "todo_list", "query_anchor",
-                      "hitl_context_summary", "primary_context", "secondary_context", "tertiary_context")
+                      "hitl_context_summary")
+# the tiers as the seeds name them: views over the run's findings, written out for readers of report.json
+TIER_KEYS_IN_JSON = tuple(f"{tier}_context" for tier in TIERS)
 
 
 def slugify(text: str, max_chars: int = 60) -> str:
@@ -49,7 +52,9 @@ def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
     paths = {name: out_dir / name for name in ("report.md", "report.html", "report.json", "graph.html")}
     paths["report.md"].write_text(render_markdown(report, edges), encoding="utf-8")
     paths["report.html"].write_text(render_html(report, edges), encoding="utf-8")
-    payload = {"report": report.model_dump()} | {key: state.get(key) for key in STATE_KEYS_IN_JSON}
+    payload = {"report": report.model_dump()} | {key: state.get(key) for key in STATE_KEYS_IN_JSON} \
+        | {f"{tier}_context": tier_entries(state, tier) for tier in TIERS} \
+        | {"research_context": research_context(state).model_dump()}
     paths["report.json"].write_text(json.dumps(payload, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
     graph = reference_graph(edges, context_chunks(state), question=True)
     paths["graph.html"].write_text(graph_html(graph, language=report.metadata.get("language", "de")), encoding="utf-8")
@@ -63,6 +68,6 @@ def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
 def load_report_folder(folder: Path) -> dict:
     """The saved state subset of a report folder (for the reference-graph notebook)."""
     payload = json.loads((Path(folder) / "report.json").read_text(encoding="utf-8"))
-    state = {key: payload.get(key) or [] for key in STATE_KEYS_IN_JSON}
+    state = {key: payload.get(key) or [] for key in (*STATE_KEYS_IN_JSON, *TIER_KEYS_IN_JSON)}
     state["final_report"] = payload["report"]
     return state

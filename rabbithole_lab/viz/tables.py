@@ -7,16 +7,16 @@ import html
 
 import pandas as pd
 
+from rabbithole_lab.findings import TIERS, context_entries, tier_entries
 from rabbithole_lab.pages import find_span, page_at
 
-TIERS = ("primary", "secondary", "tertiary")
 COLUMNS = ["doc", "section", "page", "depth", "score", "task", "cited_by", "cites", "extract"]
 EXTRACT_CHARS = 300
 
 
 def context_chunks(state: dict) -> list[dict]:
     """Every context entry of a run's state, primary first."""
-    return [entry for tier in TIERS for entry in state.get(f"{tier}_context", []) or []]
+    return context_entries(state)
 
 
 def extract_pages(entry: dict) -> str:
@@ -56,7 +56,7 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
             "cited_by": label_of.get(entry.get("cited_by", ""), entry.get("cited_by", "")),
             "cites": label_of.get(entry.get("cites", ""), entry.get("cites", "")),
             "extract": " ".join((entry.get("extracted_info") or "").split())[:EXTRACT_CHARS],
-        } for entry in state.get(f"{tier}_context", [])]
+        } for entry in tier_entries(state, tier)]
         frame = pd.DataFrame(rows, columns=COLUMNS)
         tables[tier] = frame.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
     return tables
@@ -82,6 +82,6 @@ def tier_table_html(frame: pd.DataFrame, headers: dict[str, str], full_texts: li
 
 def full_extracts(state: dict, tier: str) -> list[str]:
     """The untruncated extracts of a tier, in the order of its table (best score first)."""
-    entries = list(state.get(f"{tier}_context", []) or [])
+    entries = tier_entries(state, tier)
     order = sorted(range(len(entries)), key=lambda i: -float(entries[i].get("relevance_score", 0.0)))
     return [entries[i].get("extracted_info") or "" for i in order]

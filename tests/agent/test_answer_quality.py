@@ -7,6 +7,7 @@ import re
 import pytest
 
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
+from rabbithole_lab.findings import context_entries
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.quality import statements
@@ -89,7 +90,7 @@ def real_run(demo_kb, tmp_path_factory):
     assert status.kind == "done", status.error
     state = status.state
     sources = [ChunkWithInfo.model_validate({k: v for k, v in c.items() if k != "task_id"})
-               for tier in ("primary", "secondary", "tertiary") for c in state[f"{tier}_context"]]
+               for c in context_entries(state)]
     return state["synthesis"]["answer"], sources, services.reasoner
 
 

@@ -8,12 +8,13 @@ from langgraph.graph import StateGraph
 
 from rabbithole_lab.agent.graph import build_graph
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
+from rabbithole_lab.findings import context_entries, preserved_quotes, research_context, tier_entries
 from rabbithole_lab.report.folder import write_report_folder
 from tests.agent.conftest import ENGLISH_QUESTION, GERMAN_QUESTION, services_with
 
 
 def test_build_graph_returns_an_uncompiled_builder_with_the_seed_nodes(extractive_services):
-    builder = build_graph(extractive_services)
+    builder = build_graph(extractive_services.settings)
     assert isinstance(builder, StateGraph)
     expected = {"hitl_init", "hitl_generate_queries", "hitl_retrieve_chunks", "hitl_analyze_retrieval",
                 "hitl_generate_questions", "hitl_process_response", "hitl_finalize", "generate_todo",
@@ -63,7 +64,7 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     assert report["metadata"]["reasoner"]["provider"] == "extractive"
     assert report["metadata"]["followed_references"] == len(followed)
     assert 0 < report["quality_score"] <= 500 and len(report["quality_breakdown"]) == 5
-    assert state["primary_context"] and state["preserved_quotes"]
+    assert tier_entries(state, "primary") and preserved_quotes(state)
     paths = write_report_folder(state, tmp_path / "report")
     assert {"report.md", "report.html", "report.json", "graph.html", "tier_primary.csv"} <= set(paths)
     assert "Verfolgte Verweise" in paths["report.md"].read_text(encoding="utf-8")
@@ -87,8 +88,7 @@ def test_collection_choice_restricts_every_search(extractive_services, session_f
     session = session_factory(extractive_services)
     status = run_to_end(session, session.start(GERMAN_QUESTION, collection="Technik"), ScriptedAnswers([]))
     assert status.kind == "done", status.error
-    collections = {c["collection"] for tier in ("primary", "secondary", "tertiary")
-                   for c in status.state[f"{tier}_context"] if c["depth"] == 0}
+    collections = {c["collection"] for c in context_entries(status.state) if c["depth"] == 0}
     assert collections == {"Technik"}
 
 
@@ -115,7 +115,7 @@ def test_the_questions_own_search_keeps_its_own_budget_and_the_other_tasks_their
                         session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error
     first_round_chars: dict[int, int] = {}
-    for search in status.state["research_context"]["search_queries"]:
+    for search in research_context(status.state).model_dump()["search_queries"]:
         stats = next(s for s in status.state["task_stats"] if s["task_id"] == search["task_id"])
         first = stats["rounds"][0]["new_chunks"]
         first_round_chars[search["task_id"]] = sum(len(c["chunk_text"]) for c in search["chunks"][:first])
@@ -125,7 +125,7 @@ def test_the_questions_own_search_keeps_its_own_budget_and_the_other_tasks_their
 
 
 def _tier_entries(state: dict) -> list[dict]:
-    return [entry for tier in ("primary", "secondary", "tertiary") for entry in state[f"{tier}_context"]]
+    return context_entries(state)
 
 
 def test_without_a_model_the_drift_filter_keeps_what_the_questions_own_search_admitted(demo_kb, session_factory):
@@ -135,7 +135,7 @@ def test_without_a_model_the_drift_filter_keeps_what_the_questions_own_search_ad
                              search={"task_context_chars": 1500, "question_context_chars": 1500})
     status = run_to_end(session := session_factory(services), session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error
-    searches = status.state["research_context"]["search_queries"]
+    searches = research_context(status.state).model_dump()["search_queries"]
     own = {c["chunk_id"] for q in searches if q["task_id"] == 0 for c in q["chunks"] if c["depth"] == 0}
     added = {c["chunk_id"] for q in searches if q["task_id"] != 0 for c in q["chunks"]} - own
     followed = {c["chunk_id"] for q in searches if q["task_id"] == 0 for c in q["chunks"] if c["depth"] > 0} - own

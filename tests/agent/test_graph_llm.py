@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
+from rabbithole_lab.findings import tier_entries
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
 
 ENGLISH_QUESTIONS = json.dumps({"questions": ["Which activity do you mean?", "Are minors included?"]})
@@ -100,7 +101,7 @@ def test_relevance_validation_removes_drift_and_warns(demo_kb, session_factory):
     assert validation["drift_ratio"] > 0.3 and validation["removed"]
     assert any("passt nicht zur Frage" in w for w in status.state["warnings"])
     # min_results backfill keeps the best entries of each tier
-    assert 0 < len(status.state["primary_context"]) <= 2
+    assert 0 < len(tier_entries(status.state, "primary")) <= 2
 
 
 def test_an_english_question_over_german_documents_also_searches_with_the_models_german_queries(demo_kb,

@@ -17,6 +17,7 @@ from rabbithole_lab.agent.session import (
     run_to_end,
     saved_values,
 )
+from rabbithole_lab.findings import tier_entries
 from rabbithole_lab.kb.index import UnknownCollectionError
 from rabbithole_lab.reasoning.llm import LLMReasoner
 from rabbithole_lab.settings import load_settings
@@ -165,7 +166,7 @@ def test_model_down_mid_run_keeps_the_gathered_context(demo_kb, session_factory)
     session = session_factory(services_with(demo_kb, failing))
     status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "error" and status.state["failed_node"] == "synthesize"
-    gathered = status.state["primary_context"]
+    gathered = tier_entries(status.state, "primary")
     assert gathered and all(t["completed"] for t in status.state["todo_list"]["items"])
 
     working, model = fake_llm()
@@ -174,7 +175,7 @@ def test_model_down_mid_run_keeps_the_gathered_context(demo_kb, session_factory)
     assert status.kind == "done", status.error
     assert model.calls_for("task_search_queries") == 0 and model.calls_for("extract_info") == 0  # nothing redone
     assert model.calls_for("synthesize") == 1
-    assert status.state["primary_context"] == gathered
+    assert tier_entries(status.state, "primary") == gathered
 
 
 def test_a_session_file_is_reopened_by_a_new_process_object(extractive_services, tmp_path):

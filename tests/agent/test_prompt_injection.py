@@ -10,6 +10,7 @@ import pytest
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
+from rabbithole_lab.findings import context_entries
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.prompts import QUOTED_CLOSE, QUOTED_OPEN
@@ -60,7 +61,7 @@ def test_the_extractive_answer_never_quotes_a_sentence_addressed_to_a_model(host
     session = session_factory(services)
     status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error
-    found = [c for tier in ("primary", "secondary", "tertiary") for c in status.state[f"{tier}_context"]
+    found = [c for c in context_entries(status.state)
              if c["document"] == "Hinweisblatt.txt"]
     assert found, "the hostile passage was not in the context"
     assert all("PWNED" not in c["extracted_info"] for c in found)

@@ -7,6 +7,7 @@ import re
 
 import pandas as pd
 
+from rabbithole_lab.findings import context_entries
 from rabbithole_lab.messages import column_headers
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
@@ -46,8 +47,7 @@ def _state(tmp_path) -> dict:
          "decision": "skipped", "reason": "URL", "resolution": "none", "score": 0.0,
          "from_doc": "QStrV.pdf", "from_section": "§ 5", "to_docs": [], "to_sections": []},
     ]
-    return {"final_report": report.model_dump(), "reference_edges": edges, "primary_context": [chunk],
-            "secondary_context": [target], "tertiary_context": []}
+    return {"final_report": report.model_dump(), "reference_edges": edges, "findings": [chunk, target]}
 
 
 def test_html_escapes_all_document_text_and_links_pages(tmp_path):
@@ -90,7 +90,7 @@ def test_the_task_summaries_are_in_both_renderings(tmp_path):
 
 def test_graph_nodes_are_sections_coloured_by_tier_and_edges_carry_the_decision(tmp_path):
     state = _state(tmp_path)
-    graph = reference_graph(state["reference_edges"], state["primary_context"] + state["secondary_context"])
+    graph = reference_graph(state["reference_edges"], context_entries(state))
     assert graph.nodes["QStrV.pdf § 5"]["tier"] == "primary"
     assert graph.nodes["QStrG.pdf § 12"]["tier"] == "secondary"
     assert graph.nodes["https://example.org"]["tier"] == "unresolved"
@@ -101,12 +101,17 @@ def test_graph_nodes_are_sections_coloured_by_tier_and_edges_carry_the_decision(
 
 
 def test_tier_tables_have_one_frame_per_tier():
-    state = {"primary_context": [{"document": "a.pdf", "section": "§ 1", "page": 3, "depth": 0, "relevance_score": 0.5,
-                                  "extracted_info": "x"},
-                                 {"document": "b.pdf", "section": "§ 2", "page": 1, "depth": 0, "relevance_score": 0.9,
-                                  "extracted_info": "y", "cites": "chunk-of-a"}]}
+    state = {"findings": [{"document": "a.pdf", "section": "§ 1", "page": 3, "depth": 0, "relevance_score": 0.5,
+                           "extracted_info": "x", "tier": "primary"},
+                          {"document": "b.pdf", "section": "§ 2", "page": 1, "depth": 0, "relevance_score": 0.9,
+                           "extracted_info": "y", "cites": "chunk-of-a", "tier": "primary"},
+                          {"document": "c.pdf", "section": "§ 3", "page": 1, "depth": 0, "relevance_score": 0.7,
+                           "extracted_info": "z", "tier": "primary", "dropped": True},
+                          {"document": "d.pdf", "section": "§ 4", "page": 1, "depth": 0, "relevance_score": 0.6,
+                           "extracted_info": "", "tier": "primary"}]}
     tables = tier_tables(state)
     assert set(tables) == {"primary", "secondary", "tertiary"}
+    # a dropped finding and one without an extract are not in its tier
     assert isinstance(tables["primary"], pd.DataFrame) and list(tables["primary"]["doc"]) == ["b.pdf", "a.pdf"]
     assert tables["tertiary"].empty and "extract" in tables["tertiary"].columns
     assert list(tables["primary"]["cites"]) == ["chunk-of-a", ""]  # a backlink names what it cites
@@ -115,11 +120,11 @@ def test_tier_tables_have_one_frame_per_tier():
 def test_tier_tables_name_sections_and_tasks_as_the_reader_sees_them():
     long_extract = "Die Aufsicht <prüft> jährlich. " * 30
     state = {"todo_list": {"items": [{"id": 0, "task": "A"}, {"id": 4, "task": "B"}]},
-             "primary_context": [
+             "findings": [
                  {"document": "a.pdf", "section": "§ 1", "page": 3, "relevance_score": 0.9, "chunk_id": "h1",
-                  "extracted_info": long_extract, "task_id": 4},
+                  "extracted_info": long_extract, "task_id": 4, "tier": "primary"},
                  {"document": "b.pdf", "section": "§ 7", "page": 1, "relevance_score": 0.5, "chunk_id": "h2",
-                  "extracted_info": "kurz", "cited_by": "h1", "task_id": 0}]}
+                  "extracted_info": "kurz", "cited_by": "h1", "task_id": 0, "tier": "primary"}]}
     frame = tier_tables(state)["primary"]
     assert list(frame["cited_by"]) == ["", "a.pdf § 1"]  # the section, not the chunk's hash
     assert list(frame["task"]) == [2, 1]  # numbered 1..N in the plan, not ids
@@ -140,6 +145,8 @@ def test_report_folder_round_trip(tmp_path):
     assert payload["report"]["quality_score"] == 400 and len(payload["reference_edges"]) == 2
     loaded = load_report_folder(tmp_path / "out")
     assert loaded["final_report"]["query"].startswith("Frage") and loaded["secondary_context"]
+    assert payload["primary_context"][0]["document"] == "QStrV.pdf"  # the tiers as the seeds name them
+    assert [search["task_id"] for search in payload["research_context"]["search_queries"]] == []
     assert pd.read_csv(paths["tier_secondary.csv"]).loc[0, "doc"] == "QStrG.pdf"
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
+from langgraph.runtime import Runtime
+
 from rabbithole_lab.agent.nodes.common import anchor, language
-from rabbithole_lab.agent.nodes.synthesis import synthesis_context
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.agent.synthesis_context import context_sources, stored_synthesis_context
+from rabbithole_lab.findings import preserved_quotes
 from rabbithole_lab.reasoning.text import citations_in
-from rabbithole_lab.records import FinalReport, Finding, LinkedSource, PreservedQuote
+from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.sources import page_link, resolve_source_path
 
 _SOURCE_LABEL = r"(?P<doc>.+?)\s+p\.\s*(?P<page>\d+)$"
@@ -32,71 +35,67 @@ def task_rows(state: AgentState) -> list[dict]:
     return rows
 
 
-def make_attribution_nodes(services: Services) -> dict:
-    reasoner = services.reasoner
-
-    def attribute_sources(state: AgentState) -> dict:
-        context = synthesis_context(state, services)
-        chunks = context["primary"] + context["secondary"] + context["tertiary"]
-        answer = state.get("synthesis", {}).get("answer", "")
-        cited = set(citations_in(answer))
-        sources: dict[tuple[str, int], LinkedSource] = {}
-        for chunk in chunks:
-            key = (chunk.document, chunk.page)
-            path = resolve_source_path(services.kb_dir, chunk.collection, chunk.document)
-            source = sources.get(key)
-            if source is None or chunk.relevance_score > source.relevance_score:
-                sources[key] = LinkedSource(
-                    doc_id=chunk.document, page_number=chunk.page, relevance_score=round(chunk.relevance_score, 4),
-                    collection=chunk.collection, category=chunk.collection, section=chunk.section,
-                    path=str(path) if path else "", link=page_link(path, chunk.page) if path else "")
-        # cited sources first, then by relevance
-        ordered = sorted(sources.values(), key=lambda s: (-((s.doc_id, s.page_number) in cited), -s.relevance_score))
-        quotes = [PreservedQuote.model_validate(q) for q in state.get("preserved_quotes", [])]
-        findings = []
-        for item in state.get("synthesis", {}).get("key_findings", []):
-            linked = []
-            for label in item.get("sources", []):
-                match = re.match(_SOURCE_LABEL, label.strip())
-                if match and (match["doc"], int(match["page"])) in sources:
-                    linked.append(sources[(match["doc"], int(match["page"]))])
-            evidence = next((q.quote for q in quotes if any(q.document == s.doc_id and q.page == s.page_number
-                                                             for s in linked)), "")
-            findings.append(Finding(claim=item.get("claim", ""), evidence=evidence, sources=linked))
-        quality = state.get("quality_assessment") or {}
-        breakdown = {k: quality[k] for k in ("factual_accuracy", "semantic_validity", "structural_integrity",
-                                             "citation_correctness", "query_relevance") if k in quality}
-        edges = state.get("reference_edges", [])
-        report = FinalReport(
-            query=anchor(state),
-            answer=answer,
-            findings=findings,
-            sources=ordered,
-            quality_score=int(quality.get("overall_score", 0)),
-            quality_breakdown=breakdown,
-            metadata={
-                "language": language(state),
-                "reasoner": state.get("reasoner", {}),
-                "llm_calls": getattr(reasoner, "llm_calls", 0),
-                "reasoner_calls": reasoner.calls,
-                "tokens": reasoner.tokens,
-                "hitl_termination_reason": state.get("hitl_termination_reason", ""),
-                "hitl_iterations": len(state.get("retrieval_history", [])),
-                "hitl_context_summary": state.get("hitl_context_summary", ""),
-                "tasks": task_rows(state),
-                "task_stats": state.get("task_stats", []),
-                "followed_references": sum(1 for e in edges if e["decision"] == "followed"),
-                "skipped_references": sum(1 for e in edges if e["decision"] == "skipped"),
-                "quality_passed": bool(quality.get("passes", False)),
-                "quality_issues": quality.get("issues_found", []),
-                "reflections": state.get("reflection_count", 0),
-                "relevance_validation": {k: v for k, v in state.get("relevance_validation", {}).items() if k != "removed"},
-                "warnings": list(state.get("warnings", [])),
-                "collection": state.get("collection"),
-                "thread_id": state.get("thread_id", ""),
-                "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            },
-        )
-        return {"final_report": report.model_dump(), "phase": "done"}
-
-    return {"attribute_sources": attribute_sources}
+def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
+    reasoner = runtime.context.reasoner
+    services = runtime.context
+    chunks = context_sources(stored_synthesis_context(state))
+    answer = state.get("synthesis", {}).get("answer", "")
+    cited = set(citations_in(answer))
+    sources: dict[tuple[str, int], LinkedSource] = {}
+    for chunk in chunks:
+        key = (chunk.document, chunk.page)
+        path = resolve_source_path(services.kb_dir, chunk.collection, chunk.document)
+        source = sources.get(key)
+        if source is None or chunk.relevance_score > source.relevance_score:
+            sources[key] = LinkedSource(
+                doc_id=chunk.document, page_number=chunk.page, relevance_score=round(chunk.relevance_score, 4),
+                collection=chunk.collection, category=chunk.collection, section=chunk.section,
+                path=str(path) if path else "", link=page_link(path, chunk.page) if path else "")
+    # cited sources first, then by relevance
+    ordered = sorted(sources.values(), key=lambda s: (-((s.doc_id, s.page_number) in cited), -s.relevance_score))
+    quotes = preserved_quotes(state)
+    findings = []
+    for item in state.get("synthesis", {}).get("key_findings", []):
+        linked = []
+        for label in item.get("sources", []):
+            match = re.match(_SOURCE_LABEL, label.strip())
+            if match and (match["doc"], int(match["page"])) in sources:
+                linked.append(sources[(match["doc"], int(match["page"]))])
+        evidence = next((q.quote for q in quotes if any(q.document == s.doc_id and q.page == s.page_number
+                                                         for s in linked)), "")
+        findings.append(Finding(claim=item.get("claim", ""), evidence=evidence, sources=linked))
+    quality = state.get("quality_assessment") or {}
+    breakdown = {k: quality[k] for k in ("factual_accuracy", "semantic_validity", "structural_integrity",
+                                         "citation_correctness", "query_relevance") if k in quality}
+    edges = state.get("reference_edges", [])
+    report = FinalReport(
+        query=anchor(state),
+        answer=answer,
+        findings=findings,
+        sources=ordered,
+        quality_score=int(quality.get("overall_score", 0)),
+        quality_breakdown=breakdown,
+        metadata={
+            "language": language(state),
+            "reasoner": state.get("reasoner", {}),
+            "llm_calls": getattr(reasoner, "llm_calls", 0),
+            "reasoner_calls": reasoner.calls,
+            "tokens": reasoner.tokens,
+            "hitl_termination_reason": state.get("hitl_termination_reason", ""),
+            "hitl_iterations": len(state.get("retrieval_history", [])),
+            "hitl_context_summary": state.get("hitl_context_summary", ""),
+            "tasks": task_rows(state),
+            "task_stats": state.get("task_stats", []),
+            "followed_references": sum(1 for e in edges if e["decision"] == "followed"),
+            "skipped_references": sum(1 for e in edges if e["decision"] == "skipped"),
+            "quality_passed": bool(quality.get("passes", False)),
+            "quality_issues": quality.get("issues_found", []),
+            "reflections": state.get("reflection_count", 0),
+            "relevance_validation": {k: v for k, v in state.get("relevance_validation", {}).items() if k != "removed"},
+            "warnings": list(state.get("warnings", [])),
+            "collection": state.get("collection"),
+            "thread_id": state.get("thread_id", ""),
+            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        },
+    )
+    return {"final_report": report.model_dump(), "phase": "done"}

@@ -9,7 +9,7 @@ from contextvars import ContextVar
 from typing import TypeVar
 
 from rabbithole_lab.agent.state import AgentState
-from rabbithole_lab.records import ChunkWithInfo, VectorResult
+from rabbithole_lab.records import VectorResult
 
 logger = logging.getLogger(__name__)
 
@@ -37,11 +37,6 @@ def concurrent_map(fn: Callable[[Item], Out], items: Iterable[Item], workers: in
 def chunk_key(result: VectorResult) -> str:
     """The seeds' dedup key: doc:page:text[:100]."""
     return f"{result.doc}:{result.page_start}:{result.text[:100]}"
-
-
-def tier_chunks(state: AgentState, tier: str) -> list[ChunkWithInfo]:
-    return [ChunkWithInfo.model_validate({k: v for k, v in entry.items() if k != "task_id"})
-            for entry in state.get(f"{tier}_context", [])]
 
 
 # who hears how far a long step inside a node is (the session running the graph sets it)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from rabbithole_lab.agent.nodes.common import anchor, chunk_key, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.findings import context_entries
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.records import ToDoItem, ToDoList
@@ -59,110 +61,109 @@ def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[str]]:
     return result, warnings
 
 
-def make_planning_nodes(services: Services) -> dict:
-    settings = services.settings
-    reasoner = services.reasoner
-    kb = services.kb
+def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
+    settings = runtime.context.settings
+    reasoner = runtime.context.reasoner
+    lang = language(state)
+    count = max(MIN_INITIAL_TASKS, min(settings.todo.initial_items, MAX_INITIAL_TASKS))
+    # task 0 (the question itself) counts towards the 3-5 initial tasks
+    plan = reasoner.generate_todo(state["query"], state.get("hitl_context_summary", ""),
+                                  state.get("research_queries", []), state.get("key_concepts", []), lang, count)
+    todo = ToDoList(max_items=settings.todo.max_items)
+    todo.items.append(ToDoItem(id=0, task=state["query"],
+                               context=run_text(language(state))["original_question"]))
+    seen = {state["query"].lower()}
+    tasks = [(t.task, t.context) for t in plan.tasks]
+    tasks += [(q, run_text(language(state))["dialogue_query"])
+              for q in state.get("research_queries", [])]
+    planned = 0
+    for task, context in tasks:
+        if planned >= count - 1 or len(todo.items) >= todo.max_items:
+            break
+        if not task.strip() or task.lower() in seen:
+            continue
+        seen.add(task.lower())
+        todo.add_task(task.strip(), context)
+        planned += 1
+    return {"todo_list": todo.model_dump(), "phase": "todo_approval"}
 
-    def generate_todo(state: AgentState) -> dict:
-        lang = language(state)
-        count = max(MIN_INITIAL_TASKS, min(settings.todo.initial_items, MAX_INITIAL_TASKS))
-        # task 0 (the question itself) counts towards the 3-5 initial tasks
-        plan = reasoner.generate_todo(state["query"], state.get("hitl_context_summary", ""),
-                                      state.get("research_queries", []), state.get("key_concepts", []), lang, count)
-        todo = ToDoList(max_items=settings.todo.max_items)
-        todo.items.append(ToDoItem(id=0, task=state["query"],
-                                   context=run_text(language(state))["original_question"]))
-        seen = {state["query"].lower()}
-        tasks = [(t.task, t.context) for t in plan.tasks]
-        tasks += [(q, run_text(language(state))["dialogue_query"])
-                  for q in state.get("research_queries", [])]
-        planned = 0
-        for task, context in tasks:
-            if planned >= count - 1 or len(todo.items) >= todo.max_items:
-                break
-            if not task.strip() or task.lower() in seen:
-                continue
-            seen.add(task.lower())
-            todo.add_task(task.strip(), context)
-            planned += 1
-        return {"todo_list": todo.model_dump(), "phase": "todo_approval"}
 
-    def hitl_approve_todo(state: AgentState) -> dict:
-        decision = interrupt({"type": "todo_approval", "todo_list": state["todo_list"], "language": language(state),
-                              "max_items": settings.todo.max_items})
-        return {"todo_decision": decision if isinstance(decision, dict) else {}}  # {} = approve as is
+def hitl_approve_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
+    settings = runtime.context.settings
+    decision = interrupt({"type": "todo_approval", "todo_list": state["todo_list"], "language": language(state),
+                          "max_items": settings.todo.max_items})
+    return {"todo_decision": decision if isinstance(decision, dict) else {}}  # {} = approve as is
 
-    def process_hitl_todo(state: AgentState) -> dict:
-        todo = ToDoList.model_validate(state["todo_list"])
-        todo, warnings = apply_todo_decision(todo, state.get("todo_decision") or {})
-        if not todo.items:
-            warnings.append(run_text(language(state))["all_removed"])
-            todo.items.append(ToDoItem(id=0, task=state["query"]))
-        first = todo.get_next_task()
-        return {"todo_list": todo.model_dump(), "todo_approved": True, "phase": "research",
-                "current_task_id": first.id if first else None, "warnings": warnings,
-                "research_context": state.get("research_context") or {}}
 
-    def adapt_todo(state: AgentState) -> dict:
-        """Seed 003, phase 3 step 7: after a task, re-plan from what was found. Open tasks whose search finds
-        only what the context holds are closed early; a provision reached by following that no task covers,
-        or a clarification gap still open, adds a task — within TODO_MAX_ITEMS and TODO_MAX_ADDED per run."""
-        todo = ToDoList.model_validate(state["todo_list"])
-        stats = state.get("task_stats", [])
-        if not stats or todo.get_next_task() is None:
-            return {}
-        last = stats[-1]
-        lang = language(state)
-        seen = set(state.get("seen_chunks", []))
-        written = " ".join(item.task for item in todo.items)
-        open_items = [item for item in todo.items if not item.completed]
-        saturated = [item.id for item in open_items if item.id != 0 and item.origin != "user" and all(
-            chunk_key(hit) in seen for hit in kb.search(item.task, k=settings.search.chunks_per_query,
-                                                        collection=state.get("collection")))]
-        provisions = []
-        for edge in sorted((e for e in state.get("reference_edges", [])
-                            if e.get("task_id") == last["task_id"] and e["decision"] == "followed"
-                            and e["depth"] == 1 and e.get("to_sections")), key=lambda e: -e.get("score", 0.0)):
-            label = f"{edge['to_sections'][0]} {edge['to_docs'][0].rsplit('.', 1)[0]}".strip()
-            if edge["to_sections"][0] and edge["to_sections"][0] not in written and \
-                    label not in {p["label"] for p in provisions}:
-                provisions.append({"label": label, "via": f"{edge['from_doc']} {edge['from_section']}".strip()})
-        context_stems = stems(" ".join(c.get("chunk_text", "") for tier in ("primary", "secondary", "tertiary")
-                                       for c in state.get(f"{tier}_context", [])))
-        written_stems = stems(written)
-        gaps = [gap for gap in state.get("knowledge_gaps", [])
-                if not contains_concept(gap, written_stems) and not contains_concept(gap, context_stems)]
-        added_so_far = sum(1 for item in todo.items if item.origin == "added")
-        room = max(0, min(settings.todo.max_added - added_so_far, todo.max_items - len(todo.items)))
-        summary = next((s["summary"] for s in reversed(state.get("task_summaries", []))
-                        if s.get("task_id") == last["task_id"]), "")
-        missing = (last.get("rounds") or [{}])[-1].get("missing", [])
-        change = reasoner.adapt_todo(anchor(state), todo.items, summary, missing, provisions, gaps, saturated, room,
-                                     lang)
-        closed, added = [], []
-        for item in change.close:
-            target = next((t for t in open_items if t.id == item.id and t.id != 0 and t.origin != "user"), None)
-            if target is not None and not target.completed:
-                target.completed, target.closed_reason = True, item.reason
-                closed.append({"id": target.id, "task": target.task, "reason": item.reason})
-        known = {item.task.lower() for item in todo.items}
-        for item in change.add[:room]:
-            if not item.task.strip() or item.task.lower() in known:
-                continue
-            new = todo.add_task(item.task.strip(), item.reason)
-            new.origin, new.added_reason = "added", item.reason
-            known.add(item.task.lower())
-            added.append({"id": new.id, "task": new.task, "reason": item.reason})
-        if not closed and not added:
-            return {}
-        next_task = todo.get_next_task()
-        said = run_text(language(state))
-        messages = [said["task_added"].format(task=a["task"], reason=a["reason"]) for a in added]
-        messages += [said["task_closed"].format(task=c["task"], reason=c["reason"]) for c in closed]
-        return {"todo_list": todo.model_dump(), "current_task_id": next_task.id if next_task else None,
-                "todo_changes": [{"after_task": last["task_id"], "added": added, "closed": closed}],
-                "messages": messages}
+def process_hitl_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
+    todo = ToDoList.model_validate(state["todo_list"])
+    todo, warnings = apply_todo_decision(todo, state.get("todo_decision") or {})
+    if not todo.items:
+        warnings.append(run_text(language(state))["all_removed"])
+        todo.items.append(ToDoItem(id=0, task=state["query"]))
+    first = todo.get_next_task()
+    return {"todo_list": todo.model_dump(), "todo_approved": True, "phase": "research",
+            "current_task_id": first.id if first else None, "warnings": warnings}
 
-    return {"generate_todo": generate_todo, "hitl_approve_todo": hitl_approve_todo,
-            "process_hitl_todo": process_hitl_todo, "adapt_todo": adapt_todo}
+
+def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
+    """Seed 003, phase 3 step 7: after a task, re-plan from what was found. Open tasks whose search finds
+    only what the context holds are closed early; a provision reached by following that no task covers,
+    or a clarification gap still open, adds a task — within TODO_MAX_ITEMS and TODO_MAX_ADDED per run."""
+    settings = runtime.context.settings
+    reasoner = runtime.context.reasoner
+    kb = runtime.context.kb
+    todo = ToDoList.model_validate(state["todo_list"])
+    stats = state.get("task_stats", [])
+    if not stats or todo.get_next_task() is None:
+        return {}
+    last = stats[-1]
+    lang = language(state)
+    seen = set(state.get("seen_chunks", []))
+    written = " ".join(item.task for item in todo.items)
+    open_items = [item for item in todo.items if not item.completed]
+    saturated = [item.id for item in open_items if item.id != 0 and item.origin != "user" and all(
+        chunk_key(hit) in seen for hit in kb.search(item.task, k=settings.search.chunks_per_query,
+                                                    collection=state.get("collection")))]
+    provisions = []
+    for edge in sorted((e for e in state.get("reference_edges", [])
+                        if e.get("task_id") == last["task_id"] and e["decision"] == "followed"
+                        and e["depth"] == 1 and e.get("to_sections")), key=lambda e: -e.get("score", 0.0)):
+        label = f"{edge['to_sections'][0]} {edge['to_docs'][0].rsplit('.', 1)[0]}".strip()
+        if edge["to_sections"][0] and edge["to_sections"][0] not in written and \
+                label not in {p["label"] for p in provisions}:
+            provisions.append({"label": label, "via": f"{edge['from_doc']} {edge['from_section']}".strip()})
+    context_stems = stems(" ".join(entry.get("chunk_text", "") for entry in context_entries(state)))
+    written_stems = stems(written)
+    gaps = [gap for gap in state.get("knowledge_gaps", [])
+            if not contains_concept(gap, written_stems) and not contains_concept(gap, context_stems)]
+    added_so_far = sum(1 for item in todo.items if item.origin == "added")
+    room = max(0, min(settings.todo.max_added - added_so_far, todo.max_items - len(todo.items)))
+    summary = next((s["summary"] for s in reversed(state.get("task_summaries", []))
+                    if s.get("task_id") == last["task_id"]), "")
+    missing = (last.get("rounds") or [{}])[-1].get("missing", [])
+    change = reasoner.adapt_todo(anchor(state), todo.items, summary, missing, provisions, gaps, saturated, room,
+                                 lang)
+    closed, added = [], []
+    for item in change.close:
+        target = next((t for t in open_items if t.id == item.id and t.id != 0 and t.origin != "user"), None)
+        if target is not None and not target.completed:
+            target.completed, target.closed_reason = True, item.reason
+            closed.append({"id": target.id, "task": target.task, "reason": item.reason})
+    known = {item.task.lower() for item in todo.items}
+    for item in change.add[:room]:
+        if not item.task.strip() or item.task.lower() in known:
+            continue
+        new = todo.add_task(item.task.strip(), item.reason)
+        new.origin, new.added_reason = "added", item.reason
+        known.add(item.task.lower())
+        added.append({"id": new.id, "task": new.task, "reason": item.reason})
+    if not closed and not added:
+        return {}
+    next_task = todo.get_next_task()
+    said = run_text(language(state))
+    messages = [said["task_added"].format(task=a["task"], reason=a["reason"]) for a in added]
+    messages += [said["task_closed"].format(task=c["task"], reason=c["reason"]) for c in closed]
+    return {"todo_list": todo.model_dump(), "current_task_id": next_task.id if next_task else None,
+            "todo_changes": [{"after_task": last["task_id"], "added": added, "closed": closed}],
+            "messages": messages}

@@ -1,0 +1,91 @@
+"""The context the answer is written from: the graded findings that fit the reasoner's context size, with
+their passages' neighbours, and the followed references between them. Computed once by `synthesize` and
+stored (`state["synthesis_context"]`), so the quality check and the attribution read what the answer read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rabbithole_lab.agent.services import Services
+from rabbithole_lab.findings import TIERS, tier_chunks
+from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.rabbithole.assemble import assemble
+from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
+
+
+def context_for_synthesis(state: Mapping, budget_chars: int) -> dict[str, list[ChunkWithInfo]]:
+    """The graded context that fits the reasoner's context size: chunks of every tier admitted by the
+    same assembler as the research tasks, by tier-weighted relevance per character, then per tier."""
+    graded = [(tier, chunk) for tier in TIERS for chunk in tier_chunks(state, tier)]
+    admitted = assemble(graded, budget_chars, value=lambda item: item[1].relevance_score * TIER_WEIGHTS[item[0]],
+                        size=lambda item: len(item[1].chunk_text), key=lambda item: item[1].chunk_id, strict=True)
+    return {tier: [chunk for chunk_tier, chunk in admitted if chunk_tier == tier] for tier in TIERS}
+
+
+def with_neighbours(context: dict[str, list[ChunkWithInfo]], kb: KnowledgeBase,
+                    budget_chars: int) -> dict[str, list[ChunkWithInfo]]:
+    """The context with the chunks before and after each of its passages in the same section, while the
+    budget allows, most valuable passage first. A section is indexed as overlapping chunks, so a sentence
+    that runs over a chunk boundary is whole only with both (`reasoning/passages.py` joins them); the
+    neighbour is read as the passage it continues (tier, relevance, depth), with no findings of its own."""
+    used = sum(len(chunk.chunk_text) for chunks in context.values() for chunk in chunks)
+    held = {chunk.chunk_id for chunks in context.values() for chunk in chunks}
+    ranked = sorted(((tier, chunk) for tier in TIERS for chunk in context.get(tier, []) if chunk.section),
+                    key=lambda item: -item[1].relevance_score * TIER_WEIGHTS[item[0]])
+    sections: dict[tuple[str, str, str], list] = {}
+    out = {tier: list(context.get(tier, [])) for tier in TIERS}
+    for tier, chunk in ranked:
+        key = (chunk.collection, chunk.document, chunk.section)
+        if key not in sections:
+            sections[key] = kb.section_lookup(chunk.document, chunk.section, chunk.collection or None)
+        siblings = sections[key]
+        at = next((i for i, result in enumerate(siblings) if result.chunk_id == chunk.chunk_id), None)
+        if at is None:
+            continue
+        for result in (siblings[i] for i in (at - 1, at + 1) if 0 <= i < len(siblings)):
+            if result.chunk_id in held or used + len(result.text) > budget_chars:
+                continue
+            held.add(result.chunk_id)
+            used += len(result.text)
+            out[tier].append(ChunkWithInfo.from_result(result, relevance_score=chunk.relevance_score,
+                                                       depth=chunk.depth, tier=chunk.tier))
+    return out
+
+
+def build_synthesis_context(state: Mapping, services: Services) -> dict[str, list[ChunkWithInfo]]:
+    """What the reasoner writes from and is checked against: the graded context with its passages' neighbours."""
+    budget_chars = services.reasoner.context_chars
+    return with_neighbours(context_for_synthesis(state, budget_chars), services.kb, budget_chars)
+
+
+def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]]) -> list[dict]:
+    """The followed references between passages of the synthesis context: citing section, the reference,
+    the cited section and the gate's reason (once each)."""
+    ids = {chunk.chunk_id for chunks in context.values() for chunk in chunks}
+    chains: dict[tuple[str, str, str], dict] = {}
+    for edge in state.get("reference_edges", []):
+        if edge.get("decision") != "followed" or edge.get("from_chunk") not in ids \
+                or not ids & set(edge.get("to_chunks", [])):
+            continue
+        source = f"{edge.get('from_section', '')} {edge.get('from_doc', '')}".strip()
+        target = ", ".join(f"{s} {d}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []),
+                                                              strict=False))
+        chain = chains.setdefault((source, edge["target"], target),
+                                  {"source": source, "reference": edge["target"], "target": target,
+                                   "reason": edge.get("reason", ""), "citing": [edge.get("from_doc", ""),
+                                                                                 edge.get("from_section", "")],
+                                   "cited": []})
+        chain["cited"] += [[doc, section] for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []),
+                                                                  strict=False) if [doc, section] not in chain["cited"]]
+    return list(chains.values())
+
+
+def stored_synthesis_context(state: Mapping) -> dict[str, list[ChunkWithInfo]]:
+    """The context `synthesize` wrote the answer from, as it stored it."""
+    stored = state.get("synthesis_context") or {}
+    return {tier: [ChunkWithInfo.model_validate(chunk) for chunk in stored.get(tier, [])] for tier in TIERS}
+
+
+def context_sources(context: dict[str, list[ChunkWithInfo]]) -> list[ChunkWithInfo]:
+    return [chunk for tier in TIERS for chunk in context.get(tier, [])]
+

@@ -1,0 +1,158 @@
+"""One research task (seed 003 phase 3, AC-3.6): queries -> rounds (search, follow, admit, extract)
+-> assessment after each round -> summary. A unit of its own, testable without a graph: the
+`execute_task` node builds one from the state and stores what it returns."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map
+from rabbithole_lab.agent.services import Services
+from rabbithole_lab.agent.state import TaskRound, TaskStats
+from rabbithole_lab.messages import run_text
+from rabbithole_lab.rabbithole.engine import admit
+from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, TaskSummary, ToDoItem, VectorResult
+
+logger = logging.getLogger(__name__)
+
+QUESTION_TASK_ID = 0  # the to-do item that is the question itself (planning adds it first)
+Progress = Callable[[int, int], None]
+
+
+def _silent(done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class TaskOutcome:
+    """What one task found: its findings (in the order found), the references it followed or skipped,
+    its rounds and summary, and which passages and references it saw."""
+
+    findings: list[ChunkWithInfo]
+    edges: list[ReferenceEdge]
+    rounds: list[TaskRound]
+    summary: TaskSummary
+    stats: TaskStats
+    seen: set[str]
+    visited: set[str]  # every reference resolved so far, this task's and earlier ones
+
+
+@dataclass
+class ResearchTask:
+    """Researches one to-do item against the question (`anchor`) with the run's services."""
+
+    services: Services
+    task: ToDoItem
+    anchor: str
+    language: str
+    concepts: list[str] = field(default_factory=list)
+    collection: str | None = None
+    seen: set[str] = field(default_factory=set)  # passages earlier tasks admitted (chunk_key)
+    visited: set[str] = field(default_factory=set)  # references earlier tasks resolved
+    search_progress: Progress = _silent
+    follow_progress: Progress = _silent
+
+    # ---- the steps --------------------------------------------------------------------------
+    def queries(self) -> list[str]:
+        """2 targeted queries + 1 base query (task + key concepts); task 0 searches the question itself."""
+        targeted = self.services.reasoner.task_search_queries(self.task.task, self.anchor, self.concepts,
+                                                               self.language)
+        base = self.task.task if self.task.id == QUESTION_TASK_ID \
+            else f"{self.task.task} {' '.join(self.concepts)}".strip()
+        return list(dict.fromkeys([base, *targeted]))[: self.services.settings.search.queries_per_task]
+
+    def search(self, queries: list[str]) -> list[VectorResult]:
+        """The candidate pool's first stage: each query's hits not seen in earlier tasks, best first.
+        The question itself gets the whole first stage (`retrieve`), each other query `k` hits."""
+        kb, settings = self.services.kb, self.services.settings
+        found: dict[str, VectorResult] = {}
+        if self.anchor in queries:
+            # a question in another language than the documents: the model writes queries in theirs
+            corpus_language = kb.corpus_language(self.collection)
+            if self.language != corpus_language:
+                queries = [*queries, *self.services.reasoner.corpus_language_queries(self.anchor, corpus_language)]
+        for query in queries:
+            if query == self.anchor:
+                hits = kb.retrieve(query, k=settings.search.first_stage_pool, collection=self.collection)
+            else:
+                hits = kb.search(query, k=settings.search.chunks_per_query, collection=self.collection)
+            for hit in hits:
+                key = chunk_key(hit)
+                if key not in self.seen and (key not in found or found[key].score < hit.score):
+                    found[key] = hit
+        return sorted(found.values(), key=lambda hit: -hit.score)
+
+    def budget_chars(self, iteration: int) -> int:
+        search = self.services.settings.search
+        if iteration > 1:
+            return search.task_context_chars // 2
+        if self.task.id == QUESTION_TASK_ID:
+            # the question's own search is what the retrieval benchmark measures: it gets the budget
+            # it is measured at, and the other tasks' searches (on task texts) add to it
+            return search.question_context_chars
+        return search.task_context_chars
+
+    def extract(self, item) -> ChunkWithInfo:
+        result = item.result
+        info = self.services.reasoner.extract_info(result, self.anchor, self.task.task, self.language)
+        finding = ChunkWithInfo.from_result(
+            result, extracted_info=info.extracted_info, relevance_score=round(item.score, 4), depth=item.depth,
+            tier=item.tier, references=item.references, preserved_quotes=info.preserved_quotes,
+            cited_by=item.cited_by, cites=item.cites)
+        if (item.depth or self.task.id == QUESTION_TASK_ID) and not finding.extracted_info:
+            # kept even when no sentence matched: a citation, or the question's own search, made it relevant
+            finding.extracted_info = " ".join(result.text.split())[:600]
+        return finding
+
+    # ---- the loop ---------------------------------------------------------------------------
+    def run(self) -> TaskOutcome:
+        """Up to MAX_ITERATIONS_PER_TASK rounds (AC-3.6): each ends with an assessment of the task, and the
+        next round searches for what the assessment names as missing, with its own share of the context."""
+        started = time.perf_counter()
+        reasoner, settings = self.services.reasoner, self.services.settings
+        calls_before, llm_before = reasoner.calls, getattr(reasoner, "llm_calls", 0)
+        findings: list[ChunkWithInfo] = []
+        edges: list[ReferenceEdge] = []
+        rounds: list[TaskRound] = []
+        stop_reasons: list[str] = []
+        hits_total = tokens = 0
+        queries = self.queries()
+        round_queries = queries
+        rounds_max = settings.search.max_iterations_per_task
+        for iteration in range(1, rounds_max + 1):
+            self.search_progress(iteration, rounds_max)
+            hits = self.search(round_queries)
+            hits_total += len(hits)
+            if not hits:
+                rounds.append(TaskRound(iteration=iteration, queries=round_queries, new_chunks=0, answered=False,
+                                        missing=[], reason=run_text(self.language)["nothing_new"]))
+                break
+            trail = self.services.follower().run(hits, self.anchor, self.language, visited=self.visited,
+                                                 progress=self.follow_progress)
+            items = admit(trail.candidates, self.budget_chars(iteration), strict=True)
+            new_findings = concurrent_map(self.extract, items, settings.llm.concurrency)
+            self.seen |= {chunk_key(item.result) for item in items}
+            findings += new_findings
+            edges += trail.edges
+            self.visited |= set(trail.visited)
+            tokens += trail.tokens_used
+            stop_reasons += [reason for reason in trail.stop_reasons if reason not in stop_reasons]
+            assessment = reasoner.assess_task(self.task.task, self.anchor, findings, self.language)
+            rounds.append(TaskRound(iteration=iteration, queries=round_queries, new_chunks=len(new_findings),
+                                    answered=assessment.answered, missing=assessment.missing,
+                                    reason=assessment.reason))
+            if assessment.answered or not assessment.missing:
+                break
+            # the next round looks for what is missing, in the words of the task and the question
+            round_queries = [f"{missing} {' '.join(self.concepts[:3])}".strip() for missing in assessment.missing]
+        summary = reasoner.summarize_task(self.task.task, self.anchor, findings, self.language)
+        stats = TaskStats(
+            task_id=self.task.id, task=self.task.task, queries=queries, iterations=len(rounds), rounds=rounds,
+            seconds=round(time.perf_counter() - started, 3), reasoner_calls=reasoner.calls - calls_before,
+            llm_calls=getattr(reasoner, "llm_calls", 0) - llm_before, chunks=len(findings), seeds=hits_total,
+            followed=sum(1 for e in edges if e.decision == "followed"),
+            skipped=sum(1 for e in edges if e.decision == "skipped"), tokens_used=tokens, stop_reasons=stop_reasons)
+        return TaskOutcome(findings, edges, rounds, summary, stats, self.seen, self.visited)
