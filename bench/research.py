@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.research import Research
 from rabbithole_lab.settings import load_settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted fake chat model lives with the tests
@@ -41,12 +41,12 @@ FAKE_DELAY_S = 0.2
 
 
 def run(services: Services, question: str, folder: Path) -> tuple[dict, float]:
-    session = ResearchSession(services, folder / "sessions.sqlite")
+    research = Research(services, folder / "sessions.sqlite")
     started = time.perf_counter()
     try:
-        status = run_to_end(session, session.start(question), ScriptedAnswers([]))
+        status = research.run_unattended(question)
     finally:
-        session.close()
+        research.close()
     if status.kind != "done":
         raise RuntimeError(status.error or status.kind)
     return status.state, time.perf_counter() - started

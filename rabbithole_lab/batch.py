@@ -44,8 +44,7 @@ def run_report(question: str, kb: str | Path, out_dir: str | Path, db: str | Pat
                collection: str | None = None, answers: list[str] | None = None, approve_todo: str = "auto",
                env_file: str | None = ".env") -> ReportRun:
     """Research `question` unattended (HITL answered by `answers`, then /end) and write the report folder."""
-    from rabbithole_lab.agent.services import prepare_services
-    from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
+    from rabbithole_lab.research import Research
     from rabbithole_lab.settings import load_settings
 
     if approve_todo != "auto":
@@ -54,14 +53,12 @@ def run_report(question: str, kb: str | Path, out_dir: str | Path, db: str | Pat
         raise ValueError("The question is empty.")
     settings = load_settings(env_file)
     kb_dir, folder = Path(kb), Path(out_dir)
-    services = prepare_services(settings, kb_dir, Path(db) if db else None, show_progress=False)
-    folder.mkdir(parents=True, exist_ok=True)
-    session = ResearchSession(services, folder / "session.sqlite", thread_id="report")
+    research = Research.open(settings, kb_dir, Path(db) if db else None, folder / "session.sqlite",
+                             show_progress=False)
     try:
-        first = session.resume() if session.state() else session.start(question, collection)
-        status = run_to_end(session, first, ScriptedAnswers(list(answers or [])))
+        status = research.run_unattended(question, collection, answers=list(answers or []), thread_id="report")
     finally:
-        session.close()
+        research.close()
     if status.kind != "done":
         raise RuntimeError(status.error or f"the run ended as {status.kind}")
     run = ReportRun(folder, status.state, write_report_folder(status.state, folder))

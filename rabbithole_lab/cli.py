@@ -222,24 +222,17 @@ def cmd_refs(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from rabbithole_lab.agent.services import PREPARE_LOCK_WAIT_S
     from rabbithole_lab.eval.xref import load_questions, run_eval, without_following
-    from rabbithole_lab.kb.factory import open_knowledge_base
-    from rabbithole_lab.kb.ingest import format_report, ingest
     from rabbithole_lab.rabbithole.engine import build_follower
     from rabbithole_lab.reasoning.factory import build_gate
+    from rabbithole_lab.research import open_knowledge
 
     settings = _settings(args)
     kb_dir, db = _kb_paths(args, settings)
     questions = load_questions(Path(args.questions))
     if args.mode == "answer":
         return _eval_answers(args, settings, kb_dir, db, questions)
-    kb = open_knowledge_base(settings, kb_dir, db)
-    report = ingest(kb_dir, kb.index, settings.kb, show_progress=not args.no_progress,
-                    lock_wait_s=PREPARE_LOCK_WAIT_S)
-    if report.files_ingested:
-        logger.info(format_report(report))
-        kb = open_knowledge_base(settings, kb_dir, db)
+    kb = open_knowledge(settings, kb_dir, db, show_progress=not args.no_progress)
     references = settings.references if args.mode == "rabbithole" else without_following(settings.references)
     follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder),
                               references=references)
@@ -254,10 +247,10 @@ def cmd_eval(args) -> int:
 
 
 def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict]) -> int:
-    from rabbithole_lab.agent.services import prepare_services
     from rabbithole_lab.eval.answers import run_answers
+    from rabbithole_lab.research import open_services
 
-    services = prepare_services(settings, kb_dir, db, show_progress=not args.no_progress)
+    services = open_services(settings, kb_dir, db, show_progress=not args.no_progress)
     info = services.reasoner.info
     print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})", file=sys.stderr)
     out = Path(args.out)
@@ -314,9 +307,9 @@ def _progress(node: str, update: dict) -> None:
 
 
 def cmd_research(args) -> int:
-    from rabbithole_lab.agent.services import prepare_services
-    from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end, saved_values
+    from rabbithole_lab.agent.session import ScriptedAnswers, new_thread_id, saved_values
     from rabbithole_lab.report.folder import report_folder_name, write_report_folder
+    from rabbithole_lab.research import Research
     from rabbithole_lab.terminal import TerminalAnswers
 
     settings = _settings(args)
@@ -334,10 +327,10 @@ def cmd_research(args) -> int:
     kb_arg = args.kb or saved.get("kb_dir")
     db_arg = args.db or saved.get("db_path")
     kb_dir, db = _kb_paths(argparse.Namespace(kb=kb_arg, db=db_arg), settings)
-    services = prepare_services(settings, kb_dir, db, show_progress=not args.no_progress)
-    info = services.reasoner.info
+    research = Research.open(settings, kb_dir, db, sessions, show_progress=not args.no_progress,
+                             on_progress=_progress)
+    info = research.services.reasoner.info
     print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})")
-    session = ResearchSession(services, sessions, thread_id=args.resume, on_progress=_progress)
     if args.no_hitl:
         answer = ScriptedAnswers([])
     elif args.answers:
@@ -348,21 +341,20 @@ def cmd_research(args) -> int:
     if args.approve_todo == "auto" and not isinstance(answer, ScriptedAnswers):
         ask = answer
         answer = lambda interrupt: "approve" if interrupt.get("type") == "todo_approval" else ask(interrupt)  # noqa: E731
-    print(f"Session: {session.thread_id} (resume with: rabbithole research --resume {session.thread_id} "
-          f"--sessions {sessions})")
+    thread_id = args.resume or new_thread_id()
+    print(f"Session: {thread_id} (resume with: rabbithole research --resume {thread_id} --sessions {sessions})")
     try:
-        first = session.resume() if args.resume else session.start(
-            args.question, args.collection, extra={"kb_dir": str(kb_dir), "db_path": str(db)})
-        status = run_to_end(session, first, answer)
+        status = research.run_with(answer, args.question, args.collection, thread_id=thread_id,
+                                   facts={"kb_dir": str(kb_dir), "db_path": str(db)})
     except KeyboardInterrupt:
-        print(f"\nStopped. Resume with: rabbithole research --resume {session.thread_id} --sessions {sessions}",
+        print(f"\nStopped. Resume with: rabbithole research --resume {thread_id} --sessions {sessions}",
               file=sys.stderr)
         return 130
     finally:
-        session.close()
+        research.close()
     if status.kind != "done":
         print(f"error: {status.error or status.kind}", file=sys.stderr)
-        print(f"Progress is saved. Resume with: rabbithole research --resume {session.thread_id} "
+        print(f"Progress is saved. Resume with: rabbithole research --resume {thread_id} "
               f"--sessions {sessions}", file=sys.stderr)
         return 3
     out = Path(args.out) if args.out else Path("reports") / report_folder_name(status.state["query"])

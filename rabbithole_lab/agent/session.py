@@ -47,6 +47,10 @@ ProgressCallback = Callable[[str, dict], None]
 STEP_EVENT = "step"
 
 
+def new_thread_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
 def has_work_left(snapshot) -> bool:
     """Whether the graph has a step to run or to finish.
 
@@ -64,7 +68,7 @@ class ResearchSession:
         self.services = services
         self.checkpoint_path = Path(checkpoint_path)
         self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-        self.thread_id = thread_id or uuid.uuid4().hex[:12]
+        self.thread_id = thread_id or new_thread_id()
         self._connection = sqlite3.connect(str(self.checkpoint_path), check_same_thread=False)
         self.graph = build_graph(services.settings).compile(checkpointer=SqliteSaver(self._connection))
         self.config = {"configurable": {"thread_id": self.thread_id}, "recursion_limit": RECURSION_LIMIT}

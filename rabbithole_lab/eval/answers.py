@@ -18,8 +18,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
 from rabbithole_lab.reasoning.quality import statements
+from rabbithole_lab.research import Research
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +32,11 @@ def answer_citations(answer: str) -> list[dict]:
 def answer_question(services: Services, question: dict, sessions: Path) -> dict:
     started = time.perf_counter()
     llm_before = getattr(services.reasoner, "llm_calls", 0)
-    session = ResearchSession(services, sessions)
+    research = Research(services, sessions)
     try:
-        status = run_to_end(session, session.start(question["question"]), ScriptedAnswers([]))
+        status = research.run_unattended(question["question"])
     finally:
-        session.close()
+        research.close()
     report = status.report or {}
     answer = report.get("answer", "")
     row = {

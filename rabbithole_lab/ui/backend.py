@@ -11,13 +11,12 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from rabbithole_lab.agent.services import Services
-from rabbithole_lab.agent.session import ResearchSession, RunStatus, list_sessions
+from rabbithole_lab.agent.session import RunStatus
 from rabbithole_lab.kb.embedder import EmbedderChoice, choose_embedder
 from rabbithole_lab.reasoning.base import ReasonerInfo
+from rabbithole_lab.research import Research
 
 logger = logging.getLogger(__name__)
 
@@ -50,11 +49,11 @@ class WorkbenchBackend(Protocol):
 class GraphBackend:
     """Runs the research graph for the workbench, one session at a time, in a worker thread."""
 
-    def __init__(self, services: Services, checkpoint_path: Path, run_in_thread: bool = True):
-        self.services = services
-        self.checkpoint_path = Path(checkpoint_path)
+    def __init__(self, research: Research, run_in_thread: bool = True):
+        self.research = research
+        research.on_progress = self._progress
+        self.services = research.services
         self.run_in_thread = run_in_thread
-        self.session: ResearchSession | None = None
         self._listeners: list[Listener] = []
         self._worker: threading.Thread | None = None
 
@@ -71,7 +70,7 @@ class GraphBackend:
         return self.services.kb.collections()
 
     def sessions(self) -> list[dict]:
-        return list_sessions(self.checkpoint_path)
+        return self.research.sessions()
 
     def busy(self) -> bool:
         return self._worker is not None and self._worker.is_alive()
@@ -87,13 +86,6 @@ class GraphBackend:
                 logger.exception("Workbench listener failed")
 
     # ---- actions ----------------------------------------------------------------------------
-    def _new_session(self, thread_id: str | None = None) -> ResearchSession:
-        if self.session is not None:
-            self.session.close()
-        self.session = ResearchSession(self.services, self.checkpoint_path, thread_id=thread_id,
-                                       on_progress=self._progress)
-        return self.session
-
     def _progress(self, node: str, update: dict) -> None:
         for message in update.get("messages", []) or []:
             logger.info("%s", message)
@@ -110,7 +102,7 @@ class GraphBackend:
                 status = work()
             except Exception as exc:  # shown in the UI, never lost in a thread
                 logger.exception("Research run failed")
-                status = RunStatus("error", error=str(exc), state=self.session.state() if self.session else {})
+                status = RunStatus("error", error=str(exc), state=self.research.state())
             self._emit(BackendEvent("status", status=status))
 
         if self.run_in_thread:
@@ -121,23 +113,18 @@ class GraphBackend:
 
     def start(self, question: str, collection: str | None, language: str | None = None) -> None:
         """`language` ("de"/"en") fixes the session's language; None lets the question decide."""
-        session = self._new_session()
-        extra = {"requested_language": language} if language in ("de", "en") else None
-        self._launch(lambda: session.start(question, collection, extra=extra))
+        self._launch(lambda: self.research.start(question, collection, language=language))
 
     def answer(self, value: Any) -> None:
-        if self.session is None:
+        if self.research.session is None:
             raise RuntimeError("No session to answer")
-        session = self.session
-        self._launch(lambda: session.answer(value))
+        self._launch(lambda: self.research.answer(value))
 
     def resume(self, thread_id: str) -> None:
-        session = self._new_session(thread_id)
-        self._launch(session.resume)
+        self._launch(lambda: self.research.resume(thread_id))
 
     def stop(self) -> None:
-        if self.session is not None:
-            self.session.stop()
+        self.research.stop()
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until the worker is idle (tests and scripts); True when it finished."""
@@ -148,6 +135,4 @@ class GraphBackend:
     def close(self) -> None:
         self.stop()
         self.wait(30)
-        if self.session is not None:
-            self.session.close()
-            self.session = None
+        self.research.close()

@@ -79,20 +79,19 @@ class Workbench:
              env_file: str | None = ".env") -> Workbench | WorkbenchProblem:
         """The workbench over a knowledge-base folder (ingested if needed), with the configured reasoner; a
         problem the user can fix (no such folder, no documents in it, bad settings) shows as a message."""
-        from rabbithole_lab.agent.services import prepare_services
         from rabbithole_lab.kb.ingest import KBFolderError
         from rabbithole_lab.kb.registry import RegistryError
+        from rabbithole_lab.research import Research, default_sessions_path
         from rabbithole_lab.settings import SettingsError, load_settings
 
         kb_dir = Path(kb)
         try:
             settings = load_settings(env_file)
-            services = prepare_services(settings, kb_dir, Path(db) if db else None, show_progress=True)
+            research = Research.open(settings, kb_dir, Path(db) if db else None,
+                                     Path(sessions) if sessions else None, show_progress=True)
         except (KBFolderError, RegistryError, SettingsError) as exc:
             return WorkbenchProblem(str(exc), kb_dir)
-        reports = kb_dir.resolve().parent / "reports"
-        checkpoint = Path(sessions) if sessions else reports / "sessions.sqlite"
-        return cls(GraphBackend(services, checkpoint), reports_dir=reports)
+        return cls(GraphBackend(research), reports_dir=default_sessions_path(kb_dir).parent)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

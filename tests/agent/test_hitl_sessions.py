@@ -197,7 +197,7 @@ import os, sys
 from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 from rabbithole_lab.agent import session as session_module
-from rabbithole_lab.agent.services import open_services
+from rabbithole_lab.research import open_services
 from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
 from rabbithole_lab.settings import load_settings
 
@@ -209,7 +209,7 @@ class DiesAfterTaskWrites(SqliteSaver):
 
 session_module.SqliteSaver = DiesAfterTaskWrites
 kb_dir, db, sessions, question = sys.argv[1:5]
-services = open_services(load_settings(env_file=None), Path(kb_dir), Path(db))
+services = open_services(load_settings(env_file=None), Path(kb_dir), Path(db), ingest_first=False)
 session = ResearchSession(services, Path(sessions), thread_id="killed")
 run_to_end(session, session.start(question), ScriptedAnswers([]))
 """

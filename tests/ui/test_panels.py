@@ -13,6 +13,7 @@ from rabbithole_lab.agent.session import RunStatus
 from rabbithole_lab.kb.embedder import EmbedderChoice
 from rabbithole_lab.reasoning.base import ReasonerInfo
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.research import Research
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend
 from rabbithole_lab.ui.kernel import kernel_id_from_connection_file
 from rabbithole_lab.ui.workbench import Workbench
@@ -181,7 +182,7 @@ def test_kernel_id_is_read_from_the_connection_file_name():
 @pytest.fixture
 def real_bench(settings, demo_kb, tmp_path):
     services = Services(settings, demo_kb, ExtractiveReasoner(demo_kb.index.embedder), DEMO_KB)
-    backend = GraphBackend(services, tmp_path / "sessions.sqlite", run_in_thread=True)
+    backend = GraphBackend(Research(services, tmp_path / "sessions.sqlite"), run_in_thread=True)
     bench = Workbench(backend, notebook_dir=DEMO_KB.parent / "notebooks", reports_dir=tmp_path / "reports")
     yield bench, backend
     backend.close()
@@ -266,7 +267,7 @@ def test_stop_during_a_real_run_then_resume_from_the_session_list(real_bench):
     bench.query.start.click()
     assert backend.wait(120)
     assert "Angehalten" in bench.status.value
-    thread = backend.session.thread_id
+    thread = backend.research.thread_id
     assert bench.sessions.sessions.value == thread
     bench.sessions.resume.click()
     assert backend.wait(120)
