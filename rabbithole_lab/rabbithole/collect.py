@@ -90,6 +90,7 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
     """Every reference of the frontier that resolves to something, with the edges of those that do not."""
     pending: list[PendingReference] = []
     edges: list[ReferenceEdge] = []
+    said = run_text("de" if german else "en")
     for citer in frontier:
         citer.references = citations(detect, citer.result)
         keys_in_chunk: set[str] = set()
@@ -98,23 +99,20 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
                 continue  # one chunk citing "Anlage 2" twice is one edge
             keys_in_chunk.add(reference.key)
             if reference.type == "external":
-                edges.append(skipped_edge(citer, reference, "URL vermerkt, nicht abgerufen" if german
-                                          else "URL recorded, never fetched", Resolution("external")))
+                edges.append(skipped_edge(citer, reference, said["url_recorded"], Resolution("external")))
                 continue
             if reference.key in visited:
-                edges.append(skipped_edge(citer, reference, run_text("de" if german else "en")["already_visited"]))
+                edges.append(skipped_edge(citer, reference, said["already_visited"]))
                 continue
             if reference.version:
-                edges.append(skipped_edge(citer, reference, f"frühere Fassung ({reference.version})" if german
-                                          else f"an earlier version ({reference.version})"))
+                edges.append(skipped_edge(citer, reference, said["earlier_version"].format(version=reference.version)))
                 continue
             resolution = resolver.resolve(reference, anchor, citer.result.section)
             reference.found = resolution.found
             reference.resolution = resolution.path
             if not resolution.found:
                 visited.add(reference.key)  # nothing to find: never ask again
-                edges.append(skipped_edge(citer, reference, "nicht in der Wissensbasis" if german
-                                          else "not in the knowledge base", resolution))
+                edges.append(skipped_edge(citer, reference, said["not_in_kb"], resolution))
                 continue
             own_section = (citer.result.doc, citer.result.section)
             targets: list[VectorResult] = []
@@ -128,8 +126,7 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
                 elif holder is not citer and holder not in holders:
                     holders.append(holder)
             if not targets and not holders:
-                edges.append(skipped_edge(citer, reference, "bereits im Kontext" if german
-                                          else "already in the context", resolution))
+                edges.append(skipped_edge(citer, reference, said["already_in_context"], resolution))
                 continue
             pending.append(PendingReference(citer, reference, resolution, targets, holders))
     return pending, edges

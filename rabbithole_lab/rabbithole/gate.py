@@ -19,6 +19,7 @@ import numpy as np
 
 from rabbithole_lab.kb.embedder import Embedder
 from rabbithole_lab.language import detect_language
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor
 from rabbithole_lab.records import DetectedReference, ReferenceDecision
 
@@ -117,12 +118,8 @@ class ExtractiveDecider:
 
     def _reason(self, score: float, language: str) -> ReferenceDecision:
         follow = score >= self.threshold
-        if language == "de":
-            reason = (f"Ähnlichkeit des Kontexts mit der Frage {score:.2f} "
-                      f"{'≥' if follow else '<'} Schwelle {self.threshold:.2f}")
-        else:
-            reason = (f"context similarity to the question {score:.2f} "
-                      f"{'>=' if follow else '<'} threshold {self.threshold:.2f}")
+        reason = run_text(language)["gate_similarity"].format(
+            score=score, op=("≥" if language == "de" else ">=") if follow else "<", threshold=self.threshold)
         return ReferenceDecision(follow=follow, reason=reason)
 
     def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
@@ -150,8 +147,7 @@ def gate_references(
             return GateVerdict(decision, 1.0 if decision.follow else 0.0)
         except Exception as exc:
             logger.warning("Reference gate failed for %r (%s); following it", item.reference.original_text, exc)
-            reason = (f"Gate-Fehler ({type(exc).__name__}), Referenz wird verfolgt" if language == "de"
-                      else f"gate error ({type(exc).__name__}); following the reference")
+            reason = run_text(language)["gate_error"].format(error=type(exc).__name__)
             return GateVerdict(ReferenceDecision(follow=True, reason=reason), 0.5)
 
     if len(items) <= 1 or concurrency <= 1:

@@ -60,11 +60,11 @@ class StopPolicy:
             return self._say("chunk_limit")
         other = _other_document(target_doc, citer_doc)
         if other and self._followed_into[other] >= self.settings.convergence_same_doc_threshold:
-            reason = f"convergence: {other}"
+            reason = run_text("de" if self.german else "en")["converged"].format(doc=other)
             self.note(reason)
             return reason
         if self.tokens >= self.settings.token_budget:
-            self.stopped = "token budget exhausted"
+            self.stopped = self._say("token_budget")
             self.note(self.stopped)
             return self.stopped
         return ""
@@ -82,7 +82,7 @@ class StopPolicy:
             self._first_relevances.append(best_relevance)
             if (len(self._first_relevances) == self.settings.early_refusal_count
                     and all(r < self.settings.early_refusal_threshold for r in self._first_relevances)):
-                self.stopped = "early refusal"
+                self.stopped = self._say("early_refusal")
                 self.note(self.stopped)
 
 

@@ -1,4 +1,5 @@
-"""The `Reasoner` protocol: one method per reasoning step the research graph needs.
+"""The reasoner's roles (small Protocols: clarifier, planner, extractor, judge, synthesiser) and the
+`Reasoner` that plays them all: one method per reasoning step the research graph needs.
 
 Two implementations: `LLMReasoner` (prompts.py through a LangChain chat model) and
 `ExtractiveReasoner` (deterministic, no LLM). Every method takes the output language
@@ -60,19 +61,9 @@ class ReasonerInfo:
     reason: str
 
 
-@runtime_checkable
-class Reasoner(Protocol):
-    info: ReasonerInfo
-    calls: int
-    tokens: int
-    context_chars: int  # characters of graded context the synthesis reads (the assembler's budget)
-    # whether score_relevance reads a passage with more than search already used (a model does; the
-    # extractive reasoner reads it through the same embedder and the question's words)
-    judges_beyond_search: bool
+class Clarifier(Protocol):
+    """Phase 1: the clarification dialogue (queries, what the retrieval shows, questions, its summary)."""
 
-    def drain_warnings(self) -> list[str]: ...
-
-    # Phase 1
     def hitl_queries(self, query: str, iteration: int, conversation: list[dict], gaps: list[str],
                      concepts: list[str], language: str, count: int) -> list[str]: ...
 
@@ -89,14 +80,23 @@ class Reasoner(Protocol):
 
     def research_queries(self, query: str, summary: str, concepts: list[str], language: str) -> list[str]: ...
 
-    # Phase 2
+
+class Planner(Protocol):
+    """Phases 2-3: the to-do list, each task's searches, and the re-planning after a task."""
+
     def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str],
                       language: str, count: int) -> TodoPlan: ...
 
-    # Phase 3
     def task_search_queries(self, task: str, anchor: str, concepts: list[str], language: str) -> list[str]: ...
 
     def corpus_language_queries(self, question: str, corpus_language: str) -> list[str]: ...
+
+    def adapt_todo(self, anchor: str, tasks: list[ToDoItem], summary: str, missing: list[str], provisions: list[dict],
+                   gaps: list[str], saturated: list[int], room: int, language: str) -> TodoAdaptation: ...
+
+
+class Extractor(Protocol):
+    """Phase 3: what a passage says for the task, its references, and what a task's findings add up to."""
 
     def extract_info(self, chunk: VectorResult, anchor: str, task: str, language: str) -> InfoExtractionWithQuotes: ...
 
@@ -106,18 +106,40 @@ class Reasoner(Protocol):
 
     def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskAssessment: ...
 
-    def adapt_todo(self, anchor: str, tasks: list[ToDoItem], summary: str, missing: list[str], provisions: list[dict],
-                   gaps: list[str], saturated: list[int], room: int, language: str) -> TodoAdaptation: ...
+
+class Judge(Protocol):
+    """Phases 3.5-4: relevance of a finding, quality of the answer, and whether to write it again."""
+
+    # whether score_relevance reads a passage with more than search already used (a model does; the
+    # extractive reasoner reads it through the same embedder and the question's words)
+    judges_beyond_search: bool
 
     def score_relevance(self, anchor: str, finding: ChunkWithInfo, language: str) -> RelevanceScore: ...
-
-    # Phase 4
-    def synthesize(self, request: SynthesisInput) -> SynthesisOutput: ...
 
     def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo], language: str) -> QualityAssessment: ...
 
     def decide_remediation(self, query: str, assessment: QualityAssessment, threshold: int,
                            language: str) -> RemediationDecision: ...
+
+
+class Synthesiser(Protocol):
+    """Phase 4: the answer from the graded context."""
+
+    context_chars: int  # characters of graded context the synthesis reads (the assembler's budget)
+
+    def synthesize(self, request: SynthesisInput) -> SynthesisOutput: ...
+
+
+@runtime_checkable
+class Reasoner(Clarifier, Planner, Extractor, Judge, Synthesiser, Protocol):
+    """Every role, with what the UI and the report show about the reasoner (the gate is apart:
+    `rabbithole/gate.py`'s `ReferenceDecider`)."""
+
+    info: ReasonerInfo
+    calls: int
+    tokens: int
+
+    def drain_warnings(self) -> list[str]: ...
 
 
 def citation_label(document: str, page: int, language: str) -> str:

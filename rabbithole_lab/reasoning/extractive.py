@@ -273,7 +273,7 @@ class ExtractiveReasoner:
         nouns = [c for c in concepts if c[:1].isupper()] if language == "de" else []
         focus = ", ".join((nouns if len(nouns) >= 2 else concepts)[:3]) or query
         tasks = [PlannedTask(task=task.format(focus=focus), context=context) for task, context in text["tasks"]]
-        marker = {"de": "Präzisierungen des Nutzers: ", "en": "User's clarifications: "}["en" if language == "en" else "de"]
+        marker = text["answers_marker"]
         if marker in summary:
             answers = summary.split(marker, 1)[1].split(". ", 1)[0]
             for answer in answers.split("; "):

@@ -10,22 +10,37 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
-from rabbithole_lab.reasoning.base import ReasonerInfo
+from rabbithole_lab.reasoning.base import ReasonerInfo, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
+from rabbithole_lab.records import (
+    ChunkWithInfo,
+    ExtractedReferenceList,
+    InfoExtractionWithQuotes,
+    QualityAssessment,
+    RelevanceScore,
+    RemediationDecision,
+    RetrievalAnalysis,
+    SynthesisOutput,
+    TaskAssessment,
+    TaskSummary,
+    TodoAdaptation,
+    ToDoItem,
+    TodoPlan,
+    VectorResult,
+)
 
 logger = logging.getLogger(__name__)
 
-STEPS = frozenset({
-    "hitl_queries", "analyze_retrieval", "follow_up_questions", "hitl_context_summary", "research_queries",
-    "generate_todo", "task_search_queries", "corpus_language_queries", "extract_info", "extract_references",
-    "summarize_task", "assess_task", "adapt_todo", "score_relevance", "synthesize", "assess_quality",
-    "decide_remediation",
-})
+T = TypeVar("T")
 
 
 class ExtractiveFallback:
+    """A `Reasoner`: each step asks the model first and the extractive reasoner when the answer is unusable."""
+
     def __init__(self, primary: LLMReasoner, fallback: ExtractiveReasoner):
         primary.raise_unusable = True
         self.primary = primary
@@ -69,20 +84,106 @@ class ExtractiveFallback:
     def decide_reference(self, item, anchor, language):
         return self.primary.decide_reference(item, anchor, language)  # the gate follows when it fails
 
-    def __getattr__(self, name: str):
-        if name not in STEPS:
-            raise AttributeError(name)
-        primary_step, fallback_step = getattr(self.primary, name), getattr(self.fallback, name)
+    def _step(self, name: str, primary: Callable[[], T], fallback: Callable[[], T]) -> T:
+        try:
+            return primary()
+        except LLMError as exc:
+            message = f"{name}: the model's answer was unusable ({exc}); the extractive reasoner answered"
+            logger.warning(message)
+            with self._lock:
+                self._warnings.append(message)
+            return fallback()
 
-        def step(*args, **kwargs):
-            try:
-                return primary_step(*args, **kwargs)
-            except LLMError as exc:
-                message = f"{name}: the model's answer was unusable ({exc}); the extractive reasoner answered"
-                logger.warning(message)
-                with self._lock:
-                    self._warnings.append(message)
-                return fallback_step(*args, **kwargs)
+    # ---- Clarifier ----------------------------------------------------------------------------
+    def hitl_queries(self, query: str, iteration: int, conversation: list[dict], gaps: list[str],
+                     concepts: list[str], language: str, count: int) -> list[str]:
+        args = (query, iteration, conversation, gaps, concepts, language, count)
+        return self._step("hitl_queries", lambda: self.primary.hitl_queries(*args),
+                          lambda: self.fallback.hitl_queries(*args))
 
-        step.__name__ = name
-        return step
+    def analyze_retrieval(self, query: str, passages: list[VectorResult], language: str) -> RetrievalAnalysis:
+        return self._step("analyze_retrieval", lambda: self.primary.analyze_retrieval(query, passages, language),
+                          lambda: self.fallback.analyze_retrieval(query, passages, language))
+
+    def follow_up_questions(self, query: str, analysis: RetrievalAnalysis, passages: list[VectorResult],
+                            language: str, count: int, conversation: list[dict] | None = None) -> list[str]:
+        args = (query, analysis, passages, language, count)
+        return self._step("follow_up_questions",
+                          lambda: self.primary.follow_up_questions(*args, conversation=conversation),
+                          lambda: self.fallback.follow_up_questions(*args, conversation=conversation))
+
+    def hitl_context_summary(self, query: str, conversation: list[dict], concepts: list[str], language: str) -> str:
+        args = (query, conversation, concepts, language)
+        return self._step("hitl_context_summary", lambda: self.primary.hitl_context_summary(*args),
+                          lambda: self.fallback.hitl_context_summary(*args))
+
+    def research_queries(self, query: str, summary: str, concepts: list[str], language: str) -> list[str]:
+        args = (query, summary, concepts, language)
+        return self._step("research_queries", lambda: self.primary.research_queries(*args),
+                          lambda: self.fallback.research_queries(*args))
+
+    # ---- Planner ------------------------------------------------------------------------------
+    def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str], language: str,
+                      count: int) -> TodoPlan:
+        args = (query, summary, queries, concepts, language, count)
+        return self._step("generate_todo", lambda: self.primary.generate_todo(*args),
+                          lambda: self.fallback.generate_todo(*args))
+
+    def task_search_queries(self, task: str, anchor: str, concepts: list[str], language: str) -> list[str]:
+        args = (task, anchor, concepts, language)
+        return self._step("task_search_queries", lambda: self.primary.task_search_queries(*args),
+                          lambda: self.fallback.task_search_queries(*args))
+
+    def corpus_language_queries(self, question: str, corpus_language: str) -> list[str]:
+        return self._step("corpus_language_queries",
+                          lambda: self.primary.corpus_language_queries(question, corpus_language),
+                          lambda: self.fallback.corpus_language_queries(question, corpus_language))
+
+    def adapt_todo(self, anchor: str, tasks: list[ToDoItem], summary: str, missing: list[str],
+                   provisions: list[dict], gaps: list[str], saturated: list[int], room: int,
+                   language: str) -> TodoAdaptation:
+        args = (anchor, tasks, summary, missing, provisions, gaps, saturated, room, language)
+        return self._step("adapt_todo", lambda: self.primary.adapt_todo(*args),
+                          lambda: self.fallback.adapt_todo(*args))
+
+    # ---- Extractor ----------------------------------------------------------------------------
+    def extract_info(self, chunk: VectorResult, anchor: str, task: str, language: str) -> InfoExtractionWithQuotes:
+        args = (chunk, anchor, task, language)
+        return self._step("extract_info", lambda: self.primary.extract_info(*args),
+                          lambda: self.fallback.extract_info(*args))
+
+    def extract_references(self, text: str) -> ExtractedReferenceList | None:
+        return self._step("extract_references", lambda: self.primary.extract_references(text),
+                          lambda: self.fallback.extract_references(text))
+
+    def summarize_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskSummary:
+        args = (task, anchor, findings, language)
+        return self._step("summarize_task", lambda: self.primary.summarize_task(*args),
+                          lambda: self.fallback.summarize_task(*args))
+
+    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskAssessment:
+        args = (task, anchor, findings, language)
+        return self._step("assess_task", lambda: self.primary.assess_task(*args),
+                          lambda: self.fallback.assess_task(*args))
+
+    # ---- Judge --------------------------------------------------------------------------------
+    def score_relevance(self, anchor: str, finding: ChunkWithInfo, language: str) -> RelevanceScore:
+        return self._step("score_relevance", lambda: self.primary.score_relevance(anchor, finding, language),
+                          lambda: self.fallback.score_relevance(anchor, finding, language))
+
+    def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo],
+                       language: str) -> QualityAssessment:
+        args = (query, answer, sources, language)
+        return self._step("assess_quality", lambda: self.primary.assess_quality(*args),
+                          lambda: self.fallback.assess_quality(*args))
+
+    def decide_remediation(self, query: str, assessment: QualityAssessment, threshold: int,
+                           language: str) -> RemediationDecision:
+        args = (query, assessment, threshold, language)
+        return self._step("decide_remediation", lambda: self.primary.decide_remediation(*args),
+                          lambda: self.fallback.decide_remediation(*args))
+
+    # ---- Synthesiser --------------------------------------------------------------------------
+    def synthesize(self, request: SynthesisInput) -> SynthesisOutput:
+        return self._step("synthesize", lambda: self.primary.synthesize(request),
+                          lambda: self.fallback.synthesize(request))

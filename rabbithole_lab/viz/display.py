@@ -46,18 +46,28 @@ def show_graph(state: dict, interactive: bool = True, include_skipped: bool = Fa
         display(GraphFrame(graph_html(graph, height="520px", language=language)))
 
 
-def edge_table(state: dict):
+def edge_table(state: dict, language: str | None = None):
     """Every reference once (the same reference met in two tasks is one row), with its full reason: a
-    Styler that wraps long text instead of cutting it."""
+    Styler that wraps long text instead of cutting it. Headers, kinds and decisions in the run's language."""
     import pandas as pd
 
+    said = graph_text(language or run_language(state))
+    columns = ["from", "reference", "type", "decision", "reason", "depth", "to"]
     rows = [{"from": f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(), "reference": e["target"],
-             "type": e["type"], "decision": e["decision"], "reason": e.get("reason", ""), "depth": e.get("depth"),
+             "type": said.get(f"type_{e['type']}", e["type"]), "decision": said.get(e["decision"], e["decision"]),
+             "reason": e.get("reason", ""), "depth": e.get("depth"),
              "to": ", ".join(f"{d} {s}".strip() for d, s in zip(e.get("to_docs", []), e.get("to_sections", []),
                                                                   strict=False))}
             for e in state.get("reference_edges", []) or []]
-    frame = pd.DataFrame(rows, columns=["from", "reference", "type", "decision", "reason", "depth", "to"])
+    frame = pd.DataFrame(rows, columns=columns)
     frame = frame.drop_duplicates(subset=["from", "reference", "decision", "to"]).reset_index(drop=True)
+    frame = frame.rename(columns={column: said[f"col_{column}"] for column in columns})
     return (frame.style.hide(axis="index").format(escape="html")
             .set_table_styles([{"selector": "th, td", "props": "text-align:left; vertical-align:top;"}])
             .set_properties(**{"white-space": "normal"}))
+
+
+def run_language(state: dict) -> str:
+    """The language a saved run speaks: its report's, else the session's."""
+    return ((state.get("final_report") or {}).get("metadata") or {}).get("language") \
+        or state.get("detected_language") or "de"

@@ -51,7 +51,9 @@ def test_unknown_ids_and_a_full_list_give_warnings_not_errors():
                                                                   "new_items": ["a", "b"]})
     assert len(result.items) == 4
     assert any("9" in w for w in warnings) and any("8" in w for w in warnings)
-    assert any("full" in w and "'b'" in w for w in warnings)
+    assert any("voll" in w and "„b“" in w for w in warnings)
+    _, english = apply_todo_decision(todo(3, max_items=4), {"new_items": ["a", "b"]}, "en")
+    assert any("full" in w and "'b'" in w for w in english)
 
 
 def test_an_unknown_decision_is_an_error():

@@ -12,6 +12,7 @@ from rabbithole_lab.cli import main as cli_main
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.kb.query import german_terms
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
 from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
@@ -284,7 +285,7 @@ def test_visited_references_are_not_followed_again(demo_kb, settings):
 
 def test_token_budget_stops_following(demo_kb, settings):
     trail = _follower(demo_kb, settings, token_budget=0).run(_seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
-    assert not trail.followed_edges and "token budget exhausted" in trail.stop_reasons
+    assert not trail.followed_edges and run_text("de")["token_budget"] in trail.stop_reasons
 
 
 def test_convergence_stops_following_into_one_document(demo_kb, settings):
@@ -292,14 +293,15 @@ def test_convergence_stops_following_into_one_document(demo_kb, settings):
         _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
     followed_into_qstrg = [e for e in trail.followed_edges if "QStrG.pdf" in e.to_docs]
     assert len(followed_into_qstrg) == 1
-    assert any(e.reason.startswith("convergence: QStrG.pdf") for e in trail.edges)
+    assert any(e.reason == run_text("de")["converged"].format(doc="QStrG.pdf") for e in trail.edges)
 
 
 def test_early_refusal_stops_after_irrelevant_first_hops(demo_kb, settings):
     trail = _follower(demo_kb, settings, early_refusal_count=1, early_refusal_threshold=1.01).run(
         _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
-    assert len(trail.followed_edges) == 1 and "early refusal" in trail.stop_reasons
-    assert any(e.decision == "skipped" and e.reason == "early refusal" for e in trail.edges)
+    refusal = run_text("de")["early_refusal"]
+    assert len(trail.followed_edges) == 1 and refusal in trail.stop_reasons
+    assert any(e.decision == "skipped" and e.reason == refusal for e in trail.edges)
 
 
 def test_words_are_compared_in_the_language_of_the_text():

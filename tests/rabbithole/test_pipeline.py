@@ -1,5 +1,6 @@
 """The engine room's units on their own: rank (values), admit (the assembler), stop (the policy)."""
 
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.engine import admit, admit_items
@@ -109,13 +110,13 @@ def test_the_stop_policy_guards_with_reasons():
     assert policy.skip_reason("legal_section:§ 1 X", "c2", "Y.pdf") == "already followed"
     assert policy.skip_reason("legal_section:§ 2 Y", "c1", "Y.pdf") == "per-chunk limit reached"
     # convergence counts per task: from any citing chunk, the document has had its references
-    assert policy.skip_reason("legal_section:§ 2 X", "c2", "X.pdf") == "convergence: X.pdf"
+    assert policy.skip_reason("legal_section:§ 2 X", "c2", "X.pdf") == run_text("en")["converged"].format(doc="X.pdf")
     assert policy.skip_reason("legal_section:§ 2 Y", "c2", "Y.pdf") == ""
     assert policy.tokens == 100
     policy.followed("legal_section:§ 3 Z", "c3", "Z.pdf", [], best_relevance=0.1)
-    assert policy.stopped == "" and policy.reasons == ["convergence: X.pdf"]
+    assert policy.stopped == "" and policy.reasons == [run_text("en")["converged"].format(doc="X.pdf")]
     exhausted = StopPolicy(ReferenceSettings().model_copy(update={"token_budget": 0}))
-    assert exhausted.skip_reason("k", "c", None) == "token budget exhausted" and exhausted.stopped
+    assert exhausted.skip_reason("k", "c", None) == run_text("de")["token_budget"] and exhausted.stopped
 
 
 def test_convergence_counts_only_references_that_leave_the_citing_document():
@@ -127,7 +128,7 @@ def test_convergence_counts_only_references_that_leave_the_citing_document():
     # two references from Y into X, and X is closed to a third from anywhere else
     for number in (5, 6):
         policy.followed(f"legal_section:§ {number} X", "c2", "X.pdf", [], best_relevance=0.9, citer_doc="Y.pdf")
-    assert policy.skip_reason("legal_section:§ 7 X", "c3", "X.pdf", citer_doc="Z.pdf") == "convergence: X.pdf"
+    assert policy.skip_reason("legal_section:§ 7 X", "c3", "X.pdf", citer_doc="Z.pdf") == run_text("de")["converged"].format(doc="X.pdf")
     # ... and still open to X's own references
     assert policy.skip_reason("legal_section:§ 7 X", "c1", "X.pdf", citer_doc="X.pdf") == ""
 
@@ -138,4 +139,4 @@ def test_early_refusal_after_the_first_irrelevant_hops():
     policy.followed("a", "c1", None, [], best_relevance=0.2)
     assert not policy.stopped
     policy.followed("b", "c2", None, [], best_relevance=0.3)
-    assert policy.stopped == "early refusal" and policy.skip_reason("c", "c3", None) == "early refusal"
+    assert policy.stopped == run_text("en")["early_refusal"] and policy.skip_reason("c", "c3", None) == policy.stopped

@@ -8,7 +8,7 @@ import re
 import pymupdf
 import pytest
 
-from rabbithole_lab.agent.nodes.synthesis import with_neighbours
+from rabbithole_lab.agent.synthesis_context import with_neighbours
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.reasoning.text import passage_sentences

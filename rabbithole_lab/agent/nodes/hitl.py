@@ -11,6 +11,7 @@ from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map, languag
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.language import detect_language
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.reasoning.text import concepts as query_concepts
 from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, RetrievalAnalysis, VectorResult
@@ -46,7 +47,8 @@ def hitl_init(state: AgentState, runtime: Runtime[Services]) -> dict:
         "reflection_count": 0,
         "phase": "hitl",
         "reasoner": {"provider": reasoner.info.provider, "model": reasoner.info.model, "reason": reasoner.info.reason},
-        "messages": [f"language={lang}; reasoner={reasoner.info.provider} ({reasoner.info.reason})"],
+        "messages": [run_text(lang)["session_line"].format(language=lang, provider=reasoner.info.provider,
+                                                            reason=reasoner.info.reason)],
     }
 
 
@@ -185,7 +187,8 @@ def hitl_process_response(state: AgentState, runtime: Runtime[Services]) -> dict
             update["hitl_iteration"] = iteration
     update["hitl_termination_reason"] = reason
     if reason:
-        update["messages"] = [f"HITL ended: {reason}"]
+        said = run_text(language(state))
+        update["messages"] = [said["hitl_ended"].format(reason=said[f"hitl_{reason}"])]
     return update
 
 

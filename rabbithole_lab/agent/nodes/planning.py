@@ -21,13 +21,14 @@ MIN_INITIAL_TASKS = 3
 MAX_INITIAL_TASKS = 5
 
 
-def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[str]]:
+def apply_todo_decision(todo: ToDoList, decision, language: str = "de") -> tuple[ToDoList, list[str]]:
     """Apply approve / removed_ids / edited_items / new_items and renumber; returns warnings.
 
     `decision` is "approve" (or True/None), or a dict with any of those keys; new items may be
     strings or {"task", "context"} dicts, edited items {"id", "task", "context"?}.
     """
     warnings: list[str] = []
+    said = run_text(language)
     result = todo.model_copy(deep=True)
     if not isinstance(decision, dict):
         if decision in (None, True, "approve", "approved", "ok", ""):
@@ -37,12 +38,12 @@ def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[str]]:
     removed = {int(i) for i in decision.get("removed_ids", [])}
     unknown = removed - {item.id for item in result.items}
     if unknown:
-        warnings.append(f"to-do: no task with id {sorted(unknown)} to remove")
+        warnings.append(said["todo_unknown_remove"].format(ids=", ".join(map(str, sorted(unknown)))))
     result.items = [item for item in result.items if item.id not in removed]
     for edit in decision.get("edited_items", []):
         target = next((item for item in result.items if item.id == int(edit["id"])), None)
         if target is None:
-            warnings.append(f"to-do: no task with id {edit['id']} to edit")
+            warnings.append(said["todo_unknown_edit"].format(id=edit["id"]))
             continue
         if str(edit.get("task", "")).strip():
             target.task = str(edit["task"]).strip()
@@ -53,10 +54,10 @@ def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[str]]:
         task, context = (new, "") if isinstance(new, str) else (new.get("task", ""), new.get("context", ""))
         if not str(task).strip():
             continue
-        try:
-            result.add_task(str(task).strip(), str(context)).origin = "user"
-        except ValueError as exc:
-            warnings.append(f"to-do: {exc}; '{task}' was not added")
+        if len(result.items) >= result.max_items:
+            warnings.append(said["todo_full"].format(max_items=result.max_items, task=task))
+            continue
+        result.add_task(str(task).strip(), str(context)).origin = "user"
     result.renumber()
     return result, warnings
 
@@ -97,7 +98,7 @@ def hitl_approve_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
 
 def process_hitl_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     todo = ToDoList.model_validate(state["todo_list"])
-    todo, warnings = apply_todo_decision(todo, state.get("todo_decision") or {})
+    todo, warnings = apply_todo_decision(todo, state.get("todo_decision") or {}, language(state))
     if not todo.items:
         warnings.append(run_text(language(state))["all_removed"])
         todo.items.append(ToDoItem(id=0, task=state["query"]))

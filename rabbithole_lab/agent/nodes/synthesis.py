@@ -14,6 +14,7 @@ from rabbithole_lab.agent.synthesis_context import (
     stored_synthesis_context,
 )
 from rabbithole_lab.findings import TIERS, preserved_quotes
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.records import QualityAssessment
 
@@ -47,10 +48,12 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
 
 def remediate(state: AgentState, runtime: Runtime[Services]) -> dict:
     settings = runtime.context.settings
+    said = run_text(language(state))
     assessment = QualityAssessment.model_validate(
         {k: v for k, v in state["quality_assessment"].items() if k not in ("passes", "reflection", "overall_score")})
     decision = runtime.context.reasoner.decide_remediation(anchor(state), assessment, settings.quality.threshold,
                                                            language(state))
     return {"reflection_count": state.get("reflection_count", 0) + 1,
             "remediation_instructions": decision.instructions if decision.retry else "",
-            "messages": [f"remediation: retry={decision.retry} {decision.instructions}"]}
+            "messages": [said["remediation_line"].format(instructions=decision.instructions) if decision.retry
+                         else said["remediation_none"]]}
