@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field
 
 ReferenceType = Literal[
     "section",
@@ -131,25 +131,10 @@ class DetectedReference(BaseModel):
         return f"{self.type}:{self.target}"
 
 
-class ExtractedReference(BaseModel):
-    """LLM output item for reference extraction."""
-
-    reference_text: str
-    reference_type: Literal[
-        "legal_section", "academic_numbered", "academic_shortform", "document_mention"
-    ]
-    target_document: str | None = None
 
 
-class ExtractedReferenceList(BaseModel):
-    references: list[ExtractedReference] = Field(default_factory=list)
 
 
-class ReferenceDecision(BaseModel):
-    """The gate's verdict on one reference."""
-
-    follow: bool
-    reason: str = ""
 
 
 class PreservedQuote(BaseModel):
@@ -161,9 +146,6 @@ class PreservedQuote(BaseModel):
     page: int | None = None
 
 
-class InfoExtractionWithQuotes(BaseModel):
-    extracted_info: str
-    preserved_quotes: list[PreservedQuote] = Field(default_factory=list)
 
 
 class ChunkWithInfo(BaseModel):
@@ -291,29 +273,6 @@ class ResearchContext(BaseModel):
             self.metadata.visited_refs.append(key)
 
 
-class QualityAssessment(BaseModel):
-    """Five dimensions of 0-100 each; total 0-500."""
-
-    factual_accuracy: int = Field(0, ge=0, le=100)
-    semantic_validity: int = Field(0, ge=0, le=100)
-    structural_integrity: int = Field(0, ge=0, le=100)
-    citation_correctness: int = Field(0, ge=0, le=100)
-    query_relevance: int = Field(0, ge=0, le=100)
-    issues_found: list[str] = Field(default_factory=list)
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def overall_score(self) -> int:
-        return (
-            self.factual_accuracy
-            + self.semantic_validity
-            + self.structural_integrity
-            + self.citation_correctness
-            + self.query_relevance
-        )
-
-    def passes(self, threshold: int) -> bool:
-        return self.overall_score >= threshold
 
 
 class LinkedSource(BaseModel):
@@ -363,88 +322,3 @@ class IngestReport(BaseModel):
     @property
     def ok(self) -> bool:
         return (self.files_ingested + self.files_unchanged) > 0
-
-
-# ---- reasoning step outputs (the JSON shapes of the prompts in prompts.py) ---------------------
-
-
-class SearchQueries(BaseModel):
-    queries: list[str] = Field(default_factory=list)
-
-
-class RetrievalAnalysis(BaseModel):
-    key_concepts: list[str] = Field(default_factory=list)
-    entities: list[str] = Field(default_factory=list)
-    scope: str = ""
-    knowledge_gaps: list[str] = Field(default_factory=list)
-    coverage_score: float = Field(0.0, ge=0.0, le=1.0)
-
-
-class FollowUpQuestions(BaseModel):
-    questions: list[str] = Field(default_factory=list)
-
-
-class ContextSummary(BaseModel):
-    summary: str = ""
-
-
-class PlannedTask(BaseModel):
-    task: str
-    context: str = ""
-
-
-class TodoPlan(BaseModel):
-    tasks: list[PlannedTask] = Field(default_factory=list)
-
-
-class TaskSummary(BaseModel):
-    summary: str = ""
-    key_findings: list[str] = Field(default_factory=list)
-    relevance_assessment: str = ""
-    relevance_score: float = Field(0.0, ge=0.0, le=1.0)
-    irrelevant_findings: list[str] = Field(default_factory=list)
-
-
-class TaskAssessment(BaseModel):
-    """How one iteration of a research task ended: answered, or what is still missing."""
-
-    answered: bool = False
-    missing: list[str] = Field(default_factory=list, description="Facts or provisions the task still lacks")
-    reason: str = ""
-
-
-class PlanChange(BaseModel):
-    task: str
-    reason: str = ""
-
-
-class ClosedTask(BaseModel):
-    id: int
-    reason: str = ""
-
-
-class TodoAdaptation(BaseModel):
-    """How the open to-do list changes after a task: tasks added, tasks closed early."""
-
-    add: list[PlanChange] = Field(default_factory=list)
-    close: list[ClosedTask] = Field(default_factory=list)
-
-
-class RelevanceScore(BaseModel):
-    score: float = Field(0.0, ge=0.0, le=1.0)
-    reason: str = ""
-
-
-class SynthesisFinding(BaseModel):
-    claim: str
-    sources: list[str] = Field(default_factory=list, description='"document p. N" labels')
-
-
-class SynthesisOutput(BaseModel):
-    answer: str = ""
-    key_findings: list[SynthesisFinding] = Field(default_factory=list)
-
-
-class RemediationDecision(BaseModel):
-    retry: bool = False
-    instructions: str = ""

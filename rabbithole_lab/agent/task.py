@@ -14,7 +14,8 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.engine import admit
-from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, TaskSummary, ToDoItem, VectorResult
+from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, ToDoItem, VectorResult
+from rabbithole_lab.schemas import TaskSummary
 
 logger = logging.getLogger(__name__)
 

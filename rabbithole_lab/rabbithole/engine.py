@@ -11,7 +11,8 @@ from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
 from rabbithole_lab.rabbithole.gate import ReferenceDecider
 from rabbithole_lab.rabbithole.references import detect_references
-from rabbithole_lab.records import DetectedReference, ExtractedReferenceList
+from rabbithole_lab.records import DetectedReference
+from rabbithole_lab.schemas import ExtractedReferenceList
 from rabbithole_lab.settings import ReferenceSettings, Settings
 
 

@@ -21,7 +21,8 @@ from rabbithole_lab.kb.embedder import Embedder
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor
-from rabbithole_lab.records import DetectedReference, ReferenceDecision
+from rabbithole_lab.records import DetectedReference
+from rabbithole_lab.schemas import ReferenceDecision
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rabbithole_lab.kb.sections import normal_unit
-from rabbithole_lab.records import DetectedReference, ExtractedReferenceList
+from rabbithole_lab.records import DetectedReference
+from rabbithole_lab.schemas import ExtractedReferenceList
 
 logger = logging.getLogger(__name__)
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from rabbithole_lab.records import (
-    ChunkWithInfo,
+from rabbithole_lab.records import ChunkWithInfo, PreservedQuote, ToDoItem, VectorResult
+from rabbithole_lab.schemas import (
     ExtractedReferenceList,
     InfoExtractionWithQuotes,
-    PreservedQuote,
     QualityAssessment,
     RelevanceScore,
     RemediationDecision,
@@ -24,9 +23,7 @@ from rabbithole_lab.records import (
     TaskAssessment,
     TaskSummary,
     TodoAdaptation,
-    ToDoItem,
     TodoPlan,
-    VectorResult,
 )
 
 

@@ -52,14 +52,13 @@ from rabbithole_lab.reasoning.text import (
 from rabbithole_lab.reasoning.text import (
     concepts as query_concepts,
 )
-from rabbithole_lab.records import (
-    ChunkWithInfo,
+from rabbithole_lab.records import ChunkWithInfo, PreservedQuote, ToDoItem, VectorResult
+from rabbithole_lab.schemas import (
     ClosedTask,
     ExtractedReferenceList,
     InfoExtractionWithQuotes,
     PlanChange,
     PlannedTask,
-    PreservedQuote,
     QualityAssessment,
     RelevanceScore,
     RemediationDecision,
@@ -69,9 +68,7 @@ from rabbithole_lab.records import (
     TaskAssessment,
     TaskSummary,
     TodoAdaptation,
-    ToDoItem,
     TodoPlan,
-    VectorResult,
 )
 
 logger = logging.getLogger(__name__)

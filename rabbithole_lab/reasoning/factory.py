@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from rabbithole_lab.records import ExtractedReferenceList
+from rabbithole_lab.schemas import ExtractedReferenceList
 from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)

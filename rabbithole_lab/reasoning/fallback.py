@@ -16,8 +16,8 @@ from typing import TypeVar
 from rabbithole_lab.reasoning.base import ReasonerInfo, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
-from rabbithole_lab.records import (
-    ChunkWithInfo,
+from rabbithole_lab.records import ChunkWithInfo, ToDoItem, VectorResult
+from rabbithole_lab.schemas import (
     ExtractedReferenceList,
     InfoExtractionWithQuotes,
     QualityAssessment,
@@ -28,9 +28,7 @@ from rabbithole_lab.records import (
     TaskAssessment,
     TaskSummary,
     TodoAdaptation,
-    ToDoItem,
     TodoPlan,
-    VectorResult,
 )
 
 logger = logging.getLogger(__name__)

@@ -31,8 +31,8 @@ from rabbithole_lab.reasoning.base import (
     SynthesisInput,
     citation_label,
 )
-from rabbithole_lab.records import (
-    ChunkWithInfo,
+from rabbithole_lab.records import ChunkWithInfo, VectorResult
+from rabbithole_lab.schemas import (
     ContextSummary,
     ExtractedReferenceList,
     FollowUpQuestions,
@@ -48,7 +48,6 @@ from rabbithole_lab.records import (
     TaskSummary,
     TodoAdaptation,
     TodoPlan,
-    VectorResult,
 )
 from rabbithole_lab.settings import Settings
 

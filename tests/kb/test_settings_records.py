@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from rabbithole_lab import records
+from rabbithole_lab import records, schemas
 from rabbithole_lab.settings import SettingsError, env_variables, load_settings
 
 
@@ -79,16 +79,16 @@ def _samples():
         records.ToDoList(items=[records.ToDoItem(id=0, task="t")]),
         records.SearchQueryResult(query="q", chunks=[chunk]),
         records.ResearchContext(search_queries=[records.SearchQueryResult(query="q")]),
-        records.QualityAssessment(factual_accuracy=80, semantic_validity=70, structural_integrity=60,
+        schemas.QualityAssessment(factual_accuracy=80, semantic_validity=70, structural_integrity=60,
                                   citation_correctness=90, query_relevance=75, issues_found=["x"]),
         source,
         records.Finding(claim="c", sources=[source]),
         records.FinalReport(query="q", answer="a", sources=[source], quality_score=375),
         records.ReferenceEdge(from_chunk="a", to_chunks=["b"], type="legal_section", target="§ 78", depth=1,
                               decision="followed"),
-        records.ExtractedReferenceList(references=[records.ExtractedReference(
+        schemas.ExtractedReferenceList(references=[schemas.ExtractedReference(
             reference_text="§ 5", reference_type="legal_section")]),
-        records.ReferenceDecision(follow=True, reason="r"),
+        schemas.ReferenceDecision(follow=True, reason="r"),
     ]
 
 
@@ -100,7 +100,7 @@ def test_records_round_trip_through_json(record):
 
 
 def test_quality_total_and_todo_operations():
-    quality = records.QualityAssessment(factual_accuracy=80, semantic_validity=80, structural_integrity=80,
+    quality = schemas.QualityAssessment(factual_accuracy=80, semantic_validity=80, structural_integrity=80,
                                         citation_correctness=80, query_relevance=60)
     assert quality.overall_score == 380 and quality.passes(375) and not quality.passes(400)
     todo = records.ToDoList(max_items=2)

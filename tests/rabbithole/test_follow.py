@@ -25,7 +25,7 @@ from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance, key
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
 from rabbithole_lab.reasoning.llm import LLMReasoner
-from rabbithole_lab.records import ReferenceDecision
+from rabbithole_lab.schemas import ReferenceDecision
 from tests.conftest import CORPUS, SHARED, english_only
 
 ANCHOR = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"

@@ -13,7 +13,7 @@ from rabbithole_lab.rabbithole.references import (
     is_own_label,
     merge_hybrid,
 )
-from rabbithole_lab.records import ExtractedReference, ExtractedReferenceList
+from rabbithole_lab.schemas import ExtractedReference, ExtractedReferenceList
 from tests.conftest import CORPUS
 
 

@@ -7,7 +7,8 @@ import pytest
 from rabbithole_lab.reasoning.base import Reasoner, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.text import citations_in, split_sentences
-from rabbithole_lab.records import ChunkWithInfo, QualityAssessment
+from rabbithole_lab.records import ChunkWithInfo
+from rabbithole_lab.schemas import QualityAssessment
 from tests.conftest import english_only
 
 QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"

@@ -54,7 +54,7 @@ def test_a_timeout_is_retried_and_the_second_answer_used():
     script = {"follow_up_questions": [TimeoutError("read timed out"),
                                       json.dumps({"questions": ["Welche Tätigkeit ist gemeint?"]})]}
     r = reasoner(script)
-    from rabbithole_lab.records import RetrievalAnalysis
+    from rabbithole_lab.schemas import RetrievalAnalysis
 
     questions = r.follow_up_questions("Welche Grenzwerte?", RetrievalAnalysis(), [PASSAGE], "de", 3)
     assert questions == ["Welche Tätigkeit ist gemeint?"]
@@ -132,7 +132,7 @@ def test_from_settings_with_a_refused_port_raises_a_clear_error():
 
 def test_ollama_models_decode_against_the_json_schema_through_langchain_structured_output():
     from rabbithole_lab.reasoning.llm import _structured_model
-    from rabbithole_lab.records import SearchQueries
+    from rabbithole_lab.schemas import SearchQueries
 
     settings = load_settings(env_file=None)
     ollama = LLMReasoner.from_settings(settings).chat_model

@@ -14,7 +14,8 @@ from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.reasoning.text import concepts as query_concepts
-from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, RetrievalAnalysis, VectorResult
+from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
+from rabbithole_lab.schemas import RetrievalAnalysis
 
 logger = logging.getLogger(__name__)
 

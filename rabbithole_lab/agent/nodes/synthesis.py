@@ -16,7 +16,7 @@ from rabbithole_lab.agent.synthesis_context import (
 from rabbithole_lab.findings import TIERS, preserved_quotes
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.records import QualityAssessment
+from rabbithole_lab.schemas import QualityAssessment
 
 MAX_QUOTES = 15
 
