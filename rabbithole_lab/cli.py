@@ -165,7 +165,7 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_refs(args) -> int:
-    from rabbithole_lab.rabbithole.references import detect_references
+    from rabbithole_lab.rabbithole.reference_merge import detect_references
 
     settings = _settings(args)
     if Path(args.input).resolve() == Path(args.out).resolve():

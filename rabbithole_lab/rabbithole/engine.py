@@ -10,7 +10,7 @@ from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
 from rabbithole_lab.rabbithole.gate import ReferenceDecider
-from rabbithole_lab.rabbithole.references import detect_references
+from rabbithole_lab.rabbithole.reference_merge import detect_references
 from rabbithole_lab.records import DetectedReference
 from rabbithole_lab.schemas import ExtractedReferenceList
 from rabbithole_lab.settings import ReferenceSettings, Settings

@@ -14,7 +14,7 @@ from typing import Literal
 
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL, normalise_section, parent_keys, section_key
-from rabbithole_lab.rabbithole.references import MAX_RANGE_EXPANSION
+from rabbithole_lab.rabbithole.citation_grammar import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
 
 logger = logging.getLogger(__name__)
