@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.reasoning.extractive import FIGURE_BONUS, ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive_base import FIGURE_BONUS
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import has_figure
 from rabbithole_lab.records import ChunkWithInfo

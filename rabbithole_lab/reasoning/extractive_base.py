@@ -1,0 +1,239 @@
+"""The extractive reasoner's shared parts: the embedder read through its band, the question's words,
+sentence choice by maximal marginal relevance, and the bookkeeping every role counts in."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+import numpy as np
+
+from rabbithole_lab.kb.embedder import Embedder, reads_language
+from rabbithole_lab.kb.query import german_terms, glossary
+from rabbithole_lab.language import detect_language
+from rabbithole_lab.messages import reasoner_text
+from rabbithole_lab.pages import quote_pages
+from rabbithole_lab.rabbithole.relevance import keyword_overlap
+from rabbithole_lab.reasoning.base import ReasonerInfo, citation_label
+from rabbithole_lab.reasoning.text import (
+    concepts as query_concepts,
+)
+from rabbithole_lab.reasoning.text import (
+    contains_concept,
+    split_sentences,
+    stems,
+    strip_citations,
+)
+from rabbithole_lab.records import ChunkWithInfo, VectorResult
+
+logger = logging.getLogger(__name__)
+
+
+SENTENCES_PER_CHUNK = 3
+IRRELEVANT_BELOW = 0.12
+FIGURE_BONUS = 0.1  # a sentence with a figure (limit, deadline, amount) over one without, all else equal
+MEANING_SHARE = 0.6  # of a sentence's score, for text the embedder reads; the rest is the question's terms
+LANGUAGE_SAMPLE_CHARS = 2_000  # of the context, to tell its language
+REMEDIATED_SENTENCES = 5
+VECTOR_CACHE_SIZE = 20_000  # 384 floats each: ~30 MB at most
+MMR_LAMBDA = 0.7
+SUPPORT_OVERLAP = 0.6
+ON_TOPIC_OVERLAP = 0.3
+
+
+
+def reasoner_words(language: str) -> dict:
+    return reasoner_text(language)
+
+
+MEANING_SAMPLE_CHARS = 2000  # of a passage judged by meaning: its opening, where a provision states its subject
+
+
+class ExtractiveBase:
+    """What every extractive role shares: the embedder read through its band, the question's words, counts."""
+
+    # the answer is chosen sentence by sentence from the context, each embedded on the CPU: about
+    # ten laws' worth of sections (a 25k-character context per question in the benchmarks, times two)
+    context_chars = 50_000
+    judges_beyond_search = False
+
+    def __init__(self, embedder: Embedder, reason: str = "LLM_PROVIDER=extractive"):
+        self._embedder = embedder
+        self.info = ReasonerInfo("extractive", None, reason)
+        self.calls = 0
+        self.llm_calls = 0
+        self.tokens = 0
+        self._warnings: list[str] = []
+        self._lock = threading.Lock()
+        self._vector_cache: dict[str, np.ndarray] = {}
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+    def _count(self) -> None:
+        with self._lock:
+            self.calls += 1
+
+    def drain_warnings(self) -> list[str]:
+        with self._lock:
+            out, self._warnings = self._warnings, []
+        return out
+
+    def _similarities(self, anchor: str, texts: list[str]) -> np.ndarray:
+        """Cosine of each text to the anchor, the anchor embedded as a query and the texts as passages
+        (the sides an asymmetric model such as e5 was trained on)."""
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        return self._vectors(texts) @ self._anchor_vector(anchor)
+
+    def _anchor_vector(self, anchor: str) -> np.ndarray:
+        return self._embedder.embed_query(anchor)
+
+    def _meaning(self, cosine: float) -> float:
+        """A cosine read through the band of the model that made it: 0 unrelated, 1 answering."""
+        return self._embedder.band.score(cosine)
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """Embeddings, each text once per run: extraction, summaries, relevance, synthesis and the quality
+        check read the same sentences, and embedding them is most of the reasoner's time on the CPU."""
+        with self._lock:
+            found = {text: self._vector_cache[text] for text in texts if text in self._vector_cache}
+        missing = [text for text in dict.fromkeys(texts) if text not in found]
+        if missing:
+            fresh = dict(zip(missing, self._embedder.embed_documents(missing), strict=True))
+            found |= fresh
+            with self._lock:
+                if len(self._vector_cache) + len(fresh) > VECTOR_CACHE_SIZE:
+                    self._vector_cache.clear()
+                self._vector_cache.update(fresh)
+        return np.stack([found[text] for text in texts])
+
+    @staticmethod
+    def _lexical_anchor(anchor: str) -> str:
+        """English questions about German documents compare through the glossary's German terms."""
+        if detect_language(anchor) == "en":
+            extra = german_terms(anchor)
+            return f"{anchor} {extra}" if extra else anchor
+        return anchor
+
+    def _reads(self, text: str) -> bool:
+        """The embedder was trained on the text's language: only then does its similarity say something."""
+        return reads_language(self._embedder.languages, detect_language(text[:LANGUAGE_SAMPLE_CHARS]))
+
+    def _held_concepts(self, concepts: list[str], texts: list[str]) -> list[bool]:
+        """Which concepts the texts hold: in their words (or a glossary translation), or, in text of a
+        language the embedder reads, in their meaning: a passage whose similarity to the concept, read
+        through the model's band, lies nearer an answering passage than an unrelated one."""
+        if not concepts:
+            return []
+        terms = glossary()
+        text_stems = stems(" ".join(texts))
+        held = [contains_concept(c, text_stems, terms.get(c.lower(), [])) for c in concepts]
+        readable = [text[:MEANING_SAMPLE_CHARS] for text in texts if text.strip() and self._reads(text)]
+        if readable and not all(held):
+            rows = self._vectors(readable)
+            held = [is_held or self._meaning(float((rows @ self._anchor_vector(concept)).max())) > 0.5
+                    for concept, is_held in zip(concepts, held, strict=True)]
+        return held
+
+    def _overlap(self, anchor: str, text: str) -> float:
+        lexical = self._lexical_anchor(anchor)
+        return max(keyword_overlap(lexical, text, "german"), keyword_overlap(anchor, text, "english"))
+
+
+    def _task_terms(self, task: str, language: str) -> list[str]:
+        """The task's own concepts: without the words this reasoner's task templates put around the focus."""
+        text = reasoner_words(language)
+        template_words = {word.lower() for template, context in text["tasks"]
+                          for word in query_concepts(template.replace("{focus}", ""), language, limit=50)}
+        template_words |= {word.lower() for word in query_concepts(
+            text["refinement_task"].replace("{answer}", ""), language, limit=50)}
+        return [c for c in query_concepts(task, language, limit=10) if c.lower() not in template_words]
+
+
+    # ---- helpers ----------------------------------------------------------------------------
+    def _mmr(self, anchor: str, candidates: list[tuple[str, float]], limit: int) -> list[str]:
+        """Maximal marginal relevance over (sentence, weight) pairs; returns sentences in pick order."""
+        if not candidates:
+            return []
+        bodies = [strip_citations(sentence) for sentence, _ in candidates]
+        anchor_vector, rows = self._anchor_vector(anchor), self._vectors(bodies)
+        relevance = [
+            weight * (0.6 * self._meaning(float(rows[i] @ anchor_vector)) + 0.4 * self._overlap(anchor, bodies[i]))
+            for i, (_, weight) in enumerate(candidates)
+        ]
+        picked: list[int] = []
+        while len(picked) < min(limit, len(candidates)):
+            best, best_value = -1, -1e9
+            for i in range(len(candidates)):
+                if i in picked:
+                    continue
+                redundancy = max((float(rows[i] @ rows[j]) for j in picked), default=0.0)
+                if redundancy > 0.92:
+                    continue
+                value = MMR_LAMBDA * relevance[i] - (1 - MMR_LAMBDA) * redundancy
+                if value > best_value:
+                    best, best_value = i, value
+            if best < 0:
+                break
+            picked.append(best)
+        return [candidates[i][0] for i in picked]
+
+
+
+def unique(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = " ".join(item.split()).lower()
+        if key and key not in seen:
+            seen.add(key)
+            out.append(" ".join(item.split()))
+    return out
+
+
+def cited_sentences(chunks: list[ChunkWithInfo], language: str,
+                     weights: dict[str, float] | None = None) -> list[tuple[str, float]]:
+    """Every sentence of every extraction, with its citation appended and its tier weight."""
+    out: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    for chunk in chunks:
+        for sentence in split_sentences(chunk.extracted_info):
+            if sentence in seen:
+                continue
+            seen.add(sentence)
+            weight = (weights or {}).get(chunk.tier, 1.0)
+            page, _ = quote_pages(chunk.chunk_text, chunk.page_map, sentence, chunk.page)  # where it starts
+            out.append((f"{sentence} {citation_label(chunk.document, page, language)}", weight))
+    return out
+
+
+def supported_by_source(sentence: str, cites: list[tuple[str, int]], by_page: dict[tuple[str, int], list[str]]) -> bool:
+    words = stems(sentence)
+    if not words:
+        return False
+    for key in cites:
+        for source in by_page.get(key, []):
+            if len(words & stems(source)) / len(words) >= SUPPORT_OVERLAP:
+                return True
+    return False
+
+
+def normal_question(question: str) -> str:
+    return " ".join(re.sub(r"^\s*\d+[.)]\s*", "", question).lower().split())
+
+
+def doc_name(doc: str) -> str:
+    return re.sub(r"\.(?:pdf|md|txt)$", "", doc, flags=re.IGNORECASE)
+
+
+def passage_provisions(passages: list[VectorResult]) -> list[tuple[str, str]]:
+    """("§ 12 QStrG", its title) for each distinct section of the passages, best first."""
+    out: dict[str, str] = {}
+    for passage in passages:
+        if not passage.section:
+            continue
+        label = f"{passage.section} {doc_name(passage.doc)}"
+        heading = " ".join(passage.heading.split())
+        title = heading[len(passage.section):].strip(" .:-") if heading.startswith(passage.section) else heading
+        out.setdefault(label, title[:70])
+    return list(out.items())
