@@ -1,4 +1,5 @@
-"""The index adapter: ChromaDB (embedded or server) plus one BM25 index per collection.
+"""The index adapter: ChromaDB (embedded or server), the store of record, with the search files (one BM25
+index and one vectors file per collection, kb/search_files.py) kept in step with it.
 
 Chroma never embeds on its own (no embedding function is attached, so it never
 downloads one); we pass vectors from our Embedder. The embedder's backend and model
@@ -11,9 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
-import shutil
 import threading
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import numpy as np
 
 from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
+from rabbithole_lab.kb.search_files import SearchFiles, VectorSnapshot
 from rabbithole_lab.kb.sections import section_key
 from rabbithole_lab.records import Chunk
 
@@ -80,8 +80,6 @@ def stored_identity(metadata: dict | None) -> str:
     return f"{metadata.get('embedding_backend', 'sentence-transformers')}:{model}"
 
 
-VECTORS_FILE = "vectors.npy"  # beside the BM25 index: the dense vectors in the order of its ids
-
 # Chroma answers a `get` of a whole collection with one SQL statement whose variables grow with the
 # number of chunks; SQLite refuses past its limit (a 10,000-page collection of ~46,000 chunks did), so
 # whole-collection reads go page by page.
@@ -119,28 +117,6 @@ def _chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
     )
 
 
-class _Snapshot:
-    """A collection's normalised vectors for exact dense search, in the order of its BM25 ids.
-
-    The vectors are a file beside the BM25 index (written with it after every ingest), read memory-mapped:
-    opening a 46,000-chunk collection costs no read of every chunk from Chroma, and the chunks' texts stay
-    in Chroma until a search returns them (`chunks`, a bounded cache)."""
-
-    MAX_CACHED_CHUNKS = 20_000
-
-    def __init__(self, ids: list[str], docs: list[str], vectors: np.ndarray):
-        self.ids = ids
-        self.vectors = vectors
-        self.docs = np.array(docs, dtype=object)
-        self.rows = {cid: index for index, cid in enumerate(ids)}
-        self.chunks: dict[str, Chunk] = {}
-
-    def remember(self, chunks: list[Chunk]) -> None:
-        if len(self.chunks) + len(chunks) > self.MAX_CACHED_CHUNKS:
-            self.chunks.clear()
-        self.chunks.update((chunk.id, chunk) for chunk in chunks)
-
-
 class ChromaIndex:
     """Chunks, vectors and BM25 for every collection in one database folder."""
 
@@ -165,12 +141,9 @@ class ChromaIndex:
             self.db_path.mkdir(parents=True, exist_ok=True)
             self.client = chromadb.PersistentClient(path=str(self.db_path), settings=client_settings)
             self.location = str(self.db_path)
-        self._bm25: dict[str, Bm25Index] = {}
         self._handles: dict[str, object] = {}
-        self._snapshots: dict[str, _Snapshot | None] = {}
-        # Up to this many chunks a collection is searched exactly in memory (faster than an
-        # HNSW round trip); larger collections go through Chroma's own query.
-        self.in_memory_max_chunks = in_memory_max_chunks
+        # larger collections than in_memory_max_chunks go through Chroma's own query
+        self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks)
         self._lock = threading.Lock()
 
     # ----- collections -------------------------------------------------
@@ -258,9 +231,7 @@ class ChromaIndex:
         fresh.modify(name=name)
         with self._lock:
             self._handles.pop(collection, None)
-            self._bm25.pop(collection, None)
-            self._snapshots.pop(collection, None)
-        shutil.rmtree(self._bm25_folder(collection), ignore_errors=True)  # the vectors file is stale
+        self.files.drop(collection, chroma_collection_name(collection))  # the vectors file is stale
         return len(got["ids"])
 
     # ----- writing ------------------------------------------------------
@@ -312,7 +283,7 @@ class ChromaIndex:
                           metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in batch])
         if progress is not None:
             progress.update(len(chunks) - len(fresh))
-        self._snapshots.pop(collection, None)
+        self.files.forget_vectors(collection)
         return len(fresh), len(stale)
 
     def document_hashes(self, collection: str) -> dict[str, str]:
@@ -331,7 +302,7 @@ class ChromaIndex:
         ids, _ = self.doc_state(collection, doc)
         if ids:
             handle.delete(ids=sorted(ids))
-        self._snapshots.pop(collection, None)
+        self.files.forget_vectors(collection)
         return len(ids)
 
     def documents(self, collection: str) -> list[str]:
@@ -339,63 +310,30 @@ class ChromaIndex:
         got = get_all(handle, ["metadatas"])
         return sorted({m["doc"] for m in got["metadatas"] or []})
 
-    # ----- BM25 -----------------------------------------------------------
-    def _bm25_folder(self, collection: str) -> Path:
-        return self.db_path / "bm25" / chroma_collection_name(collection)
+    # ----- the search files (kb/search_files.py) ------------------------------------
+    def search_files_folder(self, collection: str) -> Path:
+        return self.files.folder(chroma_collection_name(collection))
 
     def rebuild_bm25(self, collection: str) -> Bm25Index:
         """Rebuild a collection's search files (BM25 and the dense vectors in the same order) from what
-        Chroma holds, so all stay in sync. Written beside the old ones, then swapped in."""
-        handle = self._collection(collection)
-        got = get_all(handle, ["documents", "metadatas", "embeddings"])
+        Chroma holds, so all stay in sync."""
+        got = get_all(self._collection(collection), ["documents", "metadatas", "embeddings"])
         ids = list(got["ids"])
-        docs = [m["doc"] for m in got["metadatas"] or []]
-        bm25 = Bm25Index.build(ids, list(got["documents"] or []), docs,
-                               headings=[m.get("heading", "") for m in got["metadatas"] or []])
+        metadatas = got["metadatas"] or []
         vectors = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(ids), -1)
+        texts = list(got["documents"] or [])
         del got
-        folder = self._bm25_folder(collection)
-        partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
-        shutil.rmtree(partial, ignore_errors=True)
-        bm25.save(partial)
-        np.save(partial / VECTORS_FILE, vectors)
-        if folder.exists():
-            shutil.rmtree(folder)
-        partial.rename(folder)
-        with self._lock:
-            self._bm25[collection] = bm25
-            self._snapshots.pop(collection, None)
-        return bm25
+        return self.files.write(collection, chroma_collection_name(collection), ids, texts,
+                                [m["doc"] for m in metadatas], [m.get("heading", "") for m in metadatas], vectors)
 
     def bm25(self, collection: str) -> Bm25Index:
-        with self._lock:
-            cached = self._bm25.get(collection)
-        if cached is not None:
-            return cached
-        folder = self._bm25_folder(collection)
-        loaded = Bm25Index.load(folder)
-        if loaded is None or not (folder / VECTORS_FILE).exists():
-            return self.rebuild_bm25(collection)
-        handle = self._collection(collection)
-        if handle.count() != len(loaded.ids):
-            return self.rebuild_bm25(collection)
-        with self._lock:
-            self._bm25[collection] = loaded
-        return loaded
+        return self.files.bm25(collection, chroma_collection_name(collection),
+                               count=lambda: self._collection(collection).count(),
+                               rebuild=lambda: self.rebuild_bm25(collection))
 
     # ----- reading -----------------------------------------------------------
-    def _snapshot(self, collection: str) -> _Snapshot | None:
-        if collection in self._snapshots:
-            return self._snapshots[collection]
-        snapshot = None
-        bm25 = self.bm25(collection)  # rebuilds the search files when they are missing or stale
-        if len(bm25.ids) <= self.in_memory_max_chunks:
-            vectors = np.load(self._bm25_folder(collection) / VECTORS_FILE, mmap_mode="r")
-            if vectors.shape[0] == len(bm25.ids):
-                snapshot = _Snapshot(bm25.ids, bm25.docs, vectors)
-        with self._lock:
-            self._snapshots[collection] = snapshot
-        return snapshot
+    def _snapshot(self, collection: str) -> VectorSnapshot | None:
+        return self.files.snapshot(collection, chroma_collection_name(collection), lambda: self.bm25(collection))
 
     def _fetch(self, collection: str, ids: list[str]) -> dict[str, Chunk]:
         got = self._collection(collection).get(ids=ids, include=["documents", "metadatas"])

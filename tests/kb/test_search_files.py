@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from rabbithole_lab.kb.factory import open_index
-from rabbithole_lab.kb.index import VECTORS_FILE, get_all
+from rabbithole_lab.kb.index import get_all
 from rabbithole_lab.kb.ingest import ingest
+from rabbithole_lab.kb.search_files import VECTORS_FILE
 
 FIRST = "§ 1 Zweck\nDiese Ordnung regelt das Wiegen von Kürbissen auf Jahrmärkten.\n\n" \
         "§ 2 Waagen\nJede Waage ist vor dem Markttag zu eichen.\n"
@@ -25,7 +26,7 @@ def test_the_vectors_beside_the_index_are_chromas_in_the_bm25_order(tmp_path, se
     kb = _kb(tmp_path, FIRST)
     index = open_index(settings, kb, tmp_path / "db")
     ingest(kb, index, settings.kb, show_progress=False)
-    folder = index._bm25_folder("Markt")
+    folder = index.search_files_folder("Markt")
     vectors = np.load(folder / VECTORS_FILE)
     bm25 = index.bm25("Markt")
     stored = get_all(index._collection("Markt"), ["embeddings"])
@@ -52,7 +53,7 @@ def test_missing_vectors_are_rebuilt_on_the_first_search(tmp_path, settings):
     kb = _kb(tmp_path, FIRST)
     ingest(kb, open_index(settings, kb, tmp_path / "db"), settings.kb, show_progress=False)
     fresh = open_index(settings, kb, tmp_path / "db")
-    (fresh._bm25_folder("Markt") / VECTORS_FILE).unlink()  # an index written before the file existed
+    (fresh.search_files_folder("Markt") / VECTORS_FILE).unlink()  # an index written before the file existed
     hits = fresh.dense("Markt", fresh.embedder.embed_query("Waage eichen"), k=1)
     assert hits and "Waage" in hits[0][0].text
-    assert (fresh._bm25_folder("Markt") / VECTORS_FILE).exists()
+    assert (fresh.search_files_folder("Markt") / VECTORS_FILE).exists()
