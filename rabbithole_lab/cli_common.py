@@ -1,0 +1,66 @@
+"""What every `rabbithole` command shares: logging, settings, the knowledge-base paths, usage errors."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+logger = logging.getLogger("rabbithole_lab.cli")
+
+_NOISY_LOGGERS = ("bm25s", "chromadb", "httpx", "httpcore", "sentence_transformers", "urllib3", "transformers")
+
+
+def configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+        force=True,
+    )
+    for name in _NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def command_settings(args):
+    from rabbithole_lab.settings import load_settings
+
+    return load_settings(getattr(args, "env_file", ".env"))
+
+
+class UsageError(ValueError):
+    """Input the user can fix (a missing folder, a bad value): one line, exit code 2, nothing written."""
+
+
+def kb_paths(args, settings, must_exist: bool = True) -> tuple[Path, Path]:
+    kb_dir = Path(args.kb) if getattr(args, "kb", None) else Path(settings.kb.kb_dir)
+    db = Path(args.db) if getattr(args, "db", None) else settings.db_path(kb_dir)
+    if must_exist and not kb_dir.is_dir():
+        raise UsageError(f"knowledge-base folder not found: {kb_dir} (give --kb an existing folder)")
+    if db.exists() and not db.is_dir():
+        raise UsageError(f"--db {db} is a file; give a folder for the index")
+    return kb_dir, db
+
+
+def existing_index(db: Path, kb_dir: Path) -> None:
+    """Searching never creates an index: without one there is nothing to search."""
+    if not db.is_dir():
+        raise UsageError(f"no index at {db}: run `rabbithole ingest {kb_dir}` first")
+
+
+def check_collection(kb, collection: str | None) -> None:
+    if collection and collection not in kb.collections():
+        raise UsageError(f"unknown collection '{collection}'; this knowledge base has: "
+                         f"{', '.join(kb.collections()) or 'none'}")
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {value})")
+    return value
+
+

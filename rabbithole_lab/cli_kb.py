@@ -1,0 +1,168 @@
+"""`rabbithole ingest | search | doctor | refs`: the knowledge base from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from rabbithole_lab.cli_common import (
+    check_collection,
+    command_settings,
+    existing_index,
+    kb_paths,
+)
+
+
+def cmd_ingest(args) -> int:
+    from rabbithole_lab.kb.factory import open_index
+    from rabbithole_lab.kb.ingest import format_report, ingest
+
+    settings = command_settings(args)
+    kb_dir = Path(args.kb_dir)
+    _, db = kb_paths(argparse.Namespace(kb=str(kb_dir), db=args.db), settings)  # the folder exists before any index
+    index = open_index(settings, kb_dir, db)
+    report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex)
+    print(format_report(report))
+    print(f"Index: {index.location}")
+    return 0 if report.ok else 1
+
+
+def cmd_search(args) -> int:
+    from rabbithole_lab.kb.factory import open_knowledge_base
+
+    settings = command_settings(args)
+    kb_dir, db = kb_paths(args, settings)
+    existing_index(db, kb_dir)
+    kb = open_knowledge_base(settings, kb_dir, db)
+    check_collection(kb, args.collection)
+    results = kb.search(args.query, k=args.k, mode=args.mode, collection=args.collection, doc=args.doc)
+    if args.json:
+        print(json.dumps([r.public_dict() for r in results], ensure_ascii=False, indent=1))
+        return 0
+    if not results:
+        print("No results.")
+    for rank, result in enumerate(results, start=1):
+        pages = f"p. {result.page_start}" + (f"-{result.page_end}" if result.page_end != result.page_start else "")
+        preview = " ".join(result.text.split())[:160]
+        print(f"{rank:2}. {result.doc} {result.section or '-'} ({pages}, {result.collection}) "
+              f"score {result.score:.3f}\n    {preview}")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from rabbithole_lab.kb.embedder import build_embedder, choose_embedder
+    from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
+
+    settings = command_settings(args)
+    kb_dir, db = kb_paths(args, settings, must_exist=False)
+    problems = 0
+    status = probe_ollama(settings)
+    if status.reachable:
+        print(f"[ok]   Ollama answers at {status.base_url} ({len(status.models)} model(s))")
+        for model in (settings.ollama.model, settings.ollama.fallback_model):
+            mark = "ok" if status.has(model) else "warn"
+            print(f"[{mark}] {'  ' if mark == 'ok' else ''}model {model}: {'pulled' if status.has(model) else 'not pulled'}")
+    else:
+        print(f"[warn] Ollama does not answer at {status.base_url}: {status.error}")
+    choice = choose_embedder(settings.embedding)
+    if choice.notice:
+        print(f"[warn] {choice.notice}")
+    try:
+        embedder = build_embedder(settings.embedding)
+        vector = embedder.embed_query("doctor")
+        languages = ", ".join(sorted(embedder.languages)).replace("*", "any language")
+        print(f"[ok]   embedding model {choice.model} ({choice.backend}) loads ({vector.shape[0]} dimensions, "
+              f"reads {languages})")
+    except Exception as exc:  # report every failure, keep checking
+        problems += 1
+        print(f"[fail] embedding model {choice.model} ({choice.backend}): {exc}")
+    if settings.chroma.host:
+        try:
+            import chromadb
+            from chromadb.config import Settings as ChromaClientSettings
+
+            client = chromadb.HttpClient(
+                host=settings.chroma.host,
+                port=settings.chroma.port,
+                settings=ChromaClientSettings(anonymized_telemetry=False),
+            )
+            client.heartbeat()
+            print(f"[ok]   Chroma server answers at {settings.chroma.host}:{settings.chroma.port}")
+        except Exception as exc:
+            problems += 1
+            print(f"[fail] Chroma server {settings.chroma.host}:{settings.chroma.port}: {exc}")
+    try:
+        db.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=db, prefix=".doctor-"):
+            pass
+        print(f"[ok]   index folder {db} is writable")
+    except OSError as exc:
+        problems += 1
+        print(f"[fail] index folder {db} is not writable: {exc}")
+    choice = choose_provider(settings, status)
+    model = f" ({choice.model})" if choice.model else ""
+    print(f"[info] LLM_PROVIDER={settings.llm.provider} -> reasoner: {choice.provider}{model}: {choice.reason}")
+    print(f"[info] knowledge base folder: {kb_dir}")
+    return 1 if problems else 0
+
+
+def cmd_refs(args) -> int:
+    from rabbithole_lab.rabbithole.reference_merge import detect_references
+
+    settings = command_settings(args)
+    if Path(args.input).resolve() == Path(args.out).resolve():
+        print("error: --in and --out name the same file; writing would empty it. Choose another --out.",
+              file=sys.stderr)
+        return 2
+    registry = None
+    if args.kb:
+        from rabbithole_lab.kb.factory import load_registry_only
+
+        kb_dir, db = kb_paths(args, settings)
+        registry = load_registry_only(settings, kb_dir, db)
+    llm_extract, method = None, "regex"
+    if settings.llm.provider != "extractive":
+        from rabbithole_lab.reasoning.factory import reference_extractor
+
+        llm_extract = reference_extractor(settings)
+        method = settings.references.extraction_method if llm_extract else "regex"
+    count = 0
+    with open(args.input, encoding="utf-8") as source, open(args.out, "w", encoding="utf-8") as sink:
+        for number, line in enumerate(source, start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                text = item["text"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                print(f"error: {args.input}:{number}: expected a JSON object with 'id' and 'text'", file=sys.stderr)
+                return 2
+            doc = item.get("doc")
+            rows = []
+            last_book = None
+            for ref in detect_references(text, doc, method=method, llm_extract=llm_extract):
+                book = ref.book
+                if ref.type == "legal_section":
+                    if book:
+                        last_book = book
+                    elif doc:
+                        book = Path(doc).stem
+                    else:
+                        book = last_book  # a bare "§ 18" continues the last cited law
+                row = {"start": ref.start, "end": ref.end, "type": ref.type, "book": book,
+                       "sections": ref.sections, "text": ref.original_text}
+                if ref.version:
+                    row["version"] = ref.version
+                if registry is not None and book:  # the registry's name for it, the book as written beside it
+                    filename, _ = registry.resolve_document_name(book)
+                    row["book"], row["raw_book"] = (registry.abbreviation_of(filename) if filename else book), book
+                rows.append(row)
+            sink.write(json.dumps({"id": item.get("id", number), "refs": rows}, ensure_ascii=False) + "\n")
+            count += 1
+    print(f"Wrote references for {count} text(s) to {args.out} ({method} layer)")
+    return 0
+
+

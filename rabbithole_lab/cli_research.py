@@ -1,0 +1,187 @@
+"""`rabbithole research | batch | trail | eval`: research runs from the command line (through
+rabbithole_lab/research.py) and the benchmarks' retrieval runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rabbithole_lab.cli_common import (
+    UsageError,
+    check_collection,
+    command_settings,
+    existing_index,
+    kb_paths,
+)
+
+
+def cmd_eval(args) -> int:
+    from rabbithole_lab.eval.xref import load_questions, run_eval, without_following
+    from rabbithole_lab.rabbithole.engine import build_follower
+    from rabbithole_lab.reasoning.factory import build_gate
+    from rabbithole_lab.research import open_knowledge
+
+    settings = command_settings(args)
+    kb_dir, db = kb_paths(args, settings)
+    questions = load_questions(Path(args.questions))
+    if args.mode == "answer":
+        return _eval_answers(args, settings, kb_dir, db, questions)
+    kb = open_knowledge(settings, kb_dir, db, show_progress=not args.no_progress)
+    references = settings.references if args.mode == "rabbithole" else without_following(settings.references)
+    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder),
+                              references=references)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as sink:
+        for row in run_eval(kb, questions, args.mode, follower, args.budget_chars,
+                            show_progress=not args.no_progress, max_items=args.k):
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"Wrote {len(questions)} prediction(s) to {out}")
+    return 0
+
+
+def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict]) -> int:
+    from rabbithole_lab.eval.answers import run_answers
+    from rabbithole_lab.research import open_services
+
+    services = open_services(settings, kb_dir, db, show_progress=not args.no_progress)
+    info = services.reasoner.info
+    print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})", file=sys.stderr)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w", encoding="utf-8") as sink:
+        for row in run_answers(services, questions, show_progress=not args.no_progress):
+            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+            sink.flush()  # a long run keeps what it has answered
+    print(f"Wrote {len(questions)} answer(s) to {out}")
+    return 0
+
+
+def cmd_trail(args) -> int:
+    from rabbithole_lab.kb.factory import open_knowledge_base
+    from rabbithole_lab.language import detect_language
+    from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
+    from rabbithole_lab.reasoning.factory import build_gate
+
+    settings = command_settings(args)
+    kb_dir, db = kb_paths(args, settings)
+    existing_index(db, kb_dir)
+    kb = open_knowledge_base(settings, kb_dir, db)
+    check_collection(kb, args.collection)
+    language = detect_language(args.question)
+    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder))
+    trail = follow_question(kb, follower, args.question, language, args.collection, pool_size=args.k)
+    items = admit(trail.candidates, args.budget_chars)
+    if args.json:
+        print(json.dumps({
+            "items": [{"doc": i.result.doc, "section": i.result.section, "page_start": i.result.page_start,
+                       "depth": i.depth, "kind": i.kind, "tier": i.tier, "score": i.score, "value": round(i.value, 4),
+                       "via": i.via, "cites": i.cites} for i in items],
+            "edges": [edge.model_dump() for edge in trail.edges],
+            "stop_reasons": trail.stop_reasons,
+        }, ensure_ascii=False, indent=1))
+        return 0
+    for item in items:
+        indent = "    " * item.depth
+        reference = " ".join(item.via.split())
+        via = f"  -> cites: {reference}" if item.cites else f"  <- {reference}" if reference else ""
+        print(f"{indent}{item.result.doc} {item.result.section or '-'} (p. {item.result.page_start}, "
+              f"{item.tier}, {item.score:.2f}){via}")
+    followed = trail.followed_edges
+    print(f"\n{len(followed)} reference(s) followed, {len(trail.edges) - len(followed)} skipped; "
+          f"~{trail.tokens_used} tokens; stops: {', '.join(trail.stop_reasons) or 'none'}")
+    return 0
+
+
+def _progress(node: str, update: dict) -> None:
+    for message in update.get("messages", []) or []:
+        print(f"  · {message}", file=sys.stderr)
+    for warning in update.get("warnings", []) or []:
+        print(f"  ! {warning}", file=sys.stderr)
+
+
+def cmd_research(args) -> int:
+    from rabbithole_lab.agent.session import ScriptedAnswers, new_thread_id, saved_values
+    from rabbithole_lab.report.folder import report_folder_name, write_report_folder
+    from rabbithole_lab.research import Research
+    from rabbithole_lab.terminal import TerminalAnswers
+
+    settings = command_settings(args)
+    sessions = Path(args.sessions)
+    if sessions.is_dir() or (sessions.is_file() and sessions.stat().st_size and
+                             sessions.read_bytes()[:16] != b"SQLite format 3\x00"):
+        raise UsageError(f"--sessions {sessions} is not a session database (SQLite); give another file")
+    saved = saved_values(sessions, args.resume) if args.resume else {}
+    if args.resume and not saved:
+        print(f"error: no saved session '{args.resume}' in {sessions}", file=sys.stderr)
+        return 2
+    if not args.resume and not (args.question or "").strip():
+        print("error: give a QUESTION or --resume THREAD_ID", file=sys.stderr)
+        return 2
+    kb_arg = args.kb or saved.get("kb_dir")
+    db_arg = args.db or saved.get("db_path")
+    kb_dir, db = kb_paths(argparse.Namespace(kb=kb_arg, db=db_arg), settings)
+    research = Research.open(settings, kb_dir, db, sessions, show_progress=not args.no_progress,
+                             on_progress=_progress)
+    info = research.services.reasoner.info
+    print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})")
+    if args.no_hitl:
+        answer = ScriptedAnswers([])
+    elif args.answers:
+        answer = ScriptedAnswers([line.strip() for line in Path(args.answers).read_text(encoding="utf-8").splitlines()
+                                  if line.strip()])
+    else:
+        answer = TerminalAnswers()
+    if args.approve_todo == "auto" and not isinstance(answer, ScriptedAnswers):
+        ask = answer
+        answer = lambda interrupt: "approve" if interrupt.get("type") == "todo_approval" else ask(interrupt)  # noqa: E731
+    thread_id = args.resume or new_thread_id()
+    print(f"Session: {thread_id} (resume with: rabbithole research --resume {thread_id} --sessions {sessions})")
+    try:
+        status = research.run_with(answer, args.question, args.collection, thread_id=thread_id,
+                                   facts={"kb_dir": str(kb_dir), "db_path": str(db)})
+    except KeyboardInterrupt:
+        print(f"\nStopped. Resume with: rabbithole research --resume {thread_id} --sessions {sessions}",
+              file=sys.stderr)
+        return 130
+    finally:
+        research.close()
+    if status.kind != "done":
+        print(f"error: {status.error or status.kind}", file=sys.stderr)
+        print(f"Progress is saved. Resume with: rabbithole research --resume {thread_id} "
+              f"--sessions {sessions}", file=sys.stderr)
+        return 3
+    out = Path(args.out) if args.out else Path("reports") / report_folder_name(status.state["query"])
+    paths = write_report_folder(status.state, out)
+    final = status.report or {}
+    meta = final.get("metadata", {})
+    print(f"\n{final.get('answer', '')}\n")
+    print(f"Quality {final.get('quality_score', 0)}/500 · {len(final.get('sources', []))} sources · "
+          f"{meta.get('followed_references', 0)} references followed · HITL: {meta.get('hitl_termination_reason')}")
+    print(f"Report: {paths['report.md']}")
+    print(f"        {paths['report.html']}")
+    print(f"Graph:  {paths['graph.html']}")
+    if not str(final.get("answer", "")).strip():
+        print("error: the run ended without an answer; the report folder holds what was found", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_batch(args) -> int:
+    from rabbithole_lab.batch import REPORT_NOTEBOOK, run_batch
+
+    notebook = Path(args.notebook) if args.notebook else REPORT_NOTEBOOK
+    if not notebook.is_file():
+        print(f"error: report notebook not found: {notebook}", file=sys.stderr)
+        return 2
+    items = run_batch(Path(args.questions), Path(args.kb), Path(args.out), workers=args.workers,
+                      db=Path(args.db) if args.db else None, notebook=notebook, trust=args.trust)
+    for item in items:
+        detail = f": {item.error}" if item.error else ""
+        print(f"[{item.status}] {item.question} -> {item.folder}{detail}")
+    print(f"Index: {Path(args.out) / 'index.html'}")
+    return 1 if any(item.status == "failed" for item in items) else 0
+
+
