@@ -51,6 +51,8 @@ class ScriptedFakeChatModel(FakeListChatModel):
     script: dict[str, Any] = Field(default_factory=dict)
     delay_s: float = 0.0
     prompts_seen: list[str] = Field(default_factory=list)
+    in_flight: int = 0  # calls being answered right now
+    peak_in_flight: int = 0  # the most calls answered at the same time (concurrency shows here)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
@@ -69,9 +71,13 @@ class ScriptedFakeChatModel(FakeListChatModel):
 
     def _call(self, messages, stop=None, run_manager=None, **kwargs) -> str:
         prompt = "\n".join(str(m.content) for m in messages)
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         if self.delay_s:
             time.sleep(self.delay_s)
         with self._lock:
+            self.in_flight -= 1
             self.prompts_seen.append(prompt)
             step = self.step_of(prompt)
             entry = self.script.get(step, "{}")

@@ -31,7 +31,13 @@ from rabbithole_lab.reasoning.base import (
     SynthesisInput,
     citation_label,
 )
-from rabbithole_lab.records import ChunkWithInfo, VectorResult
+from rabbithole_lab.reasoning.prompt_inputs import (
+    PASSAGE_CHARS,
+    dialogue_text,
+    findings_text,
+    fit_prompt,
+    passages_text,
+)
 from rabbithole_lab.schemas import (
     ContextSummary,
     ExtractedReferenceList,
@@ -58,7 +64,6 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 _JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)  # the object in a chat model's text without structured output
 DEFAULT_PROMPT_CHARS = 32_000  # a chat model given without a context size: an 8k-token window
 SYNTHESIS_CONTEXT_SHARE = 0.6  # of the prompt; the rest holds instructions, quotes, task summaries
-PASSAGE_CHARS = 1200
 
 
 class LLMError(RuntimeError):
@@ -91,19 +96,6 @@ def _text_fields(value: object) -> str:
     if isinstance(value, list):
         return " ".join(_text_fields(v) for v in value)
     return value if isinstance(value, str) else ""
-
-
-def _passages(passages: list[VectorResult], limit: int = 9) -> str:
-    return prompts.quoted("\n".join(
-        f"[{p.doc}, p. {p.page_start}] {p.section} {' '.join(p.text.split())[:PASSAGE_CHARS]}" for p in passages[:limit]
-    ) or "-")
-
-
-def _findings(findings: list[ChunkWithInfo], language: str) -> str:
-    return prompts.quoted("\n".join(
-        f"- ({f.tier}) {citation_label(f.document, f.page, language)} {f.extracted_info or f.chunk_text[:PASSAGE_CHARS]}"
-        for f in findings
-    ) or "-")
 
 
 class LLMReasoner:
@@ -162,6 +154,17 @@ class LLMReasoner:
             self._warnings.append(message)
 
     # ---- the one way to ask ----------------------------------------------------------------------
+    def _fill(self, template: str, **inputs) -> str:
+        """The prompt `template` filled with `inputs`, within the safe context: when it is too long, the
+        largest inputs are shortened, never the task, rules or output format the template holds."""
+        prompt = template.format(**inputs)
+        if not self.max_prompt_chars or len(prompt) <= self.max_prompt_chars:
+            return prompt
+        fitted = fit_prompt(template, inputs, self.max_prompt_chars)
+        self._warn(f"Prompt of {len(prompt)} characters exceeds the safe context ({self.max_prompt_chars}); "
+                   f"its largest inputs were shortened to {len(fitted)} characters")
+        return fitted
+
     def structured(self, prompt: str, schema: type[Model]) -> Model:
         """Ask for JSON matching `schema`. Raises LLMError (answers unusable) or
         ReasonerUnavailableError (no model could be reached).
@@ -169,10 +172,6 @@ class LLMReasoner:
         LangChain does the work: `with_structured_output` where the chat model offers it (Ollama decodes
         against the JSON schema), `with_retry` with exponential backoff for each model, `with_fallbacks`
         to the fallback model. A `<think>` block before the JSON is stripped."""
-        if self.max_prompt_chars and len(prompt) > self.max_prompt_chars:
-            self._warn(f"Prompt of {len(prompt)} characters exceeds the safe context "
-                       f"({self.max_prompt_chars}); it was truncated")
-            prompt = prompt[: self.max_prompt_chars]
         call = _Call()
         models = [model for model in (self.chat_model, self.fallback_model) if model is not None]
         attempts = [self._attempt(model, schema, call).with_retry(
@@ -258,9 +257,10 @@ class LLMReasoner:
 
     # ---- Phase 1 ----------------------------------------------------------------------------------
     def hitl_queries(self, query, iteration, conversation, gaps, concepts, language, count):
-        prompt = prompts.HITL_QUERIES_PROMPT.format(
+        prompt = self._fill(
+            prompts.HITL_QUERIES_PROMPT,
             count=count, language=language_name(language), query=query, iteration=iteration,
-            conversation=_dialogue(conversation), gaps=", ".join(gaps) or "-")
+            conversation=dialogue_text(conversation), gaps=", ".join(gaps) or "-")
         answer = self._ask("hitl_queries", prompt, SearchQueries, SearchQueries(queries=[query]), language)
         queries = [q for q in answer.queries if q.strip()]
         if iteration == 0 and query not in queries:
@@ -268,53 +268,56 @@ class LLMReasoner:
         return queries[:count] or [query]
 
     def analyze_retrieval(self, query, passages, language):
-        prompt = prompts.RETRIEVAL_ANALYSIS_PROMPT.format(language=language_name(language), query=query,
-                                                          passages=_passages(passages))
+        prompt = self._fill(prompts.RETRIEVAL_ANALYSIS_PROMPT, language=language_name(language), query=query,
+                            passages=passages_text(passages))
         return self._ask("analyze_retrieval", prompt, RetrievalAnalysis, RetrievalAnalysis(), language)
 
     def follow_up_questions(self, query, analysis, passages, language, count, conversation=None):
-        prompt = prompts.FOLLOW_UP_QUESTIONS_PROMPT.format(
-            count=count, language=language_name(language), query=query, dialogue=_dialogue(conversation or []) or "-",
+        prompt = self._fill(
+            prompts.FOLLOW_UP_QUESTIONS_PROMPT,
+            count=count, language=language_name(language), query=query, dialogue=dialogue_text(conversation or []) or "-",
             concepts=", ".join(analysis.key_concepts) or "-", gaps=", ".join(analysis.knowledge_gaps) or "-",
-            context=_passages(passages, 4)[:3000])
+            context=passages_text(passages, 4)[:3000])
         answer = self._ask("follow_up_questions", prompt, FollowUpQuestions, FollowUpQuestions(), language)
         return [q for q in answer.questions if q.strip()][:count]
 
     def hitl_context_summary(self, query, conversation, concepts, language):
-        prompt = prompts.HITL_CONTEXT_SUMMARY_PROMPT.format(
-            language=language_name(language), query=query, conversation=_dialogue(conversation),
+        prompt = self._fill(
+            prompts.HITL_CONTEXT_SUMMARY_PROMPT,
+            language=language_name(language), query=query, conversation=dialogue_text(conversation),
             concepts=", ".join(concepts) or "-")
         return self._ask("hitl_context_summary", prompt, ContextSummary, ContextSummary(summary=query), language).summary
 
     def research_queries(self, query, summary, concepts, language):
-        prompt = prompts.RESEARCH_QUERIES_PROMPT.format(language=language_name(language), query=query,
-                                                        summary=summary or "-", concepts=", ".join(concepts) or "-")
+        prompt = self._fill(prompts.RESEARCH_QUERIES_PROMPT, language=language_name(language), query=query,
+                            summary=summary or "-", concepts=", ".join(concepts) or "-")
         answer = self._ask("research_queries", prompt, SearchQueries, SearchQueries(queries=[query]), language)
         return [q for q in answer.queries if q.strip()][:5] or [query]
 
     # ---- Phase 2 ----------------------------------------------------------------------------------
     def generate_todo(self, query, summary, queries, concepts, language, count):
-        prompt = prompts.TODO_GENERATION_PROMPT.format(count=count, language=language_name(language), query=query,
-                                                       summary=summary or "-", queries="; ".join(queries) or "-")
+        prompt = self._fill(prompts.TODO_GENERATION_PROMPT, count=count, language=language_name(language), query=query,
+                            summary=summary or "-", queries="; ".join(queries) or "-")
         return self._ask("generate_todo", prompt, TodoPlan, TodoPlan(), language)
 
     # ---- Phase 3 ----------------------------------------------------------------------------------
     def task_search_queries(self, task, anchor, concepts, language):
-        prompt = prompts.TASK_SEARCH_QUERIES_PROMPT.format(language=language_name(language), task=task,
-                                                           anchor=anchor, concepts=", ".join(concepts) or "-")
+        prompt = self._fill(prompts.TASK_SEARCH_QUERIES_PROMPT, language=language_name(language), task=task,
+                            anchor=anchor, concepts=", ".join(concepts) or "-")
         answer = self._ask("task_search_queries", prompt, SearchQueries, SearchQueries(queries=[task]), language)
         return [q for q in answer.queries if q.strip()][:2] or [task]
 
     def corpus_language_queries(self, question: str, corpus_language: str) -> list[str]:
         """Search queries in the documents' language for a question asked in another one."""
-        prompt = prompts.CORPUS_LANGUAGE_QUERIES_PROMPT.format(language=language_name(corpus_language),
-                                                               question=question)
+        prompt = self._fill(prompts.CORPUS_LANGUAGE_QUERIES_PROMPT, language=language_name(corpus_language),
+                            question=question)
         answer = self._ask("corpus_language_queries", prompt, SearchQueries, SearchQueries(queries=[]),
                            corpus_language)
         return [q for q in answer.queries if q.strip()][:3]
 
     def extract_info(self, chunk, anchor, task, language):
-        prompt = prompts.INFO_EXTRACTION_WITH_QUOTES_PROMPT.format(
+        prompt = self._fill(
+            prompts.INFO_EXTRACTION_WITH_QUOTES_PROMPT,
             language=language_name(language), anchor=anchor, task=task, document=chunk.doc,
             page=chunk.page_start, chunk=prompts.quoted(chunk.text))
         default = InfoExtractionWithQuotes(extracted_info=" ".join(chunk.text.split())[:600])
@@ -328,11 +331,12 @@ class LLMReasoner:
         return answer
 
     def extract_references(self, text: str) -> ExtractedReferenceList:
-        return self.structured(prompts.REFERENCE_EXTRACTION_PROMPT.format(text=prompts.quoted(text)),
+        return self.structured(self._fill(prompts.REFERENCE_EXTRACTION_PROMPT, text=prompts.quoted(text)),
                                ExtractedReferenceList)
 
     def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
-        prompt = prompts.REFERENCE_DECISION_PROMPT.format(
+        prompt = self._fill(
+            prompts.REFERENCE_DECISION_PROMPT,
             language=language_name(language),
             anchor=anchor,
             reference=item.reference.original_text,
@@ -345,13 +349,13 @@ class LLMReasoner:
 
     def summarize_task(self, task, anchor, findings, language):
         quotes = "\n".join(f"- \"{q.quote}\" [{q.document}, p. {q.page}]" for f in findings for q in f.preserved_quotes)
-        prompt = prompts.TASK_SUMMARY_PROMPT.format(language=language_name(language), anchor=anchor, task=task,
-                                                    findings=_findings(findings, language), quotes=quotes or "-")
+        prompt = self._fill(prompts.TASK_SUMMARY_PROMPT, language=language_name(language), anchor=anchor, task=task,
+                            findings=findings_text(findings, language), quotes=quotes or "-")
         return self._ask("summarize_task", prompt, TaskSummary, TaskSummary(), language)
 
     def assess_task(self, task, anchor, findings, language):
-        prompt = prompts.TASK_ASSESSMENT_PROMPT.format(language=language_name(language), anchor=anchor, task=task,
-                                                       findings=_findings(findings, language) or "-")
+        prompt = self._fill(prompts.TASK_ASSESSMENT_PROMPT, language=language_name(language), anchor=anchor, task=task,
+                            findings=findings_text(findings, language) or "-")
         # an answer that cannot be read ends the task's iterations (bounded), it does not loop
         return self._ask("assess_task", prompt, TaskAssessment, TaskAssessment(answered=True, reason="default"),
                          language)
@@ -360,14 +364,16 @@ class LLMReasoner:
         listing = "\n".join(f"{t.id} | {'done' if t.completed else 'open'}{' (user)' if t.origin == 'user' else ''} | "
                             f"{t.task}" for t in tasks)
         found = ", ".join(f"{p['label']} (via {p['via']})" for p in provisions) or "-"
-        prompt = prompts.TODO_ADAPTATION_PROMPT.format(
+        prompt = self._fill(
+            prompts.TODO_ADAPTATION_PROMPT,
             language=language_name(language), anchor=anchor, tasks=listing, summary=summary or "-",
             missing="; ".join([*missing, *gaps]) or "-", provisions=found, room=room)
         answer = self._ask("adapt_todo", prompt, TodoAdaptation, TodoAdaptation(), language)
         return TodoAdaptation(add=answer.add[:room], close=answer.close)
 
     def score_relevance(self, anchor, finding, language):
-        prompt = prompts.RELEVANCE_SCORING_PROMPT.format(
+        prompt = self._fill(
+            prompts.RELEVANCE_SCORING_PROMPT,
             language=language_name(language), anchor=anchor, document=finding.document,
             text=prompts.quoted((finding.extracted_info or finding.chunk_text)[:PASSAGE_CHARS * 2]))
         return self._ask("score_relevance", prompt, RelevanceScore,
@@ -380,10 +386,11 @@ class LLMReasoner:
         summaries = "\n".join(f"- {s.get('task', '')}: {s.get('summary', '')}" for s in request.task_summaries)
         chains = "\n".join(f"- {c['source']} → {c['target']} (\"{c['reference']}\"): {c['reason']}"
                            for c in request.chains)
-        prompt = prompts.SYNTHESIS_PROMPT.format(
+        prompt = self._fill(
+            prompts.SYNTHESIS_PROMPT,
             language=language_name(language), anchor=request.anchor, hitl_summary=request.hitl_summary or "-",
-            primary=_findings(request.primary, language), secondary=_findings(request.secondary, language),
-            tertiary=_findings(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
+            primary=findings_text(request.primary, language), secondary=findings_text(request.secondary, language),
+            tertiary=findings_text(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
             task_summaries=summaries or "-",
             chains=chains or "-",
             remediation=f"Rewrite instructions: {request.remediation}" if request.remediation else "")
@@ -396,12 +403,13 @@ class LLMReasoner:
 
     def assess_quality(self, query, answer, sources, language):
         listing = "\n".join(f"- {citation_label(s.document, s.page, language)}" for s in sources) or "-"
-        prompt = prompts.QUALITY_ASSESSMENT_PROMPT.format(language=language_name(language), query=query,
-                                                          answer=prompts.quoted(answer), sources=listing)
+        prompt = self._fill(prompts.QUALITY_ASSESSMENT_PROMPT, language=language_name(language), query=query,
+                            answer=prompts.quoted(answer), sources=listing)
         return self._ask("assess_quality", prompt, QualityAssessment, QualityAssessment(), language)
 
     def decide_remediation(self, query, assessment, threshold, language):
-        prompt = prompts.QUALITY_REMEDIATION_PROMPT.format(
+        prompt = self._fill(
+            prompts.QUALITY_REMEDIATION_PROMPT,
             language=language_name(language), query=query, score=assessment.overall_score, threshold=threshold,
             issues="; ".join(assessment.issues_found) or "-")
         return self._ask("decide_remediation", prompt, RemediationDecision, RemediationDecision(), language)
@@ -422,7 +430,3 @@ def _structured_model(model, schema: type[BaseModel]):
         return model.with_structured_output(schema, method="json_schema", include_raw=True)
     except (NotImplementedError, TypeError, ValueError):
         return model
-
-
-def _dialogue(conversation: list[dict]) -> str:
-    return "\n".join(f"{turn.get('role')}: {turn.get('content')}" for turn in conversation) or "-"

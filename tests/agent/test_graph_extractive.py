@@ -42,11 +42,16 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     planned = [i for i in items if i["origin"] != "added"]
     assert 3 <= len(planned) <= 5 and items[0]["task"] == GERMAN_QUESTION
     assert [i["id"] for i in items] == list(range(len(items))) and all(i["completed"] for i in items)
-    # the plan adapted: a task added during research says why, within the per-run budget
+    # the plan adapted after the question's own task: the provision its reference led to (QStrV § 5 -> § 12
+    # QStrG) became a task of its own and was researched; tasks whose search finds nothing new were closed
     added = [i for i in items if i["origin"] == "added"]
-    assert len(added) <= 3 and all(i["added_reason"] for i in added)
+    assert 1 <= len(added) <= 3 and all(i["added_reason"] for i in added)
     changes = state.get("todo_changes", [])
+    assert changes and changes[0]["after_task"] == 0
     assert sum(len(c["added"]) for c in changes) == len(added)
+    assert any("§ 12" in i["task"] and "QStrG" in i["task"] for i in added)
+    researched = {stats["task_id"] for stats in state["task_stats"]}
+    assert {i["id"] for i in added} <= researched
     closed = [i for i in items if i["closed_reason"]]
     assert len(state["task_stats"]) == len(items) - len(closed)
     assert all(1 <= stats["iterations"] == len(stats["rounds"]) <= 3 for stats in state["task_stats"])

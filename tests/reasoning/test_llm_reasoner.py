@@ -7,8 +7,10 @@ import socket
 
 import pytest
 
+from rabbithole_lab import prompts
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError, SynthesisInput
 from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
+from rabbithole_lab.reasoning.prompt_inputs import fit_prompt
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 from rabbithole_lab.settings import load_settings
 from tests.scripted_fake import ScriptedFakeChatModel, default_script
@@ -93,13 +95,33 @@ def test_a_persistently_wrong_language_is_kept_with_a_warning():
     assert any("not in Deutsch" in w for w in r.drain_warnings())
 
 
-def test_prompt_size_guard_truncates_to_the_safe_limit():
+def test_prompt_size_guard_shortens_the_largest_input_and_keeps_task_rules_and_output_format():
     model = ScriptedFakeChatModel(script=default_script("de"))
     r = LLMReasoner(model, max_retries=0, max_prompt_chars=2000)
-    long_chunk = PASSAGE.model_copy(update={"text": "Der Grenzwert beträgt 20 Millisievert. " * 400})
-    r.extract_info(long_chunk, "Welche Grenzwerte?", "Grenzwerte", "de")
-    assert len(model.prompts_seen[-1]) <= 2000
+    long_chunk = PASSAGE.model_copy(update={"text": "Der Grenzwert beträgt 20 Millisievert. " * 400 + "SCHLUSSWORT"})
+    r.extract_info(long_chunk, "Welche Grenzwerte gelten?", "Grenzwerte nennen", "de")
+    prompt = model.prompts_seen[-1]
+    assert len(prompt) <= 2000
     assert any("safe context" in w for w in r.drain_warnings())
+    # the template is whole: task, rules and output format after the shortened passage
+    for heading in ("### Task", "### Input", "### Rules", "### Output format", '"preserved_quotes"'):
+        assert heading in prompt, heading
+    assert prompt.index("### Rules") > prompt.index("Der Grenzwert")
+    # the passage (the largest input) was cut, with a mark, inside its fence; the small inputs are whole
+    assert "SCHLUSSWORT" not in prompt and "[…]" in prompt
+    assert prompt.count(prompts.QUOTED_OPEN) == 1 and prompt.count(prompts.QUOTED_CLOSE) == 1
+    assert prompt.index(prompts.QUOTED_CLOSE) > prompt.index("[…]")
+    assert "Welche Grenzwerte gelten?" in prompt and "Grenzwerte nennen" in prompt
+
+
+def test_fit_prompt_cuts_the_largest_input_first_and_then_the_next():
+    template = "### Task\nT\n### Input\n{a}\n{b}\n### Rules\nR\n### Output format\n{{}}"
+    fitted = fit_prompt(template, {"a": "x" * 500, "b": "y" * 100}, 300)
+    assert len(fitted) <= 300 and fitted.endswith("### Rules\nR\n### Output format\n{}")
+    assert "y" * 100 in fitted and fitted.count("x") < 500  # only the largest had to give
+    both = fit_prompt(template, {"a": "x" * 500, "b": "y" * 400}, 200)
+    assert len(both) <= 200 and both.count("x") < 500 and both.count("y") < 400
+    assert fit_prompt(template, {"a": "kurz", "b": "auch"}, 300) == template.format(a="kurz", b="auch")
 
 
 def test_every_step_works_with_the_default_script():

@@ -1,0 +1,60 @@
+"""How a prompt's inputs are written: passages, findings and the dialogue as quoted text, and the prompt
+fitted to the model's safe context by shortening its largest inputs, never its task, rules or output format."""
+
+from __future__ import annotations
+
+from rabbithole_lab import prompts
+from rabbithole_lab.reasoning.base import citation_label
+from rabbithole_lab.records import ChunkWithInfo, VectorResult
+
+PASSAGE_CHARS = 1200
+
+
+def passages_text(passages: list[VectorResult], limit: int = 9) -> str:
+    return prompts.quoted("\n".join(
+        f"[{p.doc}, p. {p.page_start}] {p.section} {' '.join(p.text.split())[:PASSAGE_CHARS]}" for p in passages[:limit]
+    ) or "-")
+
+
+def findings_text(findings: list[ChunkWithInfo], language: str) -> str:
+    return prompts.quoted("\n".join(
+        f"- ({f.tier}) {citation_label(f.document, f.page, language)} {f.extracted_info or f.chunk_text[:PASSAGE_CHARS]}"
+        for f in findings
+    ) or "-")
+
+
+TRIMMED_MARK = " […]"
+
+
+def fit_prompt(template: str, inputs: dict, max_chars: int) -> str:
+    """`template` filled with `inputs`, the largest text input cut (with a mark) until the whole fits in
+    `max_chars`. The template's own text (task, rules, output format) is never cut: a template longer
+    than the limit alone comes back with its inputs emptied as far as they go."""
+    inputs = dict(inputs)
+    prompt = template.format(**inputs)
+    exhausted: set[str] = set()
+    while len(prompt) > max_chars:
+        texts = [name for name, value in inputs.items() if isinstance(value, str) and name not in exhausted]
+        if not texts:
+            break
+        largest = max(texts, key=lambda name: len(inputs[name]))
+        shorter = _shortened(inputs[largest], len(prompt) - max_chars)
+        if len(shorter) >= len(inputs[largest]):
+            exhausted.add(largest)  # nothing left to cut from it
+            continue
+        inputs[largest] = shorter
+        prompt = template.format(**inputs)
+    return prompt
+
+
+def _shortened(value: str, excess: int) -> str:
+    """`value` shorter by about `excess` characters; document text keeps its fence whole (`prompts.quoted`)."""
+    head = f"{prompts.QUOTED_OPEN}\n" if value.startswith(f"{prompts.QUOTED_OPEN}\n") else ""
+    tail = f"\n{prompts.QUOTED_CLOSE}" if head and value.endswith(f"\n{prompts.QUOTED_CLOSE}") else ""
+    body = value[len(head): len(value) - len(tail)]
+    keep = max(0, len(body) - excess - len(TRIMMED_MARK))
+    return head + (body[:keep].rstrip() + TRIMMED_MARK if keep else "-") + tail
+
+
+def dialogue_text(conversation: list[dict]) -> str:
+    return "\n".join(f"{turn.get('role')}: {turn.get('content')}" for turn in conversation) or "-"

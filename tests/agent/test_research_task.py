@@ -1,0 +1,60 @@
+"""One research task as a unit, without a graph: its rounds, what it leaves to later tasks, and the
+model calls it makes at the same time (gate decisions and extractions run concurrently)."""
+
+from __future__ import annotations
+
+import time
+
+from rabbithole_lab.agent.task import ResearchTask
+from rabbithole_lab.rabbithole.gate import GateInput, gate_references
+from rabbithole_lab.records import DetectedReference, ToDoItem
+from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+
+DELAY_S = 0.2  # each fake model call; long against the threads' own cost, short for a test
+
+
+def test_a_task_runs_its_rounds_and_reports_what_it_saw(demo_kb):
+    services = services_with(demo_kb)
+    task = ResearchTask(services, ToDoItem(id=0, task=GERMAN_QUESTION), GERMAN_QUESTION, "de")
+    outcome = task.run()
+    assert outcome.findings and outcome.stats["chunks"] == len(outcome.findings)
+    assert outcome.stats["iterations"] == len(outcome.rounds) >= 1
+    assert outcome.seen and outcome.summary.summary
+    # a later task that has seen everything this one admitted finds other passages
+    again = ResearchTask(services, ToDoItem(id=1, task=GERMAN_QUESTION), GERMAN_QUESTION, "de",
+                         seen=set(outcome.seen)).run()
+    first_ids = {finding.chunk_id for finding in outcome.findings}
+    assert not first_ids & {finding.chunk_id for finding in again.findings if not finding.depth}
+
+
+def _gate_inputs(count: int) -> list[GateInput]:
+    return [GateInput(reference=DetectedReference(type="legal_section", target=f"§ {n} Testgesetz",
+                                                  original_text=f"§ {n} des Testgesetzes", start=0, end=10),
+                      window=f"Der Betreiber beachtet § {n} des Testgesetzes.", document="Testverordnung.pdf")
+            for n in range(1, count + 1)]
+
+
+def test_gate_decisions_of_one_passage_are_asked_at_the_same_time():
+    reasoner, model = fake_llm({"decide_reference": '{"follow": true, "reason": "nennt den Grenzwert"}'})
+    model.delay_s = DELAY_S
+    items = _gate_inputs(4)
+    started = time.perf_counter()
+    verdicts = gate_references(items, GERMAN_QUESTION, reasoner, "de", concurrency=4)
+    wall_s = time.perf_counter() - started
+    assert [v.decision.follow for v in verdicts] == [True] * 4
+    assert model.calls_for("decide_reference") == 4 and model.peak_in_flight >= 2
+    assert wall_s < len(items) * DELAY_S  # below the sequential sum
+    sequential, model = fake_llm({"decide_reference": '{"follow": true, "reason": "x"}'})
+    model.delay_s = DELAY_S
+    gate_references(items, GERMAN_QUESTION, sequential, "de", concurrency=1)
+    assert model.peak_in_flight == 1  # the measure tells one at a time from several
+
+
+def test_a_tasks_extractions_are_asked_at_the_same_time(demo_kb):
+    reasoner, model = fake_llm()
+    model.delay_s = DELAY_S / 4
+    services = services_with(demo_kb, reasoner, llm={"concurrency": 4}, search={"max_iterations_per_task": 1})
+    outcome = ResearchTask(services, ToDoItem(id=0, task=GERMAN_QUESTION), GERMAN_QUESTION, "de").run()
+    extractions = model.calls_for("extract_info")
+    assert extractions >= len(outcome.findings) >= 2  # one per admitted passage (and any retries)
+    assert model.peak_in_flight >= 2
