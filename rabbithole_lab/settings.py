@@ -207,7 +207,6 @@ class SearchSettings(_Group):
 
     chunks_per_query: int = _env("M_CHUNKS_PER_QUERY", 4, "Results per search in a task", ge=1)
     queries_per_task: int = _env("TASK_QUERIES", 3, "Search queries per research task", ge=1)
-    k_results: int = _env("K_RESULTS", 3, "Results kept per query for synthesis context", ge=1)
     max_iterations_per_task: int = _env(
         "MAX_ITERATIONS_PER_TASK", 3,
         "Search-and-follow rounds per research task: a round that leaves the task unanswered searches for what "
@@ -290,9 +289,6 @@ class ReferenceSettings(_Group):
         "REFERENCE_MAX_CITED_BY", 2,
         "Backlinks per task: lower seeds or first-stage hits below the cut that move right after the best seed "
         "because they cite it (0 = off)", ge=0,
-    )
-    cited_by_pool: int = _env(
-        "REFERENCE_CITED_BY_POOL", 20, "First-stage hits below the cut that are searched for backlinks", ge=0
     )
     cited_by_top_seeds: int = _env(
         "REFERENCE_CITED_BY_TOP_SEEDS", 1, "Backlinks lead only to the best N seeds", ge=1

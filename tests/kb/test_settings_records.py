@@ -18,7 +18,7 @@ def test_defaults_follow_the_seeds(monkeypatch):
     assert settings.references.token_budget == 50000
     assert settings.references.convergence_same_doc_threshold == 3
     assert settings.references.extraction_method == "hybrid"
-    assert settings.search.chunks_per_query == 4 and settings.search.k_results == 3
+    assert settings.search.chunks_per_query == 4
     assert settings.search.max_iterations_per_task == 3
     assert settings.todo.max_items == 15 and settings.todo.initial_items == 5
     assert settings.hitl.max_iterations == 5
@@ -59,6 +59,8 @@ def test_env_example_lists_every_variable():
     example = (REPO / ".env.example").read_text()
     missing = [name for name in env_variables() if f"{name}=" not in example]
     assert not missing
+    listed = [line.split("=", 1)[0] for line in example.splitlines() if "=" in line and not line.startswith("#")]
+    assert not set(listed) - set(env_variables()), "a variable no setting reads"
 
 
 def _samples():
@@ -141,3 +143,18 @@ def test_a_read_only_kb_folder_gets_its_index_in_the_user_cache(tmp_path, monkey
         assert settings.db_path(read_only) == db  # stable, so search finds what ingest wrote
     finally:
         read_only.chmod(0o755)
+
+
+def test_every_setting_is_read_somewhere():
+    """A setting no code reads would do nothing a user could see (`.field` anywhere in the package)."""
+    import re
+
+    from tests.conftest import REPO
+
+    source = "\n".join(path.read_text(encoding="utf-8") for path in (REPO / "rabbithole_lab").rglob("*.py"))
+    from rabbithole_lab.settings import Settings
+
+    groups = [field.annotation for field in Settings.model_fields.values() if hasattr(field.annotation, "model_fields")]
+    unread = [f"{group.__name__}.{name}" for group in groups for name in group.model_fields
+              if not re.search(rf"\.{name}\b", source)]
+    assert groups and not unread, unread
