@@ -27,7 +27,9 @@ from rabbithole_lab.settings import load_settings
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2] / "shared/corpus/de-strahlenschutz"))
+    parser.add_argument(
+        "--corpus", default=str(Path(__file__).resolve().parents[2] / "shared/corpus/de-strahlenschutz")
+    )
     args = parser.parse_args()
     corpus = Path(args.corpus)
     settings = load_settings(env_file=None)
@@ -41,8 +43,10 @@ def main() -> None:
     pages = sum(doc.page_count for _, doc in parsed)
 
     started = time.perf_counter()
-    chunked = [(collection, doc, chunk_document(doc, collection, *settings.kb.chunking_for(collection)))
-               for collection, doc in parsed]
+    chunked = [
+        (collection, doc, chunk_document(doc, collection, *settings.kb.chunking_for(collection)))
+        for collection, doc in parsed
+    ]
     chunk_s = time.perf_counter() - started
     n_chunks = sum(len(chunks) for _, _, chunks in chunked)
 
@@ -62,8 +66,9 @@ def main() -> None:
 
         kb = open_knowledge_base(settings, corpus, Path(db), embedder=embedder)
         questions = [json.loads(line)["question"] for line in (corpus / "questions.dev.jsonl").open()]
-        titles = [f'{json.loads(line)["section"]} {json.loads(line)["title"]}'
-                  for line in (corpus / "sections.jsonl").open()]
+        titles = [
+            f'{json.loads(line)["section"]} {json.loads(line)["title"]}' for line in (corpus / "sections.jsonl").open()
+        ]
         queries = (questions + titles[:: max(1, len(titles) // 60)])[:100]
         kb.search("warm up", k=10)
         latencies = []
@@ -74,9 +79,14 @@ def main() -> None:
 
     total_s = parse_s + chunk_s + index_s
     result = {
-        "files": len(files), "pages": pages, "chunks": n_chunks,
-        "parse_s": round(parse_s, 2), "chunk_s": round(chunk_s, 2), "embed_index_s": round(index_s, 2),
-        "ingest_pages_per_s": round(pages / total_s, 2), "ingest_chunks_per_s": round(n_chunks / total_s, 2),
+        "files": len(files),
+        "pages": pages,
+        "chunks": n_chunks,
+        "parse_s": round(parse_s, 2),
+        "chunk_s": round(chunk_s, 2),
+        "embed_index_s": round(index_s, 2),
+        "ingest_pages_per_s": round(pages / total_s, 2),
+        "ingest_chunks_per_s": round(n_chunks / total_s, 2),
         "raw_embedder_chunks_per_s": round(n_chunks / raw_embed_s, 2),
         "ingest_vs_raw_embedder": round((n_chunks / total_s) / (n_chunks / raw_embed_s), 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

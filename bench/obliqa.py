@@ -59,7 +59,8 @@ def main() -> None:
     ingest_s = time.perf_counter() - started
     kb = open_knowledge_base(settings, corpus, db)
     documents = json.loads((BENCH / "documents.json").read_text(encoding="utf-8"))
-    hand = [RegistryEntry(Path(d["file"]).name, "corpus", d.get("aliases", []) + [d["title"]]) for d in documents.values()]
+    hand = [RegistryEntry(Path(d["file"]).name, "corpus", d.get("aliases", []) + [d["title"]])
+            for d in documents.values()]
     kb.registry = DocumentRegistry.merged(hand, kb.registry.entries)
     questions = [json.loads(line) for line in (BENCH / "questions.eval.jsonl").read_text(encoding="utf-8").splitlines()]
     if args.limit:

@@ -54,7 +54,9 @@ def run(services: Services, question: str, folder: Path) -> tuple[dict, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", default=str(Path(__file__).resolve().parents[2] / "shared/corpus/de-strahlenschutz"))
+    parser.add_argument(
+        "--corpus", default=str(Path(__file__).resolve().parents[2] / "shared/corpus/de-strahlenschutz")
+    )
     parser.add_argument("--db", help="index folder (built if missing)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
@@ -79,8 +81,10 @@ def main() -> None:
             per_task_s = sum(s["seconds"] for s in stats) / len(stats)
             steps = sum(s["reasoner_calls"] for s in stats) / len(stats)
             followed = sum(s["followed"] for s in stats)
-            print(f"| {question[:60]} | {len(stats)} | {seconds:.1f} | {per_task_s:.2f} | {steps:.1f} | "
-                  f"{state['final_report']['metadata']['llm_calls']} | {followed} |")
+            print(
+                f"| {question[:60]} | {len(stats)} | {seconds:.1f} | {per_task_s:.2f} | {steps:.1f} | "
+                f"{state['final_report']['metadata']['llm_calls']} | {followed} |"
+            )
 
     print(f"\n## Fake chat model ({FAKE_DELAY_S * 1000:.0f} ms per call): sequential vs concurrent")
     print("| LLM_CONCURRENCY | LLM calls | research phase s (tasks) | whole run s |")
@@ -97,7 +101,10 @@ def main() -> None:
         timings[concurrency] = (research_s, seconds)
         print(f"| {concurrency} | {len(model.prompts_seen)} | {research_s:.1f} | {seconds:.1f} |")
     sequential, concurrent = timings[1], timings[settings.llm.concurrency]
-    print(f"\nspeed-up: research phase x{sequential[0] / concurrent[0]:.2f}, whole run x{sequential[1] / concurrent[1]:.2f}")
+    print(
+        f"\nspeed-up: research phase x{sequential[0] / concurrent[0]:.2f}, "
+        f"whole run x{sequential[1] / concurrent[1]:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -102,7 +102,8 @@ def _queries(rng: random.Random, count: int) -> list[str]:
     queries = []
     for _ in range(count):
         a, b = rng.sample(WORDS, 2)
-        queries.append(rng.choice([f"Wer hat die {a} der {b} sicherzustellen?", f"§ {rng.randint(1, 400)} SynG{rng.randint(1, 9)}",
+        queries.append(rng.choice([f"Wer hat die {a} der {b} sicherzustellen?",
+                                   f"§ {rng.randint(1, 400)} SynG{rng.randint(1, 9)}",
                                    f"{a} und {b} nach dem Synthesegesetz {rng.randint(1, 9)}"]))
     return queries
 

@@ -83,7 +83,10 @@ def main() -> None:
             item = json.loads(line)
             sink.write(json.dumps({"id": item["id"], "text": item["text"]}, ensure_ascii=False) + "\n")
     refex_out = out / "refex_pred.jsonl"
-    run(rabbithole + ["refs", "--in", str(refex_in), "--out", str(refex_out)], {**os.environ, "LLM_PROVIDER": "extractive"})
+    run(
+        rabbithole + ["refs", "--in", str(refex_in), "--out", str(refex_out)],
+        {**os.environ, "LLM_PROVIDER": "extractive"},
+    )
     for flag in ([], ["--lenient"]):
         result = run([sys.executable, str(REFEX / "score.py"), str(REFEX / "refs.jsonl"), str(refex_out), *flag])
         print(f"refex {'lenient' if flag else 'strict'}: {result.strip().splitlines()[-1]}")

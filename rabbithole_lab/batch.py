@@ -181,7 +181,8 @@ def _short_error(exc: Exception) -> str:
     text = str(exc).strip()
     lines = [line for line in text.splitlines() if line.strip()]
     # papermill errors end with the exception line of the failing cell
-    tail = next((line for line in reversed(lines) if ("Error" in line or "Exception" in line)), lines[-1] if lines else "")
+    tail = next((line for line in reversed(lines) if ("Error" in line or "Exception" in line)),
+                lines[-1] if lines else "")
     return f"{type(exc).__name__}: {tail}"[:500]
 
 
@@ -194,17 +195,23 @@ def write_index(out_root: Path, items: list[BatchItem]) -> Path:
         if report_json.is_file():
             report = json.loads(report_json.read_text(encoding="utf-8"))["report"]
             quality = f"{report.get('quality_score', 0)}/500, {len(report.get('sources', []))} sources"
-        links = " · ".join(f'<a href="{relative}/{name}">{label}</a>' for name, label in (
-            ("report.html", "report"), ("graph.html", "graph"), (EXECUTED_NOTEBOOK, "notebook"))
-            if (item.folder / name).is_file())
+        links = " · ".join(
+            f'<a href="{relative}/{name}">{label}</a>'
+            for name, label in (("report.html", "report"), ("graph.html", "graph"), (EXECUTED_NOTEBOOK, "notebook"))
+            if (item.folder / name).is_file()
+        )
         detail = html.escape(item.error) if item.error else html.escape(quality)
-        rows.append(f"<tr><td>{html.escape(item.question)}</td><td>{item.status}</td><td>{links}</td>"
-                    f"<td>{detail}</td></tr>")
-    page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Rabbithole Lab reports</title>"
-            "<style>body{font-family:system-ui,sans-serif;margin:2rem}td,th{border:1px solid #ccc;padding:.3rem}"
-            "table{border-collapse:collapse}</style></head><body><h1>Reports</h1><table>"
-            "<tr><th>question</th><th>status</th><th>files</th><th>details</th></tr>"
-            + "".join(rows) + "</table></body></html>")
+        rows.append(
+            f"<tr><td>{html.escape(item.question)}</td><td>{item.status}</td><td>{links}</td><td>{detail}</td></tr>"
+        )
+    page = (
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Rabbithole Lab reports</title>"
+        "<style>body{font-family:system-ui,sans-serif;margin:2rem}td,th{border:1px solid #ccc;padding:.3rem}"
+        "table{border-collapse:collapse}</style></head><body><h1>Reports</h1><table>"
+        "<tr><th>question</th><th>status</th><th>files</th><th>details</th></tr>"
+        + "".join(rows)
+        + "</table></body></html>"
+    )
     index = out_root / "index.html"
     index.write_text(page, encoding="utf-8")
     return index

@@ -110,7 +110,9 @@ def _add_research_commands(sub) -> None:
                           help="retrieval flat or with the rabbithole, or the whole agent's answer")
     evaluate.add_argument("--budget-chars", type=positive_int, default=25_000,
                           help="context size in characters, filled by value per character (both modes alike)")
-    evaluate.add_argument("--k", type=positive_int, default=None, help="at most this many context items (default: no cap)")
+    evaluate.add_argument(
+        "--k", type=positive_int, default=None, help="at most this many context items (default: no cap)"
+    )
     evaluate.add_argument("--out", required=True, help="prediction JSONL")
     evaluate.add_argument("--no-progress", action="store_true")
     evaluate.set_defaults(func=cmd_eval)

@@ -64,7 +64,10 @@ def cmd_doctor(args) -> int:
         print(f"[ok]   Ollama answers at {status.base_url} ({len(status.models)} model(s))")
         for model in (settings.ollama.model, settings.ollama.fallback_model):
             mark = "ok" if status.has(model) else "warn"
-            print(f"[{mark}] {'  ' if mark == 'ok' else ''}model {model}: {'pulled' if status.has(model) else 'not pulled'}")
+            print(
+                f"[{mark}] {'  ' if mark == 'ok' else ''}model {model}: "
+                f"{'pulled' if status.has(model) else 'not pulled'}"
+            )
     else:
         print(f"[warn] Ollama does not answer at {status.base_url}: {status.error}")
     choice = choose_embedder(settings.embedding)
@@ -74,8 +77,10 @@ def cmd_doctor(args) -> int:
         embedder = build_embedder(settings.embedding)
         vector = embedder.embed_query("doctor")
         languages = ", ".join(sorted(embedder.languages)).replace("*", "any language")
-        print(f"[ok]   embedding model {choice.model} ({choice.backend}) loads ({vector.shape[0]} dimensions, "
-              f"reads {languages})")
+        print(
+            f"[ok]   embedding model {choice.model} ({choice.backend}) loads ({vector.shape[0]} dimensions, "
+            f"reads {languages})"
+        )
     except Exception as exc:  # report every failure, keep checking
         problems += 1
         print(f"[fail] embedding model {choice.model} ({choice.backend}): {exc}")
@@ -114,8 +119,9 @@ def cmd_refs(args) -> int:
 
     settings = command_settings(args)
     if Path(args.input).resolve() == Path(args.out).resolve():
-        print("error: --in and --out name the same file; writing would empty it. Choose another --out.",
-              file=sys.stderr)
+        print(
+            "error: --in and --out name the same file; writing would empty it. Choose another --out.", file=sys.stderr
+        )
         return 2
     registry = None
     if args.kb:
@@ -152,8 +158,14 @@ def cmd_refs(args) -> int:
                         book = Path(doc).stem
                     else:
                         book = last_book  # a bare "§ 18" continues the last cited law
-                row = {"start": ref.start, "end": ref.end, "type": ref.type, "book": book,
-                       "sections": ref.sections, "text": ref.original_text}
+                row = {
+                    "start": ref.start,
+                    "end": ref.end,
+                    "type": ref.type,
+                    "book": book,
+                    "sections": ref.sections,
+                    "text": ref.original_text,
+                }
                 if ref.version:
                     row["version"] = ref.version
                 if registry is not None and book:  # the registry's name for it, the book as written beside it
@@ -164,5 +176,3 @@ def cmd_refs(args) -> int:
             count += 1
     print(f"Wrote references for {count} text(s) to {args.out} ({method} layer)")
     return 0
-
-

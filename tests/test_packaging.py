@@ -45,7 +45,8 @@ def test_an_installed_wheel_runs_a_batch_from_outside_the_repository(tmp_path):
     questions.write_text("Welche Grenzwerte gelten bei Quantenstrahlung?\n", encoding="utf-8")
     done = subprocess.run([str(venv / "bin" / "rabbithole"), "--env-file", "none", "batch", "questions.txt", "--kb",
                            "kb", "--out", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=900,
-                          env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "LLM_PROVIDER": "extractive"})
+                          env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path),
+                               "LLM_PROVIDER": "extractive"})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
     assert (folder / "research_report.ipynb").is_file() and (folder / "report.html").is_file()

@@ -29,6 +29,8 @@ class Services:
             self.gate = build_gate(self.settings, self.kb.index.embedder, self.reasoner)
 
     def follower(self) -> RabbitholeFollower:
-        llm_extract = getattr(self.reasoner, "extract_references", None) if self.reasoner.info.provider != "extractive" else None
+        llm_extract = (
+            getattr(self.reasoner, "extract_references", None) if self.reasoner.info.provider != "extractive" else None
+        )
         assert self.gate is not None
         return build_follower(self.kb, self.settings, decider=self.gate, llm_extract=llm_extract)

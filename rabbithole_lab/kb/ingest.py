@@ -219,7 +219,9 @@ def ingest_lock(db_path: Path, wait_s: float = 0.0):
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise IngestBusyError(f"another ingest is writing to {db_path}; wait until it has finished") from None
+                    raise IngestBusyError(
+                        f"another ingest is writing to {db_path}; wait until it has finished"
+                    ) from None
                 time.sleep(0.2)
         try:
             yield

@@ -93,7 +93,9 @@ class KnowledgeBase:
         candidates = max(k, self.settings.candidates)
         # hybrid search ranks by meaning only where the embedder reads the collection's language
         dense_targets = [t for t in targets if mode == "dense" or (mode == "hybrid" and self.embedder_reads(t))]
-        query_vector = self.index.embedder.embed_query(self._dense_query(query, dense_targets)) if dense_targets else None
+        query_vector = (
+            self.index.embedder.embed_query(self._dense_query(query, dense_targets)) if dense_targets else None
+        )
         where = {"doc": doc} if doc else None
         dense_ranked: list[tuple[str, float]] = []
         bm25_ranked: list[tuple[str, float]] = []
@@ -117,8 +119,11 @@ class KnowledgeBase:
             by_target: dict[str, list[str]] = {}
             for chunk_id in ids:
                 by_target.setdefault(owner_of[chunk_id], []).append(chunk_id)
-            return {chunk.id: chunk for target, wanted in by_target.items()
-                    for chunk in self.index.get_chunks(target, ids=wanted)}
+            return {
+                chunk.id: chunk
+                for target, wanted in by_target.items()
+                for chunk in self.index.get_chunks(target, ids=wanted)
+            }
 
         if mode == "dense":
             top = dense_ranked[:k]
@@ -165,8 +170,11 @@ class KnowledgeBase:
                 continue
             runs.append(self.search(question, k=candidates, doc=doc, collection=owner))
         by_id = {hit.chunk_id: hit for run in runs for hit in run}
-        fused = reciprocal_rank_fusion([[hit.chunk_id for hit in run] for run in runs], self.settings.rrf_k,
-                                       weights=[3.0] + [1.0] * (len(runs) - 1))
+        fused = reciprocal_rank_fusion(
+            [[hit.chunk_id for hit in run] for run in runs],
+            self.settings.rrf_k,
+            weights=[3.0] + [1.0] * (len(runs) - 1),
+        )
         best_possible = (2.0 + len(runs)) / (self.settings.rrf_k + 1)
         ranked = sorted(fused.items(), key=lambda item: -item[1])
         results: list[VectorResult] = []
@@ -261,8 +269,9 @@ class KnowledgeBase:
         label = canonical_section(section)
         found: dict[str, list[VectorResult]] = {}
         for target in self._targets(collection, None):
-            chunks = self.index.get_chunks(target, where={"section": label}) or \
-                self.index.get_chunks(target, where={"section_key": section_key(label)})
+            chunks = self.index.get_chunks(target, where={"section": label}) or self.index.get_chunks(
+                target, where={"section_key": section_key(label)}
+            )
             for chunk in chunks:  # get_chunks returns them by document, in reading order
                 found.setdefault(chunk.doc, []).append(_result(chunk, 1.0, "section"))
         return found

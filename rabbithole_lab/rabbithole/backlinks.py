@@ -22,7 +22,9 @@ def context_key(doc: str, section: str) -> SectionKey:
     return doc, section_key(canonical_section(section))
 
 
-def cited_keys(reference: DetectedReference, target_document: Callable[[DetectedReference], str | None]) -> list[SectionKey]:
+def cited_keys(
+    reference: DetectedReference, target_document: Callable[[DetectedReference], str | None]
+) -> list[SectionKey]:
     """Every (doc, section key) the reference may name, most specific first."""
     if reference.type not in ("legal_section", "section") or not reference.sections:
         return []

@@ -86,7 +86,8 @@ def reference_edge(citer: Candidate, reference: DetectedReference, decision: str
 
 
 def collect_references(frontier: list[Candidate], detect: Detect, resolver: ReferenceResolver, pool: Pool,
-                       visited: set[str], anchor: str, german: bool) -> tuple[list[PendingReference], list[ReferenceEdge]]:
+                       visited: set[str], anchor: str,
+                       german: bool) -> tuple[list[PendingReference], list[ReferenceEdge]]:
     """Every reference of the frontier that resolves to something, with the edges of those that do not."""
     pending: list[PendingReference] = []
     edges: list[ReferenceEdge] = []
@@ -118,7 +119,8 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
             targets: list[VectorResult] = []
             holders: list[Candidate] = []
             for result in resolution.results:
-                if result.chunk_id == citer.chunk_id or (result.section and (result.doc, result.section) == own_section):
+                if result.chunk_id == citer.chunk_id or \
+                        (result.section and (result.doc, result.section) == own_section):
                     continue
                 holder = pool.holder(result)
                 if holder is None:
@@ -133,9 +135,11 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
 
 
 def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Detect,
-                      target_document: Callable[[DetectedReference], str | None]) -> list[tuple[Candidate, Candidate, DetectedReference]]:
+                      target_document: Callable[[DetectedReference], str | None]
+                      ) -> list[tuple[Candidate, Candidate, DetectedReference]]:
     """(citer, cited seed, reference) for every hit that cites one of `seeds` by exact section key."""
-    wanted = {context_key(seed.result.doc, seed.result.section): seed for seed in reversed(seeds) if seed.result.section}
+    wanted = {context_key(seed.result.doc, seed.result.section): seed
+              for seed in reversed(seeds) if seed.result.section}
     found = []
     for hit in hits:
         if hit in seeds:

@@ -134,8 +134,8 @@ class RabbitholeFollower:
         return edges
 
     # ---- one level of the tree -------------------------------------------------------------------
-    def _level(self, frontier: list[Candidate], anchor: str, language: str, policy: StopPolicy, pool: Pool, trail: Trail,
-               read_sections: dict[tuple[str, str], list[VectorResult]],
+    def _level(self, frontier: list[Candidate], anchor: str, language: str, policy: StopPolicy, pool: Pool,
+               trail: Trail, read_sections: dict[tuple[str, str], list[VectorResult]],
                progress: Callable[[int, int], None] | None = None) -> list[Candidate]:
         german = language == "de"
         pending, edges = collect_references(frontier, self.detect, self.resolver, pool, policy.visited, anchor, german)
@@ -154,7 +154,8 @@ class RabbitholeFollower:
             for index, share in zip(indexes, reference_shares([verdicts[i].score for i in indexes]), strict=True):
                 shares[index] = share
         order = sorted(range(len(pending)),
-                       key=lambda i: (not verdicts[i].decision.follow, -cited_value(pending[i].citer.value, shares[i]), i))
+                       key=lambda i: (not verdicts[i].decision.follow,
+                                      -cited_value(pending[i].citer.value, shares[i]), i))
         next_frontier: list[Candidate] = []
         for position, index in enumerate(order, start=1):
             if progress is not None:
@@ -188,8 +189,9 @@ class RabbitholeFollower:
                             chunk_id=child.chunk_id, section=child.result.section,
                             collection=child.result.collection, relevance_score=round(child.relevance, 4),
                             depth=child.depth) for child in children]
+            targets = chosen or [h.result for h in item.holders]
             trail.edges.append(reference_edge(item.citer, item.reference, "followed", verdict.decision.reason,
-                                              item.resolution, chosen or [h.result for h in item.holders], verdict.score))
+                                              item.resolution, targets, verdict.score))
             next_frontier += children
         return next_frontier
 

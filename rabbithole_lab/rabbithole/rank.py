@@ -11,8 +11,8 @@ retrieval and citation, not from thresholds:
   hands each what the question makes of it.
 
 A backlink (a hit citing a better-ranked hit) adds the cited hit's value, split among all hits
-that cite it, up to the cited hit's own value. Another chunk of a hit's section is worth the hit's value times the share of the
-question's terms that only this chunk adds, so a section grows only when its other chunks say
+that cite it, up to the cited hit's own value. Another chunk of a hit's section is worth the hit's value
+times the share of the question's terms that only this chunk adds, so a section grows only when its other chunks say
 something the first did not.
 """
 

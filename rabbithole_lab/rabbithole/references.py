@@ -24,10 +24,14 @@ _ICRP = re.compile(r"(?P<text>(?:ICRP|IAEA|IAEO)\s+(?:Publication|Publikation|Ve
                    r"Safety\s+Standards?\s+Series\s+No\.|GSR\s+Part)\s*(?P<number>\d+[A-Za-z]?))")
 _URL = re.compile(r"(?P<text>https?://[^\s<>\"'\]\)]+[^\s<>\"'\]\).,;:!?])")
 _NUMBERED_CITATION = re.compile(r"\[(?P<body>\d{1,3}(?:\s*[,–-]\s*\d{1,3})*)\]")
-_SHORTFORM_CITATION = re.compile(r"\[(?P<body>[A-Z][A-Za-zÄÖÜäöüß\-]+(?:\s?(?:et\s?al\.?|&\s?[A-Z][a-z]+))?\s?(?:19|20)?\d{2}[a-z]?)\]")
+_SHORTFORM_CITATION = re.compile(
+    r"\[(?P<body>[A-Z][A-Za-zÄÖÜäöüß\-]+(?:\s?(?:et\s?al\.?|&\s?[A-Z][a-z]+))?\s?(?:19|20)?\d{2}[a-z]?)\]"
+)
 # English section references: "see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR", "Chapter 3".
-_EN_UNIT = (r"(?P<unit>[Ss]ections?|[Ss]ec\.|Rules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
-            r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?)")
+_EN_UNIT = (
+    r"(?P<unit>[Ss]ections?|[Ss]ec\.|Rules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
+    r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?)"
+)
 _EN_UNIT_WORD = _EN_UNIT.replace("?P<unit>", "?:")
 # a bare sub-part "(b)" continues a list ("section 51(3)(b) and (c)"); "(PRU)" after "Rules" is an abbreviation
 _EN_SUB = r"\((?:\d{1,3}[a-z]?|[a-z]{1,4}|[A-Z])\)"
@@ -37,7 +41,9 @@ _EN_REF = re.compile(
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
     rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*){{0,6}}))?"
 )
-_SCHEDULE_TO_BOOK = re.compile(r"\s+to\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){0,6})")
+_SCHEDULE_TO_BOOK = re.compile(
+    r"\s+to\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){0,6})"
+)
 _EN_RANGE = re.compile(rf"(?P<a>{_EN_NUM})\s*(?:to|-|–)\s*(?P<b>{_EN_NUM})")
 
 
@@ -87,7 +93,7 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
 
 
 def _share_books_with_the_enclosing_unit(text: str, references: list[DetectedReference]) -> None:
-    """"paragraph 64 of Schedule 1 to FSMR", "Chapter 1 of Part 19 of FSMR": the inner unit is in the book
+    """ "paragraph 64 of Schedule 1 to FSMR", "Chapter 1 of Part 19 of FSMR": the inner unit is in the book
     of the unit that encloses it."""
     for index in range(len(references) - 2, -1, -1):
         inner, outer = references[index], references[index + 1]
@@ -97,8 +103,9 @@ def _share_books_with_the_enclosing_unit(text: str, references: list[DetectedRef
             inner.target = f"{inner.unit} {', '.join(inner.sections)} {outer.book}"
 
 
-def _simple(pattern: re.Pattern, kind: str, text: str, target: Callable[[re.Match], str],
-            doc: str | None = None) -> list[DetectedReference]:
+def _simple(
+    pattern: re.Pattern, kind: str, text: str, target: Callable[[re.Match], str], doc: str | None = None
+) -> list[DetectedReference]:
     out = []
     for match in pattern.finditer(text):
         academic = kind.startswith("academic")
@@ -135,8 +142,9 @@ def detect_references_regex(text: str, doc: str | None = None) -> list[DetectedR
     found += _simple(EU_ACT, "document_mention", text, lambda m: " ".join(m.group("text").split()))
     found += _simple(_STANDARD, "document_mention", text, lambda m: " ".join(m.group("text").split()))
     found += _simple(_ICRP, "document_mention", text, lambda m: " ".join(m.group("text").split()))
-    found += _simple(_NUMBERED_CITATION, "academic_numbered", text,
-                     lambda m: f"[{m.group('body').replace(' ', '')}]", doc)
+    found += _simple(
+        _NUMBERED_CITATION, "academic_numbered", text, lambda m: f"[{m.group('body').replace(' ', '')}]", doc
+    )
     found += _simple(_SHORTFORM_CITATION, "academic_shortform", text, lambda m: f"[{m.group('body')}]", doc)
     legal = legal_references(text, doc)
     english = _english_section_references(text, doc)

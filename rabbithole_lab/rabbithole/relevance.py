@@ -52,7 +52,9 @@ class Scored:
     score: float
 
 
-def filter_by_relevance(scored: list[Scored], threshold: float, min_results: int = 0) -> tuple[list[Scored], list[Scored]]:
+def filter_by_relevance(
+    scored: list[Scored], threshold: float, min_results: int = 0
+) -> tuple[list[Scored], list[Scored]]:
     """(kept, dropped): keep scores >= threshold; backfill from the best rejected up to `min_results`."""
     kept = [entry for entry in scored if entry.score >= threshold]
     rejected = sorted((entry for entry in scored if entry.score < threshold), key=lambda e: -e.score)

@@ -176,7 +176,8 @@ class ReferenceResolver:
         if not holders or len(holders) != 1:
             return None
         (holder,) = holders
-        return Resolution("section_index", hits[holder], holder, self.kb.registry.collection_of(holder) or collection, 1.0)
+        return Resolution("section_index", hits[holder], holder,
+                          self.kb.registry.collection_of(holder) or collection, 1.0)
 
     def _resolve_document(self, reference: DetectedReference, query_hint: str) -> Resolution:
         doc, collection = self.kb.registry.resolve_document_name(reference.book or reference.target)
@@ -198,7 +199,7 @@ class ReferenceResolver:
             for hit in self.kb.section_lookup(doc, BIBLIOGRAPHY_LABEL):
                 for line in hit.text.splitlines():
                     if line.strip().startswith(reference.original_text):
-                        entry = line.strip()[len(reference.original_text):].strip()
+                        entry = line.strip()[len(reference.original_text) :].strip()
                         break
         query = entry or f"{reference.original_text} {query_hint}".strip()
         results = [hit for hit in self.kb.search(query, k=self.broad_k + 2) if hit.doc != doc][: self.broad_k]

@@ -113,10 +113,13 @@ class Judge(Protocol):
 
     def score_relevance(self, anchor: str, finding: ChunkWithInfo, language: str) -> RelevanceScore: ...
 
-    def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo], language: str) -> QualityAssessment: ...
+    def assess_quality(
+        self, query: str, answer: str, sources: list[ChunkWithInfo], language: str
+    ) -> QualityAssessment: ...
 
-    def decide_remediation(self, query: str, assessment: QualityAssessment, threshold: int,
-                           language: str) -> RemediationDecision: ...
+    def decide_remediation(
+        self, query: str, assessment: QualityAssessment, threshold: int, language: str
+    ) -> RemediationDecision: ...
 
 
 class Synthesiser(Protocol):

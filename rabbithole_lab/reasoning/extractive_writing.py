@@ -57,7 +57,8 @@ class ExtractiveWriter(ExtractiveBase):
         a deadline, an amount is what a question about a provision usually wants), and, for text in a
         language the embedder was trained on, its meaning. An English-only model (MiniLM) is no evidence on
         German statute text: every share of its similarity in the score cost answer facts on the dev
-        questions (bench/RESULTS.md, session 12). Synthesis and the quality check build the scorer from the same context, so they agree."""
+        questions (bench/RESULTS.md, session 12). Synthesis and the quality check build the scorer from the
+        same context, so they agree."""
         sentences = [s for chunk in chunks for s in passage_sentences(chunk.chunk_text, chunk.heading,
                                                                        chunk.continuation)]
         weights = TermWeights(sentences)

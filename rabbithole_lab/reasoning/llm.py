@@ -275,7 +275,8 @@ class LLMReasoner:
     def follow_up_questions(self, query, analysis, passages, language, count, conversation=None):
         prompt = self._fill(
             prompts.FOLLOW_UP_QUESTIONS_PROMPT,
-            count=count, language=language_name(language), query=query, dialogue=dialogue_text(conversation or []) or "-",
+            count=count, language=language_name(language), query=query,
+            dialogue=dialogue_text(conversation or []) or "-",
             concepts=", ".join(analysis.key_concepts) or "-", gaps=", ".join(analysis.knowledge_gaps) or "-",
             context=passages_text(passages, 4)[:3000])
         answer = self._ask("follow_up_questions", prompt, FollowUpQuestions, FollowUpQuestions(), language)
@@ -286,7 +287,8 @@ class LLMReasoner:
             prompts.HITL_CONTEXT_SUMMARY_PROMPT,
             language=language_name(language), query=query, conversation=dialogue_text(conversation),
             concepts=", ".join(concepts) or "-")
-        return self._ask("hitl_context_summary", prompt, ContextSummary, ContextSummary(summary=query), language).summary
+        answer = self._ask("hitl_context_summary", prompt, ContextSummary, ContextSummary(summary=query), language)
+        return answer.summary
 
     def research_queries(self, query, summary, concepts, language):
         prompt = self._fill(prompts.RESEARCH_QUERIES_PROMPT, language=language_name(language), query=query,

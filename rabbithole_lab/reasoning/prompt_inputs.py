@@ -17,10 +17,14 @@ def passages_text(passages: list[VectorResult], limit: int = 9) -> str:
 
 
 def findings_text(findings: list[ChunkWithInfo], language: str) -> str:
-    return prompts.quoted("\n".join(
-        f"- ({f.tier}) {citation_label(f.document, f.page, language)} {f.extracted_info or f.chunk_text[:PASSAGE_CHARS]}"
-        for f in findings
-    ) or "-")
+    return prompts.quoted(
+        "\n".join(
+            f"- ({f.tier}) {citation_label(f.document, f.page, language)} "
+            f"{f.extracted_info or f.chunk_text[:PASSAGE_CHARS]}"
+            for f in findings
+        )
+        or "-"
+    )
 
 
 TRIMMED_MARK = " […]"
@@ -51,7 +55,7 @@ def _shortened(value: str, excess: int) -> str:
     """`value` shorter by about `excess` characters; document text keeps its fence whole (`prompts.quoted`)."""
     head = f"{prompts.QUOTED_OPEN}\n" if value.startswith(f"{prompts.QUOTED_OPEN}\n") else ""
     tail = f"\n{prompts.QUOTED_CLOSE}" if head and value.endswith(f"\n{prompts.QUOTED_CLOSE}") else ""
-    body = value[len(head): len(value) - len(tail)]
+    body = value[len(head) : len(value) - len(tail)]
     keep = max(0, len(body) - excess - len(TRIMMED_MARK))
     return head + (body[:keep].rstrip() + TRIMMED_MARK if keep else "-") + tail
 

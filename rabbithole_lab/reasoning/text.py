@@ -8,7 +8,8 @@ from rabbithole_lab.kb.lexical import analyze, compound_parts
 from rabbithole_lab.messages import run_text
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a-z]\)|[-•])\s)")
-_ABBREVIATION_END = re.compile(r"\b(?:Abs|Nr|Art|BGBl|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
+_ABBREVIATION_END = re.compile(
+    r"\b(?:Abs|Nr|Art|BGBl|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
 # German writes ordinals with a period ("das 75. Lebensjahr", "bis zum 31. Dezember"): after an article or
 # preposition, "<number>." opens a noun phrase, not a new sentence ("nach Absatz 2. Die Behörde" still ends one)
 _ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|einer|eines|am|im|vom|zum|zur|bis|ab|"
@@ -24,8 +25,9 @@ _AUTHORISES_REGULATION = re.compile(
 _ASKS_ABOUT_AUTHORISATION = re.compile(r"ermächtig|Rechtsverordnung\s+erl|empower|authori[sz]", re.IGNORECASE)
 _CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
-_FIGURE = re.compile(r"\d[\d.,]*\s*(?:(?:[Mm]illi|[Mm]ikro|[Mm]icro|[Kk]ilo|[Gg]iga|[Mm]ega)?(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray)|mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|Monate?n?|Wochen?|"
-                     r"Tage?n?|Stunden?|years?|months?|days?|hours?|m|cm|mm|kg|g)\b")
+_FIGURE = re.compile(r"\d[\d.,]*\s*(?:(?:[Mm]illi|[Mm]ikro|[Mm]icro|[Kk]ilo|[Gg]iga|[Mm]ega)?"
+                     r"(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray)|mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|"
+                     r"Monate?n?|Wochen?|Tage?n?|Stunden?|years?|months?|days?|hours?|m|cm|mm|kg|g)\b")
 _DUTY = re.compile(r"\b(?:muss|müssen|hat\s+\w+\s+zu|haben\s+\w+\s+zu|ist\s+verpflichtet|darf|dürfen|"
                    r"shall|must|is\s+required|may\s+not|are\s+required)\b", re.IGNORECASE)
 _DEFINITION = re.compile(r"\b(?:im\s+Sinne\s+dieses|ist\s+die|sind\s+die|means|is\s+defined\s+as)\b", re.IGNORECASE)

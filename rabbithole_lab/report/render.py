@@ -82,8 +82,13 @@ def _markdown(view: ReportView) -> str:
               "|---|---|", *[f"| {md(name)} | {value} |" for name, value in view.quality]]
     if view.issues:
         lines += ["", *[f"- {md(issue)}" for issue in view.issues]]
-    lines += ["", f"## {md(t['sources'])}", "",
-              f"| {md(t['document'])} | {md(t['page'])} | {md(t['section'])} | {md(t['relevance'])} |", "|---|---|---|---|"]
+    lines += [
+        "",
+        f"## {md(t['sources'])}",
+        "",
+        f"| {md(t['document'])} | {md(t['page'])} | {md(t['section'])} | {md(t['relevance'])} |",
+        "|---|---|---|---|",
+    ]
     for doc, page, section, relevance in view.sources:
         target = f"[{md(doc.text)}]({doc.url})" if doc.url else md(doc.text)
         lines.append(f"| {target} | {md(page.text)} | {md(section)} | {relevance:.2f} |")

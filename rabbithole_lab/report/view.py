@@ -137,23 +137,31 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
     t = labels(language)
     link_of = {source.doc_id: source.path for source in report.sources if source.path}
     info = report.metadata.get("reasoner", {})
-    reasoner = f"{info.get('provider', '?')}{' ' + info['model'] if info.get('model') else ''} ({info.get('reason', '')})"
+    model = " " + info["model"] if info.get("model") else ""
+    reasoner = f"{info.get('provider', '?')}{model} ({info.get('reason', '')})"
     return ReportView(
         language=language,
         t=t,
         query=report.query,
         answer=_answer_lines(report.answer, link_of, run_text(language)["page_short"]),
-        findings=[(finding.claim, [Link(f"{s.doc_id}, {t['page']} {s.page_number}", s.link) for s in finding.sources])
-                  for finding in report.findings],
+        findings=[
+            (finding.claim, [Link(f"{s.doc_id}, {t['page']} {s.page_number}", s.link) for s in finding.sources])
+            for finding in report.findings
+        ],
         quality_score=report.quality_score,
         quality=[(t.get(name, name), value) for name, value in report.quality_breakdown.items()],
         issues=list(report.metadata.get("quality_issues", [])),
-        sources=[(Link(s.doc_id, s.link), Link(str(s.page_number), s.link), s.section, s.relevance_score)
-                 for s in report.sources],
+        sources=[
+            (Link(s.doc_id, s.link), Link(str(s.page_number), s.link), s.section, s.relevance_score)
+            for s in report.sources
+        ],
         chains=_chains(edges),
         tasks=_task_rows(report.metadata.get("tasks", []), t),
-        run=[(t["reasoner"], reasoner), (t["hitl"], report.metadata.get("hitl_termination_reason", "")),
-             (t["llm_calls"], str(report.metadata.get("llm_calls", 0)))],
+        run=[
+            (t["reasoner"], reasoner),
+            (t["hitl"], report.metadata.get("hitl_termination_reason", "")),
+            (t["llm_calls"], str(report.metadata.get("llm_calls", 0))),
+        ],
         warnings=list(report.metadata.get("warnings", [])),
         graph_file=graph_file,
     )

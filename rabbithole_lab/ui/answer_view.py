@@ -45,7 +45,9 @@ def _quotes_of_line(line: str) -> dict[tuple[str, int], str]:
     return quotes
 
 
-def answer_html(report: FinalReport, link: Callable[[str, int], str], language: str) -> tuple[str, list[CitationTarget]]:
+def answer_html(
+    report: FinalReport, link: Callable[[str, int], str], language: str
+) -> tuple[str, list[CitationTarget]]:
     """The answer and the source list as HTML with numbered citations, and what each number opens."""
     view = report_view(report, [], graph_file=None)
     paths = {source.doc_id: source.path for source in report.sources if source.path}
@@ -54,8 +56,10 @@ def answer_html(report: FinalReport, link: Callable[[str, int], str], language: 
     def anchor(target: CitationTarget, text: str, css: str) -> str:
         targets.append(target)
         href = link(target.path, target.page) if target.path else "#"
-        return (f'<a class="{css}" data-cite="{len(targets) - 1}" href="{html.escape(href, quote=True)}">'
-                f"{html.escape(text)}</a>")
+        return (
+            f'<a class="{css}" data-cite="{len(targets) - 1}" href="{html.escape(href, quote=True)}">'
+            f"{html.escape(text)}</a>"
+        )
 
     lines = []
     for raw_line, pieces in zip(report.answer.splitlines(), view.answer, strict=True):
@@ -76,13 +80,20 @@ def answer_html(report: FinalReport, link: Callable[[str, int], str], language: 
     items = []
     for source in report.sources:
         label = f"{source.doc_id}, {t['page']} {source.page_number}"
-        shown = (anchor(CitationTarget(source.doc_id, source.page_number, source.path, source.section), label, "rh-source")
-                 if source.path else html.escape(label))
-        items.append(f"<li>{shown} {html.escape(source.section)} "
-                     f"<span class='rh-score'>({source.relevance_score:.2f})</span></li>")
+        shown = (
+            anchor(CitationTarget(source.doc_id, source.page_number, source.path, source.section), label, "rh-source")
+            if source.path
+            else html.escape(label)
+        )
+        items.append(
+            f"<li>{shown} {html.escape(source.section)} "
+            f"<span class='rh-score'>({source.relevance_score:.2f})</span></li>"
+        )
     sources = "".join(items)
-    body = (f"<div class='rh-answer' lang='{html.escape(language)}'>{''.join(lines)}</div>"
-            f"<h4>{html.escape(t['sources'])}</h4><ul class='rh-sources'>{sources}</ul>")
+    body = (
+        f"<div class='rh-answer' lang='{html.escape(language)}'>{''.join(lines)}</div>"
+        f"<h4>{html.escape(t['sources'])}</h4><ul class='rh-sources'>{sources}</ul>"
+    )
     return body, targets
 
 

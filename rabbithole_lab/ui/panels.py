@@ -57,11 +57,12 @@ class QueryPanel:
         embedder = self.embedder_info
         notice = (f"<br><span style='color:#a15c00'>⚠ {html.escape(embedder.notice)}</span>"
                   if embedder.notice else "")
-        self.reasoner.value = (f"<b>{html.escape(self.text['reasoner'])}:</b> {html.escape(self.info.provider + model)} "
-                               f"<span style='color:#666'>({html.escape(self.info.reason)})</span> · "
-                               f"<b>{html.escape(self.text['embedder'])}:</b> "
-                               f"{html.escape(embedder.model)} <span style='color:#666'>({html.escape(embedder.backend)})"
-                               f"</span>{notice}")
+        self.reasoner.value = (
+            f"<b>{html.escape(self.text['reasoner'])}:</b> {html.escape(self.info.provider + model)} "
+            f"<span style='color:#666'>({html.escape(self.info.reason)})</span> · "
+            f"<b>{html.escape(self.text['embedder'])}:</b> "
+            f"{html.escape(embedder.model)} <span style='color:#666'>({html.escape(embedder.backend)})"
+            f"</span>{notice}")
 
     def chosen_language(self) -> str | None:
         """"de" or "en" when the user chose one, None to follow the question."""
@@ -198,7 +199,8 @@ class TodoPanel:
         self.remove_boxes = [w.Checkbox(description=self.text["remove"], value=False, indent=False) for _ in items]
         self.added = []
         self._originals = {item["id"]: item["task"] for item in items}
-        self.tasks.children = [w.VBox([text, box]) for text, box in zip(self.task_texts, self.remove_boxes, strict=True)]
+        self.tasks.children = [w.VBox([text, box])
+                               for text, box in zip(self.task_texts, self.remove_boxes, strict=True)]
         for index in range(len(items)):
             self._retitle(index)
             # an edited task shows its new text in its title, a removed one says so
@@ -248,14 +250,16 @@ class TodoPanel:
         def body(item: dict) -> str:
             notes = []
             if item.get("origin") == "added":
-                notes.append(f"<i>{html.escape(t['added_during_research'])}: {html.escape(item.get('added_reason', ''))}</i>")
+                notes.append(f"<i>{html.escape(t['added_during_research'])}: "
+                             f"{html.escape(item.get('added_reason', ''))}</i>")
             if item.get("closed_reason"):
                 notes.append(f"<i>{html.escape(t['closed_early'])}: {html.escape(item['closed_reason'])}</i>")
             return "<br>".join([html.escape(item["task"]), *notes])
 
         self.tasks.children = [w.HTML(body(item)) for item in items]
         for index, item in enumerate(items):
-            mark = "[x]" if item["completed"] else ("[>]" if item["id"] == current_id else "[ ]")  # no emoji font needed
+            # no emoji font needed
+            mark = "[x]" if item["completed"] else ("[>]" if item["id"] == current_id else "[ ]")
             flag = (f" ({t['added_short']})" if item.get("origin") == "added" else "") + \
                 (f" ({t['closed_short']})" if item.get("closed_reason") else "")
             self.tasks.set_title(index, f"{mark} {index + 1}. {item['task'][:60]}{flag}")
@@ -325,11 +329,13 @@ class ResultsPanel:
             + (f"<br>{html.escape(task['summary'])}" if task.get("summary") else "")
             + (f"<br><i>{t['added_during_research']}: {html.escape(task.get('added_reason', ''))}</i>"
                if task.get("origin") == "added" else "")
-            + (f"<br><i>{t['closed_early']}: {html.escape(task['closed_reason'])}</i>" if task.get("closed_reason") else "")
+            + (f"<br><i>{t['closed_early']}: {html.escape(task['closed_reason'])}</i>"
+               if task.get("closed_reason") else "")
             + (f"<br>{len(task['rounds'])} {t['rounds']}: " + "; ".join(html.escape(r.get("reason", ""))
                                                                        for r in task["rounds"])
                if len(task.get("rounds", [])) > 1 else "")
-            + "".join(f"<br><i>{t['irrelevant']}: {html.escape(item)}</i>" for item in task.get("irrelevant_findings", []))
+            + "".join(f"<br><i>{t['irrelevant']}: {html.escape(item)}</i>"
+                      for item in task.get("irrelevant_findings", []))
             + "</li>" for task in report.get("metadata", {}).get("tasks", [])) + "</ol>"
         warnings = report.get("metadata", {}).get("warnings", [])
         self.warnings.value = (f"<h4>{t['warnings']}</h4><ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in warnings)
@@ -362,7 +368,8 @@ class ContextPanel:
             self.tables.set_title(index, f"{t[tier]} ({len(frame)})")
             output = self.tables.children[index]
             output.outputs = ()
-            output.append_display_data(HTML(tier_table_html(frame, column_headers(language), full_extracts(state, tier))))
+            table = tier_table_html(frame, column_headers(language), full_extracts(state, tier))
+            output.append_display_data(HTML(table))
         self.tables.selected_index = 0
         self._draw_graph()
         self.widget.layout.display = "flex"

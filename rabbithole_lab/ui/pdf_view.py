@@ -127,15 +127,19 @@ class PdfPageView:
         try:
             rendered = render_page(self.path, page, self.quote)
         except PdfViewError as exc:
-            self.title.value = f"<span class='rh-pdf-error'>{html.escape(self.text['pdf_failed'].format(error=exc))}</span>"
+            self.title.value = (
+                f"<span class='rh-pdf-error'>{html.escape(self.text['pdf_failed'].format(error=exc))}</span>"
+            )
             self.image.layout.display = "none"
             return False
         self.page, self.pages = rendered.page, rendered.pages
         self.image.value = rendered.png
         self.image.layout.display = "block"
         marked = self.text["pdf_marked"] if rendered.highlights else ""
-        self.title.value = (f"<b class='rh-pdf-title'>{html.escape(self.label)}, {self.text['page']} {rendered.page}"
-                            f"</b> <span style='color:#666'>/ {rendered.pages}{html.escape(marked)}</span>")
+        self.title.value = (
+            f"<b class='rh-pdf-title'>{html.escape(self.label)}, {self.text['page']} {rendered.page}"
+            f"</b> <span style='color:#666'>/ {rendered.pages}{html.escape(marked)}</span>"
+        )
         self.previous.disabled = rendered.page <= 1
         self.next.disabled = rendered.page >= rendered.pages
         return True

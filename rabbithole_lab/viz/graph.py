@@ -202,30 +202,36 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
         x2, y2 = tx, ty + NODE_HEIGHT_PX / 2
         if tx <= sx:  # a reference back to an earlier level: leave from the box's left edge
             x1 = sx
-        parts.append(f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" '
-                     f'stroke-width="1.5"{dash} marker-end="url(#arrow)"><title>'
-                     f'{html.escape(data["target"])}: {html.escape(_edge_label(data, t))} — {html.escape(data["reason"])}'
-                     '</title></line>')
+        parts.append(
+            f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" '
+            f'stroke-width="1.5"{dash} marker-end="url(#arrow)"><title>'
+            f'{html.escape(data["target"])}: {html.escape(_edge_label(data, t))} — {html.escape(data["reason"])}'
+            '</title></line>'
+        )
     for node, data in graph.nodes(data=True):
         bx, by, bw = boxes[node]
         tier = data.get("tier", "unresolved")
         fill = TIER_COLOURS.get(tier, "#d9d9d9")
         border = _border(data.get("collection", ""), order)
-        parts.append(f'<g><title>{html.escape(_label(node, t))} ({html.escape(t.get(tier, tier))})</title>'
-                     f'<rect x="{bx:.0f}" y="{by:.0f}" width="{bw:.0f}" height="{NODE_HEIGHT_PX}" rx="4" '
-                     f'fill="{fill}" stroke="{border}" stroke-width="2"/>'
-                     f'<text x="{bx + bw / 2:.0f}" y="{by + 16:.0f}" text-anchor="middle" '
-                     f'fill="{_LABEL_COLOURS.get(tier, "#111111")}">{html.escape(label(node))}</text></g>')
+        parts.append(
+            f'<g><title>{html.escape(_label(node, t))} ({html.escape(t.get(tier, tier))})</title>'
+            f'<rect x="{bx:.0f}" y="{by:.0f}" width="{bw:.0f}" height="{NODE_HEIGHT_PX}" rx="4" '
+            f'fill="{fill}" stroke="{border}" stroke-width="2"/>'
+            f'<text x="{bx + bw / 2:.0f}" y="{by + 16:.0f}" text-anchor="middle" '
+            f'fill="{_LABEL_COLOURS.get(tier, "#111111")}">{html.escape(label(node))}</text></g>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def svg_boxes_overlap(svg: str) -> bool:
     """True when two node boxes of an SVG from `graph_svg` overlap (for tests and checks)."""
-    rects = [tuple(float(v) for v in match) for match in
-             re.findall(r'<rect x="([\d.-]+)" y="([\d.-]+)" width="([\d.]+)" height="([\d.]+)"', svg)]
+    rects = [
+        tuple(float(v) for v in match)
+        for match in re.findall(r'<rect x="([\d.-]+)" y="([\d.-]+)" width="([\d.]+)" height="([\d.]+)"', svg)
+    ]
     for index, (x1, y1, w1, h1) in enumerate(rects):
-        for x2, y2, w2, h2 in rects[index + 1:]:
+        for x2, y2, w2, h2 in rects[index + 1 :]:
             if x1 < x2 + w2 and x2 < x1 + w1 and y1 < y2 + h2 and y2 < y1 + h1:
                 return True
     return False

@@ -175,7 +175,8 @@ def test_an_enabling_clause_is_not_quoted_unless_the_question_asks_who_may_regul
                      "Grenzwerte für beruflich exponierte Personen bei Quantenstrahlung festzulegen. (2) In der "
                      "Rechtsverordnung kann insbesondere festgelegt werden, welche Grenzwerte für beruflich "
                      "exponierte Personen bei Quantenstrahlung gelten.")
-    enabling = rule.model_copy(update={"text": enabling_text, "section": "§ 40", "heading": "§ 40 Verordnungsermächtigung",
+    enabling = rule.model_copy(update={"text": enabling_text, "section": "§ 40",
+                                       "heading": "§ 40 Verordnungsermächtigung",
                                        "chunk_id": "enabling-clause", "page_map": ""})
     context = dict(language="de", primary=[_finding(enabling), _finding(rule)])
     answer = reasoner.synthesize(SynthesisInput(anchor=QUESTION, **context)).answer
@@ -190,6 +191,7 @@ def test_a_quotation_that_quotes_terms_itself_is_one_statement():
     answer = ("**§ 3 QStrG**: „Die Begriffe „Quantenquelle“ und „Betreiber“ haben die Bedeutung nach Anlage 1.“ "
               "[QStrG.pdf, S. 2] „Die Behörde prüft die Anzeige.“ [QStrG.pdf, S. 3]")
     found = statements(answer)
-    assert [s.quote for s in found] == ["Die Begriffe „Quantenquelle“ und „Betreiber“ haben die Bedeutung nach Anlage 1.",
+    assert [s.quote for s in found] == [
+        "Die Begriffe „Quantenquelle“ und „Betreiber“ haben die Bedeutung nach Anlage 1.",
                                         "Die Behörde prüft die Anzeige."]
     assert [s.citations for s in found] == [[("QStrG.pdf", 2)], [("QStrG.pdf", 3)]]

@@ -35,7 +35,8 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     # one HITL round: exactly 3 queries, about 9 chunks (3 per query), dedup ratio recorded
     assert len(state["iteration_queries"]) == 1 and len(state["iteration_queries"][0]) == 3
     history = state["retrieval_history"][0]
-    assert 6 <= history["retrieved"] <= 9 and history["dedup_ratio"] == 0.0 and history["new"] > 0  # nothing seen before
+    # nothing seen before
+    assert 6 <= history["retrieved"] <= 9 and history["dedup_ratio"] == 0.0 and history["new"] > 0
     assert state["hitl_termination_reason"] == "user_end"
     assert state["query_anchor"]["original_query"] == GERMAN_QUESTION
     items = state["todo_list"]["items"]

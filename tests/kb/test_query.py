@@ -32,7 +32,8 @@ def test_the_longest_known_phrase_wins():
     assert german_terms("approval") == "Zulassung Genehmigung"
 
 
-@pytest.mark.parametrize("question", ["What was found in the subject?", "Who can use it and keep it?", "Which ones apply?"])
+@pytest.mark.parametrize("question", ["What was found in the subject?", "Who can use it and keep it?",
+                                      "Which ones apply?"])
 def test_everyday_english_words_add_no_german_terms(question):
     assert german_terms(question) == ""
 
@@ -71,7 +72,8 @@ def test_an_english_question_finds_the_german_section_through_the_glossary(corpu
 def test_the_dense_leg_of_an_english_question_over_german_text_carries_the_german_terms(corpus_kb, monkeypatch):
     embedded: list[str] = []
     embed_query = corpus_kb.index.embedder.embed_query
-    monkeypatch.setattr(corpus_kb.index.embedder, "embed_query", lambda text: embedded.append(text) or embed_query(text))
+    monkeypatch.setattr(corpus_kb.index.embedder, "embed_query",
+                        lambda text: embedded.append(text) or embed_query(text))
     question = "When must a worker carry a radiation passbook?"
     hits = corpus_kb.search(question, k=5, mode="dense")
     assert embedded == [f"{question} {german_terms(question)}"] and "Strahlenpass" in embedded[0]

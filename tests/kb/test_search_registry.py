@@ -162,7 +162,8 @@ def test_the_head_word_of_a_long_name_names_its_document_in_a_question(corpus_re
 
 
 def test_the_first_word_of_an_english_name_names_nothing():
-    registry = DocumentRegistry([RegistryEntry("FSMR.md", "corpus", ["FSMR", "Financial Services and Markets Regulations"])])
+    registry = DocumentRegistry([RegistryEntry("FSMR.md", "corpus", ["FSMR",
+                                                                     "Financial Services and Markets Regulations"])])
     assert named_documents("Financial institutions must report what?", registry) == []
     assert registry.resolve_document_name("Financial") == (None, None)
 

@@ -39,7 +39,8 @@ def test_environment_and_dotenv_override(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(
     "variable, value",
-    [("REFERENCE_RELEVANCE_THRESHOLD", "1.7"), ("LLM_PROVIDER", "gpt"), ("OLLAMA_NUM_CTX", "lots"), ("CHROMA_PORT", "0")],
+    [("REFERENCE_RELEVANCE_THRESHOLD", "1.7"), ("LLM_PROVIDER", "gpt"), ("OLLAMA_NUM_CTX", "lots"),
+     ("CHROMA_PORT", "0")],
 )
 def test_invalid_values_name_the_variable(monkeypatch, variable, value):
     monkeypatch.setenv(variable, value)

@@ -35,7 +35,8 @@ def test_notebooks_are_thin(name):
     code = [cell for cell in book.cells if cell.cell_type == "code"]
     assert code[0].metadata.get("tags") == ["parameters"]
     for cell in code:
-        logic = [line for line in cell.source.splitlines() if line.strip() and not line.startswith(("from ", "import "))]
+        logic = [line for line in cell.source.splitlines()
+                 if line.strip() and not line.startswith(("from ", "import "))]
         assert len(logic) <= 8, f"{name}: move logic into the package"
         assert not any(line.lstrip().startswith(("def ", "class ", "for ", "while ", "if ")) for line in logic)
 
@@ -52,7 +53,8 @@ def test_parameter_injection_reaches_the_run(tmp_path, demo_db):
     assert injected and "only pulsed sources" in injected[0].source
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "en"
-    assert [t["content"] for t in payload["hitl_conversation_history"] if t["role"] == "user"] == ["only pulsed sources"]
+    answers = [t["content"] for t in payload["hitl_conversation_history"] if t["role"] == "user"]
+    assert answers == ["only pulsed sources"]
     outputs = json.dumps([c.get("outputs", []) for c in book.cells])
     assert "image/svg+xml" in outputs and "rh-graph" in outputs
 

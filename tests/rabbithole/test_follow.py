@@ -257,8 +257,9 @@ def test_the_own_heading_label_is_not_followed(demo_kb, settings):
 
 def test_a_reference_cited_twice_in_one_chunk_is_one_edge(demo_kb, settings):
     seed = _seed(demo_kb, "QStrV.pdf", "§ 5")[0]
-    twice = seed.model_copy(update={"text": seed.text + "\nDie Grenzwerte nach § 12 des Quantenstrahlenschutzgesetzes "
-                                                      "gelten auch hier; § 12 des Quantenstrahlenschutzgesetzes bleibt."})
+    twice = seed.model_copy(update={"text": seed.text + "\nDie Grenzwerte nach § 12 des "
+                                                      "Quantenstrahlenschutzgesetzes gelten auch hier; § 12 des "
+                                                      "Quantenstrahlenschutzgesetzes bleibt."})
     trail = _follower(demo_kb, settings, follow_depth=1).run([twice], ANCHOR, "de")
     targets = [e.target for e in trail.edges if e.from_chunk == twice.chunk_id]
     assert targets.count("§ 12 Quantenstrahlenschutzgesetzes") == 1, targets
@@ -327,7 +328,8 @@ def test_an_english_question_over_a_german_statute_is_judged_by_its_german_terms
     assert not demo_kb.embedder_reads("Recht")
     assert by_glossary > 0 and hit.own_relevance == round(by_glossary, 4)
     followed = _followed(trail)
-    assert followed and all(c.own_relevance == round(keyword_overlap(german_terms(question), c.result.text, "german"), 4)
+    assert followed and all(c.own_relevance == round(keyword_overlap(german_terms(question), c.result.text, "german"),
+                                                     4)
                             for c in followed)
 
 
@@ -372,7 +374,8 @@ def test_the_extractive_gate_translates_an_english_question_only_for_a_german_wi
     compared: list[tuple[str, str]] = []
     real_overlap = gate_module.keyword_overlap
     monkeypatch.setattr(gate_module, "keyword_overlap",
-                        lambda anchor, text, language: compared.append((anchor, text)) or real_overlap(anchor, text, language))
+                        lambda anchor, text, language: compared.append((anchor, text)) or real_overlap(anchor, text,
+                                                                                                       language))
     decider = ExtractiveDecider(demo_kb.index.embedder, threshold=0.5)
     question = "Which conditions apply to the licence of the operator?"
     english = GateInput(reference=_ref("see Rule 3.2", "Guide.md"), document="Guide.md",
@@ -389,7 +392,8 @@ def test_the_extractive_gate_translates_an_english_question_only_for_a_german_wi
 def test_llm_gate_decisions_and_fallback_on_garbage(demo_kb, caplog):
     item = GateInput(reference=_ref("nach § 12 des Quantenstrahlenschutzgesetzes", "QStrV.pdf"),
                      window="Grenzwerte nach § 12 des Quantenstrahlenschutzgesetzes", document="QStrV.pdf")
-    scripted = LLMReasoner(FakeListChatModel(responses=['<think>hm</think>{"follow": false, "reason": "nicht relevant"}']),
+    reply = '<think>hm</think>{"follow": false, "reason": "nicht relevant"}'
+    scripted = LLMReasoner(FakeListChatModel(responses=[reply]),
                            max_retries=0)
     [verdict] = gate_references([item], ANCHOR, scripted, "de")
     assert not verdict.decision.follow and verdict.decision.reason == "nicht relevant" and scripted.calls == 1

@@ -22,7 +22,8 @@ def _result(chunk_id: str, chars: int = 100, section: str = "", doc: str = "A.pd
 
 
 def _candidate(chunk_id: str, value: float, chars: int = 100, parent: str = "", kind: str = "hit") -> Candidate:
-    return Candidate(_result(chunk_id, chars), kind, 1 if parent else 0, 0.5, value=value, parent=parent)  # type: ignore[arg-type]
+    return Candidate(_result(chunk_id, chars), kind, 1 if parent else 0, 0.5, value=value,
+                     parent=parent)  # type: ignore[arg-type]
 
 
 # ---- rank ----------------------------------------------------------------------------------------
@@ -101,7 +102,8 @@ def test_strict_admission_never_exceeds_the_budget_and_fills_with_smaller_items(
 # ---- stop ----------------------------------------------------------------------------------------
 
 def test_the_stop_policy_guards_with_reasons():
-    policy = StopPolicy(ReferenceSettings().model_copy(update=dict(max_follow_per_chunk=1, convergence_same_doc_threshold=1,
+    policy = StopPolicy(ReferenceSettings().model_copy(update=dict(max_follow_per_chunk=1,
+                                                                   convergence_same_doc_threshold=1,
                                           early_refusal_count=2, early_refusal_threshold=0.5, token_budget=10_000,
                                           follow_depth=1)), german=False)
     assert policy.may_descend(0) and not policy.may_descend(1)
@@ -128,7 +130,8 @@ def test_convergence_counts_only_references_that_leave_the_citing_document():
     # two references from Y into X, and X is closed to a third from anywhere else
     for number in (5, 6):
         policy.followed(f"legal_section:§ {number} X", "c2", "X.pdf", [], best_relevance=0.9, citer_doc="Y.pdf")
-    assert policy.skip_reason("legal_section:§ 7 X", "c3", "X.pdf", citer_doc="Z.pdf") == run_text("de")["converged"].format(doc="X.pdf")
+    assert policy.skip_reason("legal_section:§ 7 X", "c3", "X.pdf",
+                              citer_doc="Z.pdf") == run_text("de")["converged"].format(doc="X.pdf")
     # ... and still open to X's own references
     assert policy.skip_reason("legal_section:§ 7 X", "c1", "X.pdf", citer_doc="X.pdf") == ""
 

@@ -263,7 +263,8 @@ def test_a_wrapped_citation_alone_on_its_line_still_counts():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(list("§§ .,;()[]/-abcdefgSatzAbsNrundbisff1234567890AtGStrlSchV\nhttps:/ ")), max_size=200))
+@given(st.text(alphabet=st.sampled_from(list("§§ .,;()[]/-abcdefgSatzAbsNrundbisff1234567890AtGStrlSchV\nhttps:/ ")),
+               max_size=200))
 def test_arbitrary_text_gives_consistent_spans(text):
     refs = detect_references_regex(text, doc="X.pdf")
     for ref in refs:
@@ -305,7 +306,8 @@ def test_hybrid_dedups_by_key_and_overlap():
         ExtractedReference(reference_text="§ 78 des Strahlenschutzgesetzes", reference_type="legal_section",
                            target_document="Strahlenschutzgesetz"),
         ExtractedReference(reference_text="KTA 1401", reference_type="document_mention", target_document="KTA 1401"),
-        ExtractedReference(reference_text="Atomgesetz", reference_type="document_mention", target_document="Atomgesetz"),
+        ExtractedReference(reference_text="Atomgesetz", reference_type="document_mention",
+                           target_document="Atomgesetz"),
     ])
     refs = detect_references(text, doc="StrlSchV.pdf", method="hybrid", llm_extract=lambda _: llm)
     assert [(r.extraction_method, r.original_text) for r in refs] == [

@@ -159,7 +159,8 @@ def test_the_plan_adapts_by_rules_without_a_model(reasoner):
     assert [c.id for c in change.close] == [1] and change.close[0].reason
     assert [a.task for a in change.add] == ["Was regelt § 12 QStrG?", "Auszubildende: Welche Grenzwerte gelten?"]
     assert "QStrV.pdf § 5" in change.add[0].reason
-    assert len(reasoner.adapt_todo("Frage", tasks, "", [], [{"label": "§ 1 X", "via": "Y"}], ["Z"], [], 1, "de").add) == 1
+    assert len(reasoner.adapt_todo("Frage", tasks, "", [], [{"label": "§ 1 X", "via": "Y"}], ["Z"], [], 1,
+                                   "de").add) == 1
     assert reasoner.adapt_todo("Frage", tasks, "", [], [{"label": "§ 1 X", "via": "Y"}], [], [], 0, "de").add == []
 
 

@@ -166,7 +166,8 @@ def test_ollama_models_decode_against_the_json_schema_through_langchain_structur
 
 
 def test_a_quote_the_model_extracts_cites_the_page_where_it_starts():
-    text = "§ 7 Pflichten\n(1) Der Betreiber meldet jeden Vorfall.\n(2) Die Meldung erfolgt binnen drei Tagen schriftlich."
+    text = ("§ 7 Pflichten\n(1) Der Betreiber meldet jeden Vorfall.\n"
+            "(2) Die Meldung erfolgt binnen drei Tagen schriftlich.")
     chunk = VectorResult(chunk_id="c", text=text, doc="X.pdf", collection="c", page_start=4, page_end=5,
                          page_map=f"0:4,{text.index('(2)')}:5")
     answer = json.dumps({"extracted_info": "Meldung binnen drei Tagen.", "preserved_quotes": [

@@ -32,7 +32,8 @@ def _state(tmp_path) -> dict:
                                          {"iteration": 2, "reason": "beantwortet"}]},
                              {"id": 1, "task": "Neue Aufgabe", "completed": True, "origin": "added",
                               "added_reason": f"Verweis {EVIL}"},
-                             {"id": 2, "task": "Alte Aufgabe", "completed": True, "closed_reason": "schon beantwortet"}],
+                             {"id": 2, "task": "Alte Aufgabe", "completed": True,
+                              "closed_reason": "schon beantwortet"}],
                              "warnings": [EVIL],
                              "reasoner": {"provider": "extractive", "reason": "test"}})
     chunk = {"document": "QStrV.pdf", "section": "§ 5", "page": 1, "depth": 0, "tier": "primary",

@@ -48,7 +48,8 @@ class FakeBackend:
             listener(BackendEvent("status", status=status))
 
     def start(self, question, collection, language=None):
-        self.calls.append(("start", (question, collection)) if language is None else ("start", (question, collection, language)))
+        self.calls.append(("start", (question, collection)) if language is None else ("start", (question, collection,
+                                                                                                language)))
 
     def answer(self, value):
         self.calls.append(("answer", value))
@@ -98,7 +99,8 @@ def test_hitl_panel_sends_the_answer_and_end():
     backend.emit(RunStatus("interrupt", QUESTIONS, state={"detected_language": "de", "retrieval_history": [
         {"iteration": 0, "queries": ["q1", "q2", "q3"], "retrieved": 9, "within_round_duplicates": 1,
          "seen_before": 0, "new": 8, "dedup_ratio": 0.0,
-         "chunks": [{"doc": "QStrG.pdf", "section": "§ 12", "page": 1, "score": 0.9, "preview": "<b>Grenzwert</b>"}]}]}))
+         "chunks": [{"doc": "QStrG.pdf", "section": "§ 12", "page": 1, "score": 0.9,
+                     "preview": "<b>Grenzwert</b>"}]}]}))
     assert bench.hitl.widget.layout.display == "flex"
     assert "Erwachsene?" in bench.hitl.questions.value and "50%" in bench.hitl.coverage.value
     assert "Ausnahmen" in bench.hitl.coverage.value
@@ -133,7 +135,8 @@ def test_todo_panel_removes_edits_adds_and_approves():
     todo.approve.click()
     assert todo.approve.layout.display == "none" and todo.add_row.layout.display == "none"  # decided: controls go
     assert backend.calls[-1] == ("answer", {"removed_ids": [2],
-                                            "edited_items": [{"id": 1, "task": "Grenzwerte für die Augenlinse ermitteln"}],
+                                            "edited_items": [{"id": 1,
+                                                              "task": "Grenzwerte für die Augenlinse ermitteln"}],
                                             "new_items": ["Zuständige Behörde"]})
     todo.show_progress({"items": [{"id": 0, "task": GERMAN, "completed": True},
                                   {"id": 1, "task": "Augenlinse", "completed": False}]}, 1)
@@ -242,13 +245,15 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     assert bench.context.tables.get_title(0).startswith("Primär (")
     assert "<iframe" in bench.context.graph.value and "<svg" in bench.context.graph.value
     assert bench.todo.tasks.get_title(0).startswith("[x] 1.")
-    assert any("Grenzwerte für Jugendliche" in bench.todo.tasks.get_title(i) for i in range(len(bench.todo.tasks.children)))
+    titles = [bench.todo.tasks.get_title(i) for i in range(len(bench.todo.tasks.children))]
+    assert any("Grenzwerte für Jugendliche" in title for title in titles)
     assert any("Aufgabe 1/" in output.get("text", "") for output in bench.log.output.outputs)
     # "Bericht speichern" writes the report folder the CLI writes and says where
     assert bench.results.save.description == "Bericht speichern" and bench.results.saved.value == ""
     bench.results.save.click()
     [folder] = (bench.reports_dir).iterdir()
-    assert {"report.md", "report.html", "report.json", "graph.html", "tier_primary.csv"} <= {p.name for p in folder.iterdir()}
+    assert {"report.md", "report.html", "report.json", "graph.html",
+            "tier_primary.csv"} <= {p.name for p in folder.iterdir()}
     assert "20 Millisievert" in (folder / "report.md").read_text(encoding="utf-8")
     assert str(folder) in bench.results.saved.value
 

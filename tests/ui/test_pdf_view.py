@@ -79,4 +79,5 @@ def test_a_quote_is_found_across_ligatures_as_the_index_has_it():
     # the demo law's PDF sets "effektiven" with an ff ligature; the indexed text has two letters
     page = pymupdf.open(DEMO_KB / "Recht__db_inserted" / "QStrG.pdf")[0]
     assert not page.search_for("Grenzwert der effektiven Dosis")  # what a plain search misses
-    assert render_page(DEMO_KB / "Recht__db_inserted" / "QStrG.pdf", 1, "Grenzwert der effektiven Dosis").highlights == 1
+    assert render_page(DEMO_KB / "Recht__db_inserted" / "QStrG.pdf", 1,
+                       "Grenzwert der effektiven Dosis").highlights == 1
