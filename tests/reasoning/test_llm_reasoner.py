@@ -176,3 +176,27 @@ def test_a_quote_the_model_extracts_cites_the_page_where_it_starts():
     reasoner = LLMReasoner(ScriptedFakeChatModel(script={"extract_info": answer}), max_retries=0)
     info = reasoner.extract_info(chunk, "Wann ist zu melden?", "Wann ist zu melden?", "de")
     assert [q.page for q in info.preserved_quotes] == [5, 4]  # corrected from the text; unknown wording kept
+
+
+def test_the_fallback_plays_every_role_with_methods_of_its_own():
+    """Each step of every role is a method of the wrapper (a type checker follows it), not a name looked up at
+    run time; a step whose model answer is unusable is answered by the extractive reasoner."""
+    from rabbithole_lab.reasoning import base
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.fallback import ExtractiveFallback
+
+    roles = (base.Clarifier, base.Planner, base.Extractor, base.Judge, base.Synthesiser)
+    steps = {name for role in roles for name, value in vars(role).items()
+             if callable(value) and not name.startswith("_")}
+    assert {"hitl_queries", "generate_todo", "extract_info", "score_relevance", "synthesize"} <= steps
+    assert not hasattr(ExtractiveFallback, "__getattr__")
+    assert all(name in vars(ExtractiveFallback) for name in steps), steps - set(vars(ExtractiveFallback))
+
+    class Stub:  # an embedder is not needed for the step asked here
+        name, backend, languages = "stub", "stub", ("*",)
+
+    model = ScriptedFakeChatModel(script={"research_queries": "not json at all"})
+    wrapper = ExtractiveFallback(LLMReasoner(model, max_retries=0, backoff_s=0.0), ExtractiveReasoner(Stub()))
+    assert isinstance(wrapper, base.Reasoner)
+    queries = wrapper.research_queries("Welche Grenzwerte gelten?", "", ["Grenzwerte"], "de")
+    assert queries and any("unusable" in warning for warning in wrapper.drain_warnings())

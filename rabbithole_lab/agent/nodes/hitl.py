@@ -9,7 +9,7 @@ from langgraph.types import interrupt
 
 from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map, language
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPreview
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
@@ -92,17 +92,13 @@ def hitl_retrieve_chunks(state: AgentState, runtime: Runtime[Services]) -> dict:
     new = [hit for key, hit in distinct.items() if key not in earlier]
     seen_before = len(distinct) - len(new)
     ratio = round(seen_before / len(distinct), 3) if distinct else 0.0
-    entry = {
-        "iteration": state["hitl_iteration"],
-        "queries": queries,
-        "retrieved": len(retrieved),
-        "within_round_duplicates": len(retrieved) - len(distinct),
-        "seen_before": seen_before,
-        "new": len(new),
-        "dedup_ratio": ratio,
-        "chunks": [{"chunk_id": h.chunk_id, "doc": h.doc, "page": h.page_start, "section": h.section,
-                    "score": round(h.score, 4), "preview": " ".join(h.text.split())[:PREVIEW_CHARS]} for h in new],
-    }
+    entry = RetrievalRound(
+        iteration=state["hitl_iteration"], queries=queries, retrieved=len(retrieved),
+        within_round_duplicates=len(retrieved) - len(distinct), seen_before=seen_before, new=len(new),
+        dedup_ratio=ratio,
+        chunks=[RetrievedPreview(chunk_id=h.chunk_id, doc=h.doc, page=h.page_start, section=h.section,
+                                 score=round(h.score, 4), preview=" ".join(h.text.split())[:PREVIEW_CHARS])
+                for h in new])
     return {
         "query_retrieval": [h.model_dump() for h in new],
         "retrieval_history": [entry],

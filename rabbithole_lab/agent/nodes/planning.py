@@ -9,7 +9,7 @@ from langgraph.types import interrupt
 
 from rabbithole_lab.agent.nodes.common import anchor, chunk_key, language
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.agent.state import AgentState, TaskChange, TodoChange
 from rabbithole_lab.findings import context_entries
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.text import contains_concept, stems
@@ -145,7 +145,8 @@ def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     missing = (last.get("rounds") or [{}])[-1].get("missing", [])
     change = reasoner.adapt_todo(anchor(state), todo.items, summary, missing, provisions, gaps, saturated, room,
                                  lang)
-    closed, added = [], []
+    closed: list[TaskChange] = []
+    added: list[TaskChange] = []
     for item in change.close:
         target = next((t for t in open_items if t.id == item.id and t.id != 0 and t.origin != "user"), None)
         if target is not None and not target.completed:
@@ -166,5 +167,5 @@ def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     messages = [said["task_added"].format(task=a["task"], reason=a["reason"]) for a in added]
     messages += [said["task_closed"].format(task=c["task"], reason=c["reason"]) for c in closed]
     return {"todo_list": todo.model_dump(), "current_task_id": next_task.id if next_task else None,
-            "todo_changes": [{"after_task": last["task_id"], "added": added, "closed": closed}],
+            "todo_changes": [TodoChange(after_task=last["task_id"], added=added, closed=closed)],
             "messages": messages}
