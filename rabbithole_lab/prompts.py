@@ -108,6 +108,27 @@ Key concepts: {concepts}
 ### Output format
 {{"summary": "..."}}"""
 
+QUERY_ANCHOR_PROMPT = """### Task
+List what the researcher's answers add to the question: aspects to include, cases to exclude, and the
+provisions or documents they name, in {language}.
+
+### Input
+Original question: {query}
+The researcher's answers in the clarification dialogue:
+{answers}
+
+### Rules
+1. additions: short noun phrases for aspects the researcher wants covered beyond the question
+   ("Organ-Äquivalentdosis der Augenlinse"); nothing the question already says.
+2. exclusions: short noun phrases for cases the researcher does not want ("Personen unter 18 Jahren" for
+   "nur Erwachsene", "Genehmigungsverfahren" for "ohne Genehmigungsverfahren").
+3. provisions: provisions or documents named verbatim ("§ 12 QStrG", "Strahlenschutzverordnung").
+4. Take everything from the answers only; an empty list where they say nothing of the kind.
+5. Write in {language}. Output JSON only.
+
+### Output format
+{{"additions": ["..."], "exclusions": ["..."], "provisions": ["..."]}}"""
+
 RESEARCH_QUERIES_PROMPT = """### Task
 Write the final research queries for the clarified question, in {language}.
 
@@ -321,6 +342,7 @@ Answer the research question from the graded context, in {language}.
 ### Input
 Question (anchor): {anchor}
 Clarification summary: {hitl_summary}
+Excluded by the researcher: {exclusions}
 Primary context (weight 1.0):
 {primary}
 Secondary context (weight 0.7, followed references):
@@ -344,7 +366,8 @@ Task summaries:
    quoted wording starts (the page given with the context item).
 4. Quote limits and duties exactly as in the preserved quotes (units, numbers).
 5. Do not invent facts; say what the documents do not answer.
-6. Write only in {language}. Output JSON only.
+6. Never present an excluded case as applicable; if one must be named, say that it is excluded.
+7. Write only in {language}. Output JSON only.
 
 ### Output format
 {{"answer": "...", "key_findings": [{{"claim": "...", "sources": ["document p. N"]}}]}}"""

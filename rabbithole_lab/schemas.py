@@ -144,3 +144,12 @@ class SynthesisOutput(BaseModel):
 class RemediationDecision(BaseModel):
     retry: bool = False
     instructions: str = ""
+
+
+class AnchorTerms(BaseModel):
+    """What the clarification dialogue adds to the question: aspects to include, cases to leave out, and
+    the provisions or documents the researcher named."""
+
+    additions: list[str] = Field(default_factory=list, description="Aspects the researcher asked to include")
+    exclusions: list[str] = Field(default_factory=list, description="Cases the researcher asked to leave out")
+    provisions: list[str] = Field(default_factory=list, description='Named provisions or documents ("§ 12 QStrG")')

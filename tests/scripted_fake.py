@@ -25,6 +25,7 @@ TASK_PHRASES = {
     "follow_up_questions": "follow-up questions",
     "hitl_context_summary": "Summarise the clarification dialogue",
     "research_queries": "Write the final research queries",
+    "anchor_terms": "List what the researcher's answers add",
     "generate_todo": "Plan the research as a to-do list",
     "task_search_queries": "targeted search queries for one research task",
     "corpus_language_queries": "for a question asked in another language",

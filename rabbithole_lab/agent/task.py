@@ -27,6 +27,11 @@ def _silent(done: int, total: int) -> None:
     return None
 
 
+def reading_anchor(task: str, origin: str, anchor: str) -> str:
+    """The anchor a task's findings are read against: a researcher's own task leads with its words."""
+    return f"{task} {anchor}" if origin == "user" and task not in anchor else anchor
+
+
 @dataclass
 class TaskOutcome:
     """What one task found: its findings (in the order found), the references it followed or skipped,
@@ -57,11 +62,18 @@ class ResearchTask:
     follow_progress: Progress = _silent
 
     # ---- the steps --------------------------------------------------------------------------
+    @property
+    def reading_anchor(self) -> str:
+        """What the task's passages are read against: the anchor, and a task the researcher wrote or edited
+        in its own words first (it is researched as written, also where the question does not say it)."""
+        return reading_anchor(self.task.task, self.task.origin, self.anchor)
+
     def queries(self) -> list[str]:
-        """2 targeted queries + 1 base query (task + key concepts); task 0 searches the question itself."""
+        """2 targeted queries + 1 base query (task + key concepts); task 0 searches the question itself, with
+        what the clarification added (the anchor)."""
         targeted = self.services.reasoner.task_search_queries(self.task.task, self.anchor, self.concepts,
                                                                self.language)
-        base = self.task.task if self.task.id == QUESTION_TASK_ID \
+        base = self.anchor if self.task.id == QUESTION_TASK_ID \
             else f"{self.task.task} {' '.join(self.concepts)}".strip()
         return list(dict.fromkeys([base, *targeted]))[: self.services.settings.search.queries_per_task]
 
@@ -98,7 +110,7 @@ class ResearchTask:
 
     def extract(self, item) -> ChunkWithInfo:
         result = item.result
-        info = self.services.reasoner.extract_info(result, self.anchor, self.task.task, self.language)
+        info = self.services.reasoner.extract_info(result, self.reading_anchor, self.task.task, self.language)
         finding = ChunkWithInfo.from_result(
             result, extracted_info=info.extracted_info, relevance_score=round(item.score, 4), depth=item.depth,
             tier=item.tier, references=item.references, preserved_quotes=info.preserved_quotes,
@@ -141,7 +153,7 @@ class ResearchTask:
             self.visited |= set(trail.visited)
             tokens += trail.tokens_used
             stop_reasons += [reason for reason in trail.stop_reasons if reason not in stop_reasons]
-            assessment = reasoner.assess_task(self.task.task, self.anchor, findings, self.language)
+            assessment = reasoner.assess_task(self.task.task, self.reading_anchor, findings, self.language)
             rounds.append(TaskRound(iteration=iteration, queries=round_queries, new_chunks=len(new_findings),
                                     answered=assessment.answered, missing=assessment.missing,
                                     reason=assessment.reason))
@@ -149,7 +161,9 @@ class ResearchTask:
                 break
             # the next round looks for what is missing, in the words of the task and the question
             round_queries = [f"{missing} {' '.join(self.concepts[:3])}".strip() for missing in assessment.missing]
-        summary = reasoner.summarize_task(self.task.task, self.anchor, findings, self.language)
+        # a researcher's own task is summed up by what it asks; the others by the question
+        summary_anchor = self.task.task if self.task.origin == "user" else self.anchor
+        summary = reasoner.summarize_task(self.task.task, summary_anchor, findings, self.language)
         stats = TaskStats(
             task_id=self.task.id, task=self.task.task, queries=queries, iterations=len(rounds), rounds=rounds,
             seconds=round(time.perf_counter() - started, 3), reasoner_calls=reasoner.calls - calls_before,

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from rabbithole_lab.records import ChunkWithInfo, PreservedQuote, ToDoItem, VectorResult
 from rabbithole_lab.schemas import (
+    AnchorTerms,
     ExtractedReferenceList,
     InfoExtractionWithQuotes,
     QualityAssessment,
@@ -44,6 +45,8 @@ class SynthesisInput:
     remediation: str = ""
     # followed references: source, reference, target, reason (text); citing [doc, section], cited [[doc, section]]
     chains: list[dict] = field(default_factory=list)
+    question: str = ""  # the question as the researcher wrote it (`anchor` adds what the dialogue added)
+    exclusions: list[str] = field(default_factory=list)  # cases the researcher left out
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary
@@ -76,6 +79,10 @@ class Clarifier(Protocol):
                              language: str) -> str: ...
 
     def research_queries(self, query: str, summary: str, concepts: list[str], language: str) -> list[str]: ...
+
+    def anchor_terms(self, query: str, conversation: list[dict], language: str) -> AnchorTerms:
+        """What the researcher's answers add to the question: additions, exclusions, named provisions."""
+        ...
 
 
 class Planner(Protocol):

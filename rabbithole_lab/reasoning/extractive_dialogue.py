@@ -7,6 +7,7 @@ import logging
 import re
 
 from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.reasoning.dialogue_terms import anchor_terms as dialogue_anchor_terms
 from rabbithole_lab.reasoning.extractive_base import (
     ExtractiveBase,
     doc_name,
@@ -101,6 +102,11 @@ class ExtractiveClarifier(ExtractiveBase):
         answers = [turn["content"] for turn in conversation if turn.get("role") == "user"]
         return text["summary"].format(query=query, answers="; ".join(answers) or text["none"],
                                       concepts=", ".join(concepts) or text["none"])
+
+    def anchor_terms(self, query, conversation, language):
+        self._count()
+        answers = [str(turn.get("content", "")) for turn in conversation if turn.get("role") == "user"]
+        return dialogue_anchor_terms(query, answers, language)
 
     def research_queries(self, query, summary, concepts, language):
         self._count()

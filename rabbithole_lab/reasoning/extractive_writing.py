@@ -17,6 +17,7 @@ from rabbithole_lab.reasoning.answer import (
     reached_from,
 )
 from rabbithole_lab.reasoning.base import SynthesisInput, citation_label
+from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.extractive_base import (
     FIGURE_BONUS,
     IRRELEVANT_BELOW,
@@ -87,6 +88,9 @@ class ExtractiveWriter(ExtractiveBase):
         provisions = provisions_of(chunks, lambda chunk: passage_sentences(chunk.chunk_text, chunk.heading,
                                                                           chunk.continuation),
                                    self._sentence_scorer(request.anchor, chunks))
+        # what the researcher excluded is not presented as applicable: its sentences are left out
+        for provision in provisions:
+            provision.sentences = [s for s in provision.sentences if not excluded(s.text, request.exclusions)]
         # a rewrite keeps fewer sentences, each carrying a term of the question
         if request.remediation:
             for provision in provisions:
@@ -94,8 +98,8 @@ class ExtractiveWriter(ExtractiveBase):
         plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES,
                            links_of(request.chains))
         if not plan.parts:
-            return SynthesisOutput(answer=text["no_answer"].format(anchor=request.anchor))
-        lines = [text["intro"].format(anchor=request.anchor)]
+            return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
+        lines = [text["intro"].format(anchor=request.question or request.anchor)]
         findings = []
         for provision, source, sentences in plan.parts:
             quoted = " ".join(f"{open_quote}{s.text}{close_quote} {citation_label(provision.doc, s.page, language)}"

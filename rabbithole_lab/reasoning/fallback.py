@@ -18,6 +18,7 @@ from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
 from rabbithole_lab.records import ChunkWithInfo, ToDoItem, VectorResult
 from rabbithole_lab.schemas import (
+    AnchorTerms,
     ExtractedReferenceList,
     InfoExtractionWithQuotes,
     QualityAssessment,
@@ -119,6 +120,10 @@ class ExtractiveFallback:
         args = (query, summary, concepts, language)
         return self._step("research_queries", lambda: self.primary.research_queries(*args),
                           lambda: self.fallback.research_queries(*args))
+
+    def anchor_terms(self, query: str, conversation: list[dict], language: str) -> AnchorTerms:
+        return self._step("anchor_terms", lambda: self.primary.anchor_terms(query, conversation, language),
+                          lambda: self.fallback.anchor_terms(query, conversation, language))
 
     # ---- Planner ------------------------------------------------------------------------------
     def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str], language: str,

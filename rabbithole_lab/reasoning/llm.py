@@ -39,6 +39,7 @@ from rabbithole_lab.reasoning.prompt_inputs import (
     passages_text,
 )
 from rabbithole_lab.schemas import (
+    AnchorTerms,
     ContextSummary,
     ExtractedReferenceList,
     FollowUpQuestions,
@@ -296,6 +297,15 @@ class LLMReasoner:
         answer = self._ask("research_queries", prompt, SearchQueries, SearchQueries(queries=[query]), language)
         return [q for q in answer.queries if q.strip()][:5] or [query]
 
+    def anchor_terms(self, query, conversation, language):
+        answers = [str(turn.get("content", "")) for turn in conversation if turn.get("role") == "user"
+                   and str(turn.get("content", "")).strip().lower() != "/end"]
+        if not answers:
+            return AnchorTerms()  # nothing was said: no model call
+        prompt = self._fill(prompts.QUERY_ANCHOR_PROMPT, language=language_name(language), query=query,
+                            answers=prompts.quoted("\n".join(f"- {answer}" for answer in answers)))
+        return self._ask("anchor_terms", prompt, AnchorTerms, AnchorTerms(), language)
+
     # ---- Phase 2 ----------------------------------------------------------------------------------
     def generate_todo(self, query, summary, queries, concepts, language, count):
         prompt = self._fill(prompts.TODO_GENERATION_PROMPT, count=count, language=language_name(language), query=query,
@@ -394,7 +404,7 @@ class LLMReasoner:
             primary=findings_text(request.primary, language), secondary=findings_text(request.secondary, language),
             tertiary=findings_text(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
             task_summaries=summaries or "-",
-            chains=chains or "-",
+            chains=chains or "-", exclusions="; ".join(request.exclusions) or "-",
             remediation=f"Rewrite instructions: {request.remediation}" if request.remediation else "")
         output = self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), language)
         if not output.answer.strip():  # valid JSON with nothing in it is no answer either

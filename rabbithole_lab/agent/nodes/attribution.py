@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes.common import anchor, language
+from rabbithole_lab.agent.nodes.common import language, question
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.agent.synthesis_context import context_sources, stored_synthesis_context
@@ -69,7 +69,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
                                          "citation_correctness", "query_relevance") if k in quality}
     edges = state.get("reference_edges", [])
     report = FinalReport(
-        query=anchor(state),
+        query=question(state),
         answer=answer,
         findings=findings,
         sources=ordered,

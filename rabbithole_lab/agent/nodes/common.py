@@ -21,9 +21,20 @@ def language(state: AgentState) -> str:
     return state.get("detected_language") or "de"
 
 
-def anchor(state: AgentState) -> str:
-    """The original question as fixed by hitl_finalize (the query before that)."""
+def question(state: AgentState) -> str:
+    """The question as the researcher wrote it."""
     return (state.get("query_anchor") or {}).get("original_query") or state["query"]
+
+
+def anchor(state: AgentState) -> str:
+    """What the research searches and judges by, fixed by hitl_finalize: the question with the aspects and
+    provisions the clarification added (the question alone before that, or when nothing was added)."""
+    return (state.get("query_anchor") or {}).get("text") or question(state)
+
+
+def exclusions(state: AgentState) -> list[str]:
+    """The cases the researcher excluded in the clarification dialogue."""
+    return list((state.get("query_anchor") or {}).get("exclusions") or [])
 
 
 def concurrent_map(fn: Callable[[Item], Out], items: Iterable[Item], workers: int) -> list[Out]:

@@ -13,6 +13,7 @@ from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPrev
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
+from rabbithole_lab.reasoning.dialogue_terms import anchor_text
 from rabbithole_lab.reasoning.text import concepts as query_concepts
 from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
 from rabbithole_lab.schemas import RetrievalAnalysis
@@ -198,9 +199,10 @@ def hitl_finalize(state: AgentState, runtime: Runtime[Services]) -> dict:
     summary = reasoner.hitl_context_summary(query, state["hitl_conversation_history"], concepts, lang)
     research_queries = reasoner.research_queries(query, summary, concepts, lang)
     refinements = [t["content"] for t in state["hitl_conversation_history"] if t["role"] == "user"]
+    terms = reasoner.anchor_terms(query, state["hitl_conversation_history"], lang)
     query_anchor = {"original_query": query, "detected_language": lang, "key_concepts": concepts,
                     "entities": state.get("entities", []), "scope": state.get("scope", ""),
-                    "hitl_refinements": refinements}
+                    "hitl_refinements": refinements, **terms.model_dump(), "text": anchor_text(query, terms)}
     analysis = QueryAnalysis(original_query=query, key_concepts=concepts, entities=state.get("entities", []),
                              scope=state.get("scope", ""), hitl_refinements=refinements,
                              clarification_needed=False, detected_language=lang)

@@ -9,7 +9,7 @@ from langgraph.types import Overwrite
 from rabbithole_lab.agent.nodes.common import anchor, concurrent_map, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
-from rabbithole_lab.agent.task import QUESTION_TASK_ID
+from rabbithole_lab.agent.task import QUESTION_TASK_ID, reading_anchor
 from rabbithole_lab.findings import TIERS, as_chunk, tier_entries
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
@@ -28,12 +28,14 @@ def from_the_question(entry: dict) -> bool:
     return entry.get("task_id") == QUESTION_TASK_ID and not entry.get("depth", 0)
 
 
-def _judge_tier(entries: list[dict], runtime: Runtime[Services], question: str, lang: str,
+def _judge_tier(entries: list[dict], runtime: Runtime[Services], anchors: dict, question: str, lang: str,
                 min_results: int) -> tuple[dict[int, dict], list[Scored]]:
-    """Scores one tier's entries; returns the verdict per entry (by position in `entries`) and the dropped."""
+    """Scores one tier's entries, each against the anchor of the task that found it (`anchors` by task id,
+    `question` for the rest); returns the verdict per entry (by position in `entries`) and the dropped."""
     settings, reasoner = runtime.context.settings, runtime.context.reasoner
-    scores = concurrent_map(lambda entry: reasoner.score_relevance(question, as_chunk(entry), lang), entries,
-                            settings.llm.concurrency)
+    scores = concurrent_map(
+        lambda entry: reasoner.score_relevance(anchors.get(entry.get("task_id"), question), as_chunk(entry), lang),
+        entries, settings.llm.concurrency)
     scored = [Scored(index, score.score) for index, score in enumerate(scores)]
     protects = not reasoner.judges_beyond_search
     protected = [s for s in scored if protects and from_the_question(entries[s.item])]
@@ -49,6 +51,8 @@ def _judge_tier(entries: list[dict], runtime: Runtime[Services], question: str, 
 def validate_relevance(state: AgentState, runtime: Runtime[Services]) -> dict:
     settings = runtime.context.settings
     lang, question = language(state), anchor(state)
+    anchors = {item["id"]: reading_anchor(item["task"], item.get("origin", "planned"), question)
+               for item in (state.get("todo_list") or {}).get("items", [])}
     threshold = settings.references.relevance_threshold
     verdict_of: dict[int, dict] = {}  # by id() of the entry in state["findings"]
     removed: list[dict] = []
@@ -62,7 +66,7 @@ def validate_relevance(state: AgentState, runtime: Runtime[Services]) -> dict:
                 continue
             taken.add(entry["chunk_id"])
             entries.append(entry)
-        verdicts, drop = _judge_tier(entries, runtime, question, lang, settings.references.min_results)
+        verdicts, drop = _judge_tier(entries, runtime, anchors, question, lang, settings.references.min_results)
         total += len(entries)
         verdict_of |= {id(entries[index]): verdict for index, verdict in verdicts.items()}
         removed += [{"tier": tier, "chunk_id": entries[s.item]["chunk_id"], "doc": entries[s.item]["document"],

@@ -26,9 +26,12 @@ def execute_task(state: AgentState, runtime: Runtime[Services]) -> dict:
     number, total = [item.id for item in todo.items].index(task.id) + 1, len(todo.items)
     progress = said["task_progress"].format(n=number, total=total, task=task.task)
     logger.debug(progress)
+    seen_before = set(state.get("seen_chunks", []))
+    # a task the researcher wrote reads every passage its own search finds, also those another task read:
+    # its finding is its own (the others' passages stay unread a second time)
     outcome = ResearchTask(
         runtime.context, task, anchor(state), lang, concepts=state.get("key_concepts", []),
-        collection=state.get("collection"), seen=set(state.get("seen_chunks", [])),
+        collection=state.get("collection"), seen=set() if task.origin == "user" else set(seen_before),
         visited=set(state.get("visited_refs", [])),
         search_progress=step_reporter("search", task_number=number, task_total=total),
         follow_progress=step_reporter("follow", task_number=number, task_total=total)).run()
@@ -41,7 +44,7 @@ def execute_task(state: AgentState, runtime: Runtime[Services]) -> dict:
         "task_summaries": [outcome.summary.model_dump() | {"task_id": task.id, "task": task.task}],
         "reference_edges": [edge.model_dump() | {"task_id": task.id} for edge in outcome.edges],
         "visited_refs": sorted(outcome.visited),
-        "seen_chunks": sorted(outcome.seen),
+        "seen_chunks": sorted(seen_before | outcome.seen),
         "task_stats": [outcome.stats],
         "messages": [progress, *[said["round_line"].format(n=r["iteration"], reason=r["reason"])
                                  for r in outcome.rounds]],

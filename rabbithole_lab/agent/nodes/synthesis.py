@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes.common import anchor, language
+from rabbithole_lab.agent.nodes.common import anchor, exclusions, language, question
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.agent.synthesis_context import (
@@ -28,7 +28,8 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
         primary=context["primary"], secondary=context["secondary"], tertiary=context["tertiary"],
         quotes=preserved_quotes(state)[:MAX_QUOTES],
         task_summaries=state.get("task_summaries", []), chains=reference_chains(state, context),
-        remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "")
+        remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "",
+        question=question(state), exclusions=exclusions(state))
     output = runtime.context.reasoner.synthesize(request)
     stored = {tier: [chunk.model_dump() for chunk in context[tier]] for tier in TIERS}
     return {"synthesis": output.model_dump(), "synthesis_context": stored, "phase": "quality"}

@@ -1,0 +1,98 @@
+"""What a researcher's clarification answers add to the question, read by rules (no model): the words of
+the answers against the question's own.
+
+- **Exclusions** follow a negating word ("ohne Genehmigungsverfahren", "nicht für Kinder", "keine
+  Altanlagen", "außer Röntgen"; "without", "not for", "no", "except", "excluding"): the phrase up to the
+  next comma, stop or conjunction is a case to leave out.
+- **Restrictions** ("nur Erwachsene", "only adults", "ausschließlich", "solely") narrow the question to a
+  case: that case is an addition the research must cover (what it excludes is left unsaid, so nothing
+  is invented).
+- **Additions** are the answers' other content words that the question does not already hold.
+- **Provisions** are the citations the answers make, read by the citation grammar ("§ 12 QStrG").
+"""
+
+from __future__ import annotations
+
+import re
+
+from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.reasoning.text import concepts, contains_concept, stems
+from rabbithole_lab.schemas import AnchorTerms
+
+_CLAUSE_END = r"(?=[,.;:!?]|\s(?:und|oder|aber|sondern|and|or|but)\s|$)"
+_NEGATION = re.compile(
+    r"\b(?:ohne|nicht|kein(?:e|en|er|es)?|außer|ausgenommen|abgesehen\s+von|without|not|no|except|excluding|"
+    r"other\s+than|leave\s+out(?:\s+anything\s+about)?)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?(?P<case>[^,.;:!?]+?)" + _CLAUSE_END,
+    re.IGNORECASE)
+_RESTRICTION = re.compile(
+    r"\b(?:nur|ausschließlich|lediglich|only|solely|just)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?"
+    r"(?P<case>[^,.;:!?]+?)" + _CLAUSE_END, re.IGNORECASE)
+_LEADING_WORDS = re.compile(r"^(?:(?:die|der|das|den|dem|des|ein|eine|einen|the|a|an|um|es|geht)\s+)+", re.IGNORECASE)
+# words of a request that carry no content of their own ("bitte auch ... nennen")
+_REQUEST_WORDS = {"bitte", "auch", "nennen", "angeben", "aufführen", "berücksichtigen", "geht", "also", "include",
+                  "mention", "list", "cover", "consider", "please", "interessiert", "interested", "wichtig"}
+END_COMMAND = "/end"
+
+
+def _phrase(text: str) -> str:
+    return _LEADING_WORDS.sub("", " ".join(text.split())).strip()
+
+
+# "keine Regeln für Personen unter 18 Jahren", "no rules about minors": the case is what the rules are for
+_CASE_AFTER = re.compile(r"^\S+\s+(?:für|über|zu|zur|zum|for|about|on)\s+(?P<case>.+)$", re.IGNORECASE)
+
+
+def _case(text: str) -> str:
+    phrase = _phrase(text)
+    match = _CASE_AFTER.match(phrase)
+    return _phrase(match.group("case")) if match else phrase
+
+
+def anchor_terms(question: str, answers: list[str], language: str) -> AnchorTerms:
+    """Additions, exclusions and named provisions of the researcher's `answers` to `question`."""
+    additions: list[str] = []
+    exclusions: list[str] = []
+    provisions: list[str] = []
+    question_stems = stems(question)
+    for answer in answers:
+        if not answer.strip() or answer.strip().lower() == END_COMMAND:
+            continue
+        rest = answer
+        for match in _NEGATION.finditer(answer):
+            case = _case(match.group("case"))
+            if case and case not in exclusions:
+                exclusions.append(case)
+            rest = rest.replace(match.group(0), " ")
+        for match in _RESTRICTION.finditer(rest):
+            case = _phrase(match.group("case"))
+            if case and case not in additions and not contains_concept(case, question_stems):
+                additions.append(case)
+            rest = rest.replace(match.group(0), " ")
+        for reference in detect_references_regex(answer):
+            if reference.original_text not in provisions:
+                provisions.append(reference.original_text)
+            rest = rest.replace(reference.original_text, " ")
+        for word in concepts(rest, language, limit=12):
+            if word.lower() in _REQUEST_WORDS or contains_concept(word, question_stems):
+                continue
+            if not any(word.lower() in held.lower() for held in additions):
+                additions.append(word)
+    # what the researcher excludes anywhere is no aspect to add ("leave out apprentices; not apprentices")
+    excluded_words = {word.lower() for case in exclusions for word in case.split()}
+    additions = [term for term in additions if not set(term.lower().split()) <= excluded_words]
+    return AnchorTerms(additions=additions, exclusions=exclusions, provisions=provisions)
+
+
+def anchor_text(question: str, terms: AnchorTerms) -> str:
+    """What the research searches and judges relevance by: the question with the aspects the researcher
+    added and the provisions they named (exclusions are not searched for)."""
+    extra = [term for term in [*terms.additions, *terms.provisions] if term not in question]
+    return " ".join([question, *extra]).strip()
+
+
+def excluded(sentence: str, exclusions: list[str]) -> bool:
+    """The sentence speaks of a case the researcher excluded (every word of the case is in it)."""
+    if not exclusions:
+        return False
+    sentence_stems = stems(sentence)
+    return any(contains_concept(case, sentence_stems) for case in exclusions)

@@ -1,0 +1,119 @@
+"""The researcher steers the research: what the clarification dialogue adds or excludes, and the tasks
+the researcher writes, reach the searches, the relevance filter and the answer."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rabbithole_lab.reasoning.dialogue_terms import anchor_terms, anchor_text, excluded
+from rabbithole_lab.research import Research
+from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+
+ADDITION = "Bitte auch die Organ-Äquivalentdosis für Augenlinse und Haut nennen."
+EXCLUSION = "Keine Regeln für Personen unter 18 Jahren, bitte."
+
+
+# ---- the dialogue's words, by rule -------------------------------------------------------------------------------
+def test_an_answer_adds_aspects_the_question_does_not_hold():
+    terms = anchor_terms("Welche Fristen gelten für die Anzeige einer Anlage?",
+                         ["Bitte auch die Aufbewahrung der Unterlagen berücksichtigen."], "de")
+    assert terms.additions == ["Aufbewahrung", "Unterlagen"] and not terms.exclusions
+    assert anchor_text("Welche Fristen gelten?", terms) == "Welche Fristen gelten? Aufbewahrung Unterlagen"
+
+
+@pytest.mark.parametrize(("answer", "language", "case"), [
+    ("ohne das Genehmigungsverfahren, bitte", "de", "Genehmigungsverfahren"),
+    ("Es geht nicht um Kinder und Jugendliche.", "de", "Kinder"),
+    ("außer Altanlagen", "de", "Altanlagen"),
+    ("Please leave out anything about apprentices; not apprentices.", "en", "apprentices"),
+    ("everything except medical uses", "en", "medical uses"),
+])
+def test_a_negated_case_is_an_exclusion(answer, language, case):
+    terms = anchor_terms("Welche Pflichten hat der Betreiber?", [answer], language)
+    assert case in terms.exclusions
+    assert not any(case in addition for addition in terms.additions)
+
+
+def test_a_restriction_is_covered_and_a_named_provision_is_kept_verbatim():
+    terms = anchor_terms("Which duties does the operator have?", ["Only small facilities, see § 4 AtG."], "en")
+    assert "small facilities" in terms.additions and "§ 4 AtG" in terms.provisions
+    assert "/end" not in anchor_terms("Frage?", ["/end"], "de").additions
+
+
+def test_a_sentence_about_an_excluded_case_is_recognised_by_its_words():
+    assert excluded("Für Personen unter 18 Jahren gilt ein Grenzwert von 1 Millisievert.", ["Personen unter 18 Jahren"])
+    assert not excluded("Für Erwachsene gilt ein Grenzwert von 20 Millisievert.", ["Personen unter 18 Jahren"])
+    assert not excluded("Beliebiger Satz.", [])
+
+
+# ---- a whole run ---------------------------------------------------------------------------------------------------
+def _run(services, tmp_path, answers: list[str], decision="approve"):
+    research = Research(services, tmp_path / "sessions.sqlite")
+    try:
+        status = research.run_unattended(GERMAN_QUESTION, answers=answers, todo_decision=decision)
+    finally:
+        research.close()
+    assert status.kind == "done", status.error
+    return status
+
+
+def test_an_added_aspect_reaches_the_questions_search_and_the_answer(demo_kb, tmp_path):
+    services = services_with(demo_kb)
+    plain = _run(services, tmp_path / "plain", [])
+    steered = _run(services, tmp_path / "steered", [ADDITION])
+    anchor = steered.state["query_anchor"]
+    assert {"Augenlinse", "Haut"} <= set(anchor["additions"]) and "Augenlinse" in anchor["text"]
+    question_task = next(s for s in steered.state["task_stats"] if s["task_id"] == 0)
+    assert "Augenlinse" in question_task["queries"][0]  # the question's own search carries the addition
+    assert steered.report["answer"] != plain.report["answer"]
+    assert "Augenlinse" in steered.report["answer"]
+    assert steered.report["query"] == GERMAN_QUESTION  # the report names the question as it was asked
+
+
+def test_an_excluded_case_is_not_presented_as_applicable(demo_kb, tmp_path):
+    services = services_with(demo_kb)
+    plain = _run(services, tmp_path / "plain", [])
+    steered = _run(services, tmp_path / "steered", [EXCLUSION])
+    assert steered.state["query_anchor"]["exclusions"] == ["Personen unter 18 Jahren"]
+    assert "unter 18 Jahren" in plain.report["answer"]  # without the exclusion the case is quoted
+    assert "unter 18 Jahren" not in steered.report["answer"]
+
+
+def test_a_task_the_researcher_writes_is_researched_as_written_and_a_removed_one_is_not(demo_kb, tmp_path):
+    services = services_with(demo_kb)
+    research = Research(services, tmp_path / "sessions.sqlite")
+    try:
+        research.start(GERMAN_QUESTION)
+        todo = research.answer("/end").interrupt["todo_list"]["items"]
+        removed = todo[-1]
+        decision = {"removed_ids": [removed["id"]], "new_items": ["Was gilt bei Überschreitung der Grenzwerte?"]}
+        status = research.approve(decision)
+        while status.kind == "interrupt":
+            status = research.answer("/end")
+    finally:
+        research.close()
+    assert status.kind == "done", status.error
+    tasks = {t["task"]: t for t in status.state["todo_list"]["items"]}
+    assert removed["task"] not in tasks
+    assert not any(s["task"] == removed["task"] for s in status.state["task_stats"])
+    written = next(s for s in status.state["task_stats"] if s["task"] == "Was gilt bei Überschreitung der Grenzwerte?")
+    findings = [f for f in status.state["findings"] if f["task_id"] == written["task_id"] and f["extracted_info"]]
+    assert findings and any("überschr" in f["extracted_info"].lower() for f in findings)
+    summary = next(s for s in status.state["task_summaries"] if s["task_id"] == written["task_id"])
+    assert summary["relevance_score"] > 0 and "überschr" in summary["summary"].split(". ")[0].lower()  # leads with it
+
+
+def test_with_the_model_the_dialogue_is_read_by_its_prompt_and_the_exclusion_reaches_the_synthesis(demo_kb, tmp_path):
+    terms = json.dumps({"additions": ["Organ-Äquivalentdosis der Augenlinse"],
+                        "exclusions": ["Personen unter 18 Jahren"], "provisions": ["§ 12 QStrG"]})
+    reasoner, model = fake_llm({"anchor_terms": terms})
+    status = _run(services_with(demo_kb, reasoner), tmp_path, [f"{ADDITION} {EXCLUSION}"])
+    anchor = status.state["query_anchor"]
+    assert anchor["exclusions"] == ["Personen unter 18 Jahren"] and "§ 12 QStrG" in anchor["text"]
+    asked = next(p for p in model.prompts_seen if model.step_of(p) == "anchor_terms")
+    assert "Augenlinse" in asked and "Deutsch" in asked
+    synthesis = [p for p in model.prompts_seen if model.step_of(p) == "synthesize"]
+    assert synthesis and "Excluded by the researcher: Personen unter 18 Jahren" in synthesis[-1]
+    assert "Organ-Äquivalentdosis der Augenlinse" in synthesis[-1]  # the anchor carries the addition
