@@ -22,7 +22,8 @@ from rabbithole_lab.schemas import AnchorTerms
 _CLAUSE_END = r"(?=[,.;:!?]|\s(?:und|oder|aber|sondern|and|or|but)\s|$)"
 _NEGATION = re.compile(
     r"\b(?:ohne|nicht|kein(?:e|en|er|es)?|außer|ausgenommen|abgesehen\s+von|without|not|no|except|excluding|"
-    r"other\s+than|leave\s+out(?:\s+anything\s+about)?)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?(?P<case>[^,.;:!?]+?)" + _CLAUSE_END,
+    r"other\s+than|leave\s+out(?:\s+anything\s+about)?)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?"
+    r"(?P<case>[^,.;:!?]+?)" + _CLAUSE_END,
     re.IGNORECASE)
 _RESTRICTION = re.compile(
     r"\b(?:nur|ausschließlich|lediglich|only|solely|just)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?"
