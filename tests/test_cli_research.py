@@ -48,10 +48,13 @@ def test_unattended_english_question_on_the_demo_kb(tmp_path, demo_db, monkeypat
 
 def test_answers_file_feeds_the_clarification(tmp_path, demo_db, monkeypatch):
     monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    # no open gap allowed at convergence, and a question the demo KB cannot cover whole: two rounds are asked
+    monkeypatch.setenv("HITL_CONVERGENCE_MAX_GAPS", "0")
     answers = tmp_path / "answers.txt"
     answers.write_text("Nur Erwachsene\n\nKategorie A\n", encoding="utf-8")
     out = tmp_path / "report"
-    assert main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--answers", str(answers),
+    question = f"{GERMAN[:-1]} an Bord von Raumschiffen?"
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db, question, "--answers", str(answers),
                                               "--out", str(out))]) == 0
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     users = [t["content"] for t in payload["hitl_conversation_history"] if t["role"] == "user"]

@@ -3,7 +3,8 @@ the checkpointer and runs it with the services as LangGraph's runtime context:
 `build_graph(settings).compile(checkpointer=SqliteSaver(...)).stream(input, config, context=services)`.
 
 hitl_init -> hitl_generate_queries -> hitl_retrieve_chunks -> hitl_analyze_retrieval
-  -> hitl_generate_questions -> hitl_process_response [interrupt] -> (loop | hitl_finalize)
+  -> (hitl_finalize on convergence | hitl_generate_questions -> hitl_process_response [interrupt]
+  -> (loop | hitl_finalize))
   -> generate_todo -> hitl_approve_todo [interrupt] -> process_hitl_todo -> execute_task -> adapt_todo (loops)
   -> validate_relevance -> synthesize -> quality_check -> (remediate -> synthesize | attribute_sources) -> END
 
@@ -23,6 +24,7 @@ from langgraph.runtime import Runtime
 from rabbithole_lab.agent.nodes import attribution, hitl, planning, relevance, research, synthesis
 from rabbithole_lab.agent.routing import (
     proceed_to,
+    route_after_analysis,
     route_after_quality,
     route_after_remediation,
     route_after_response,
@@ -105,7 +107,8 @@ def build_graph(settings: Settings) -> StateGraph:
     chain("hitl_init", "hitl_generate_queries")
     chain("hitl_generate_queries", "hitl_retrieve_chunks")
     chain("hitl_retrieve_chunks", "hitl_analyze_retrieval")
-    chain("hitl_analyze_retrieval", "hitl_generate_questions")
+    builder.add_conditional_edges("hitl_analyze_retrieval", route_after_analysis,
+                                  ["hitl_generate_questions", "hitl_finalize", END])
     chain("hitl_generate_questions", "hitl_process_response")
     builder.add_conditional_edges("hitl_process_response", route_after_response,
                                   ["hitl_generate_queries", "hitl_finalize", END])

@@ -16,6 +16,13 @@ def route_after_response(state: AgentState) -> Literal["hitl_generate_queries", 
     return "hitl_finalize" if state.get("hitl_termination_reason") else "hitl_generate_queries"
 
 
+def route_after_analysis(state: AgentState) -> Literal["hitl_generate_questions", "hitl_finalize", "__end__"]:
+    """The convergence rule ends the dialogue before another round of questions."""
+    if state.get("error"):
+        return END
+    return "hitl_finalize" if state.get("hitl_termination_reason") else "hitl_generate_questions"
+
+
 def route_after_task(state: AgentState) -> Literal["execute_task", "validate_relevance", "__end__"]:
     if state.get("error"):
         return END

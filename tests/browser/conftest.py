@@ -42,8 +42,9 @@ def jupyter_lab(tmp_path_factory):
     docmanager = home / "user-settings" / "@jupyterlab" / "docmanager-extension"
     docmanager.mkdir(parents=True)  # never write the run's outputs into the repository's notebooks
     (docmanager / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}), encoding="utf-8")
-    env = os.environ | {"LLM_PROVIDER": "extractive", "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-                        "TOKENIZERS_PARALLELISM": "false"}
+    # HITL_CONVERGENCE_MAX_GAPS=0: a question with an aspect the demo KB lacks keeps the clarification going
+    env = os.environ | {"LLM_PROVIDER": "extractive", "HITL_CONVERGENCE_MAX_GAPS": "0",
+                        "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "TOKENIZERS_PARALLELISM": "false"}
     log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",

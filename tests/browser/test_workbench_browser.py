@@ -85,7 +85,7 @@ def _research_run(jupyter_lab, page, shot) -> None:
     assert "extractive" in page.locator(".widget-html", has_text="Reasoner").first.inner_text()
     shot("workbench_ready")
 
-    question.fill(QUESTION)
+    question.fill(f"{QUESTION[:-1]} an Bord von Raumschiffen?")  # an aspect the demo KB lacks: two rounds
     page.locator("button", has_text=re.compile(r"^\s*Start\s*$")).click()
     page.get_by_text("Klärung · Runde 1").wait_for(timeout=SLOW_MS)
     assert page.get_by_text("Abdeckung:").first.is_visible()

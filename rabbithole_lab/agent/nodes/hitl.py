@@ -112,13 +112,27 @@ def hitl_analyze_retrieval(state: AgentState, runtime: Runtime[Services]) -> dic
     passages = [VectorResult.model_validate(c) for c in state["query_retrieval"]][-12:]
     analysis = reasoner.analyze_retrieval(state["query"], passages, language(state))
     concepts = list(dict.fromkeys([*state.get("key_concepts", []), *analysis.key_concepts]))
-    return {
+    update = {
         "coverage_score": analysis.coverage_score,
         "knowledge_gaps": analysis.knowledge_gaps,
         "key_concepts": concepts[:10],
         "entities": analysis.entities,
         "scope": analysis.scope,
     }
+    dedup = state["retrieval_dedup_ratios"][-1] if state.get("retrieval_dedup_ratios") else 0.0
+    if converged(runtime.context.settings, analysis.coverage_score, dedup, len(analysis.knowledge_gaps)):
+        # the rule the panel states ends the dialogue here, before another round of questions is asked
+        said = run_text(language(state))
+        update |= {"hitl_termination_reason": "convergence",
+                   "messages": [said["hitl_ended"].format(reason=said["hitl_convergence"])]}
+    return update
+
+
+def converged(settings, coverage: float, dedup: float, gaps: int) -> bool:
+    """The clarification's convergence rule: retrieval covers the question and finds nothing new."""
+    hitl = settings.hitl
+    return coverage >= hitl.convergence_coverage and dedup >= hitl.convergence_dedup \
+        and gaps <= hitl.convergence_max_gaps
 
 
 def hitl_generate_questions(state: AgentState, runtime: Runtime[Services]) -> dict:
@@ -174,13 +188,9 @@ def hitl_process_response(state: AgentState, runtime: Runtime[Services]) -> dict
         if answer:
             update["hitl_conversation_history"] = [{"role": "user", "content": answer}]
         iteration = state["hitl_iteration"] + 1
-        dedup = state["retrieval_dedup_ratios"][-1] if state["retrieval_dedup_ratios"] else 0.0
+        # convergence ended the dialogue before these questions were asked (hitl_analyze_retrieval)
         if iteration >= settings.hitl.max_iterations:
             reason = "max_iterations"
-        elif (state.get("coverage_score", 0.0) >= settings.hitl.convergence_coverage
-              and dedup >= settings.hitl.convergence_dedup
-              and len(state.get("knowledge_gaps", [])) <= settings.hitl.convergence_max_gaps):
-            reason = "convergence"
         else:
             update["hitl_iteration"] = iteration
     update["hitl_termination_reason"] = reason
