@@ -377,6 +377,7 @@ Rate the answer on five dimensions from 0 to 100; write issues in {language}.
 
 ### Input
 Question: {query}
+Parts the researcher asked for besides the question: {parts}
 Answer:
 {answer}
 Sources used:
@@ -387,8 +388,8 @@ Sources used:
 2. semantic_validity: coherent and unambiguous.
 3. structural_integrity: direct answer first, then details, complete sentences.
 4. citation_correctness: every factual sentence cites a listed source.
-5. query_relevance: answers the question that was asked.
-6. issues_found: concrete problems in {language}. Output JSON only.
+5. query_relevance: answers the question that was asked; at most 50 when a listed part has no cited statement.
+6. issues_found: concrete problems in {language}, naming each part left unanswered. Output JSON only.
 
 ### Output format
 {{"factual_accuracy": 0, "semantic_validity": 0, "structural_integrity": 0,

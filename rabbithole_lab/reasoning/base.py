@@ -120,9 +120,11 @@ class Judge(Protocol):
 
     def score_relevance(self, anchor: str, finding: ChunkWithInfo, language: str) -> RelevanceScore: ...
 
-    def assess_quality(
-        self, query: str, answer: str, sources: list[ChunkWithInfo], language: str
-    ) -> QualityAssessment: ...
+    def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo], language: str,
+                       parts: list[str] | None = None) -> QualityAssessment:
+        """`parts`: what the researcher asked for beyond the question (the anchor's additions and named
+        provisions); an answer that leaves one without a cited statement does not answer the question."""
+        ...
 
     def decide_remediation(
         self, query: str, assessment: QualityAssessment, threshold: int, language: str

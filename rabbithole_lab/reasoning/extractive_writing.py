@@ -48,6 +48,8 @@ from rabbithole_lab.schemas import (
 
 logger = logging.getLogger(__name__)
 
+PART_MISSING_RELEVANCE = 50  # of 100: the answer leaves out a part the researcher asked for
+
 
 class ExtractiveWriter(ExtractiveBase):
     # ---- Phase 4 ----------------------------------------------------------------------------
@@ -110,7 +112,7 @@ class ExtractiveWriter(ExtractiveBase):
             findings += [SynthesisFinding(claim=s.text, sources=[f"{provision.doc} p. {s.page}"]) for s in sentences]
         return SynthesisOutput(answer="\n".join(lines), key_findings=findings)
 
-    def assess_quality(self, query, answer, sources, language):
+    def assess_quality(self, query, answer, sources, language, parts=None):
         """Measured, not estimated (see `quality.py`): citations whose quotation starts on the cited page,
         statements their source supports, whole sentences without repeats, and whether the answer quotes
         the decisive provision and what it refers to."""
@@ -151,6 +153,13 @@ class ExtractiveWriter(ExtractiveBase):
                 relevance /= 2  # it answers only in part
                 issues.append(text["issue_followed"].format(provision=entries[0].label,
                                                             target=followed[0].label))
+        # a part the researcher asked for that no cited statement holds (by its words or meaning)
+        asked = list(parts or [])
+        unanswered = [part for part, held in zip(asked, self._held_concepts(asked, [s.quote for s in cited]),
+                                                 strict=True) if not held]
+        if unanswered:
+            relevance = min(relevance, PART_MISSING_RELEVANCE)
+            issues.append(text["issue_part"].format(parts=", ".join(unanswered)))
         if len(correct) < len(found):
             issues.append(text["issue_citation"].format(count=len(found) - len(correct)))
         if len(supported) < len(cited):

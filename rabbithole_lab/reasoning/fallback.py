@@ -174,11 +174,11 @@ class ExtractiveFallback:
         return self._step("score_relevance", lambda: self.primary.score_relevance(anchor, finding, language),
                           lambda: self.fallback.score_relevance(anchor, finding, language))
 
-    def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo],
-                       language: str) -> QualityAssessment:
+    def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo], language: str,
+                       parts: list[str] | None = None) -> QualityAssessment:
         args = (query, answer, sources, language)
-        return self._step("assess_quality", lambda: self.primary.assess_quality(*args),
-                          lambda: self.fallback.assess_quality(*args))
+        return self._step("assess_quality", lambda: self.primary.assess_quality(*args, parts=parts),
+                          lambda: self.fallback.assess_quality(*args, parts=parts))
 
     def decide_remediation(self, query: str, assessment: QualityAssessment, threshold: int,
                            language: str) -> RemediationDecision:

@@ -413,10 +413,10 @@ class LLMReasoner:
             self._warn("synthesize: the model's answer is empty")
         return output
 
-    def assess_quality(self, query, answer, sources, language):
+    def assess_quality(self, query, answer, sources, language, parts=None):
         listing = "\n".join(f"- {citation_label(s.document, s.page, language)}" for s in sources) or "-"
         prompt = self._fill(prompts.QUALITY_ASSESSMENT_PROMPT, language=language_name(language), query=query,
-                            answer=prompts.quoted(answer), sources=listing)
+                            answer=prompts.quoted(answer), sources=listing, parts="; ".join(parts or []) or "-")
         return self._ask("assess_quality", prompt, QualityAssessment, QualityAssessment(), language)
 
     def decide_remediation(self, query, assessment, threshold, language):

@@ -117,3 +117,23 @@ def test_with_the_model_the_dialogue_is_read_by_its_prompt_and_the_exclusion_rea
     synthesis = [p for p in model.prompts_seen if model.step_of(p) == "synthesize"]
     assert synthesis and "Excluded by the researcher: Personen unter 18 Jahren" in synthesis[-1]
     assert "Organ-Äquivalentdosis der Augenlinse" in synthesis[-1]  # the anchor carries the addition
+    quality = [p for p in model.prompts_seen if model.step_of(p) == "assess_quality"]
+    assert quality and "asked for besides the question: Organ-Äquivalentdosis der Augenlinse; § 12 QStrG" in quality[-1]
+
+
+# ---- the quality check reads what was asked for ------------------------------------------------------------------
+def test_an_answer_that_leaves_out_a_part_asked_for_cannot_answer_the_question(demo_kb):
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.records import ChunkWithInfo
+
+    reasoner = ExtractiveReasoner(demo_kb.index.embedder)
+    section = demo_kb.section_lookup("QStrG.pdf", "§ 12")[0]
+    source = ChunkWithInfo.from_result(section, extracted_info=section.text, relevance_score=0.9)
+    first = next(s for s in section.text.split("\n") if "effektiven Dosis" in s).strip()
+    answer = f"Antwort: „{first}“ [QStrG.pdf, S. {section.page_start}]"
+    whole = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de")
+    missing = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de", parts=["Wetterstation"])
+    assert missing.query_relevance <= 50 < whole.query_relevance
+    assert any("Wetterstation" in issue for issue in missing.issues_found)
+    held = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de", parts=["effektive Dosis"])
+    assert held.query_relevance == whole.query_relevance and not any("ausdrücklich" in i for i in held.issues_found)

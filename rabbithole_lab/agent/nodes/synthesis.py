@@ -40,8 +40,10 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
     if not settings.quality.enabled:
         return {"quality_assessment": {}}
     sources = context_sources(stored_synthesis_context(state))
+    anchor_record = state.get("query_anchor") or {}
+    parts = [*anchor_record.get("additions", []), *anchor_record.get("provisions", [])]
     assessment = runtime.context.reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources,
-                                                         language(state))
+                                                         language(state), parts=parts)
     record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),
                                         "reflection": state.get("reflection_count", 0)}
     return {"quality_assessment": record, "quality_history": [record]}
