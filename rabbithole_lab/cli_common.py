@@ -57,6 +57,18 @@ def check_collection(kb, collection: str | None) -> None:
                          f"{', '.join(kb.collections()) or 'none'}")
 
 
+def open_existing_knowledge(args, settings):
+    """The knowledge base a reading command (search, trail) works on: it must be indexed already, and a
+    collection asked for must be in it."""
+    from rabbithole_lab.kb.factory import open_knowledge_base
+
+    kb_dir, db = kb_paths(args, settings)
+    existing_index(db, kb_dir)
+    kb = open_knowledge_base(settings, kb_dir, db)
+    check_collection(kb, args.collection)
+    return kb
+
+
 def positive_int(text: str) -> int:
     value = int(text)
     if value < 1:

@@ -9,10 +9,9 @@ import tempfile
 from pathlib import Path
 
 from rabbithole_lab.cli_common import (
-    check_collection,
     command_settings,
-    existing_index,
     kb_paths,
+    open_existing_knowledge,
 )
 
 
@@ -31,13 +30,7 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_search(args) -> int:
-    from rabbithole_lab.kb.factory import open_knowledge_base
-
-    settings = command_settings(args)
-    kb_dir, db = kb_paths(args, settings)
-    existing_index(db, kb_dir)
-    kb = open_knowledge_base(settings, kb_dir, db)
-    check_collection(kb, args.collection)
+    kb = open_existing_knowledge(args, command_settings(args))
     results = kb.search(args.query, k=args.k, mode=args.mode, collection=args.collection, doc=args.doc)
     if args.json:
         print(json.dumps([r.public_dict() for r in results], ensure_ascii=False, indent=1))

@@ -10,10 +10,9 @@ from pathlib import Path
 
 from rabbithole_lab.cli_common import (
     UsageError,
-    check_collection,
     command_settings,
-    existing_index,
     kb_paths,
+    open_existing_knowledge,
 )
 
 
@@ -60,16 +59,12 @@ def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict])
 
 
 def cmd_trail(args) -> int:
-    from rabbithole_lab.kb.factory import open_knowledge_base
     from rabbithole_lab.language import detect_language
     from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
     from rabbithole_lab.reasoning.factory import build_gate
 
     settings = command_settings(args)
-    kb_dir, db = kb_paths(args, settings)
-    existing_index(db, kb_dir)
-    kb = open_knowledge_base(settings, kb_dir, db)
-    check_collection(kb, args.collection)
+    kb = open_existing_knowledge(args, settings)
     language = detect_language(args.question)
     follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder))
     trail = follow_question(kb, follower, args.question, language, args.collection, pool_size=args.k)

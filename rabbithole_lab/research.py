@@ -25,6 +25,7 @@ from rabbithole_lab.agent.session import (
     ScriptedAnswers,
     list_sessions,
     run_to_end,
+    saved_values,
 )
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.settings import Settings
@@ -36,7 +37,7 @@ Answerer = Callable[[dict], Any]
 
 
 def open_services(settings: Settings, kb_dir: Path, db_path: Path | None = None, show_progress: bool = True,
-                  ingest_first: bool = True, provider_choice=None) -> Services:
+                  ingest_first: bool = True) -> Services:
     """The services of a research run over a knowledge-base folder, opened once: new or changed files are
     ingested first, then the knowledge base and the reasoner are opened (probing Ollama unless
     `provider_choice` is given). A missing folder, or one without any usable document, is an error, not an
@@ -44,7 +45,7 @@ def open_services(settings: Settings, kb_dir: Path, db_path: Path | None = None,
     from rabbithole_lab.reasoning.factory import build_reasoner
 
     kb = open_knowledge(settings, Path(kb_dir), db_path, show_progress, ingest_first)
-    reasoner = build_reasoner(settings, kb.index.embedder, provider_choice)
+    reasoner = build_reasoner(settings, kb.index.embedder)
     return Services(settings, kb, reasoner, Path(kb_dir))
 
 
@@ -153,8 +154,6 @@ class Research:
         return run_to_end(self._active(), first, answerer)
 
     def _saved(self, thread_id: str) -> bool:
-        from rabbithole_lab.agent.session import saved_values
-
         return bool(saved_values(self.sessions_path, thread_id))
 
     # ---- facts ----------------------------------------------------------------------------------

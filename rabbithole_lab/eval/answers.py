@@ -23,6 +23,7 @@ from rabbithole_lab.research import Research
 
 logger = logging.getLogger(__name__)
 
+
 def answer_citations(answer: str) -> list[dict]:
     """Every citation of the answer with the verbatim text it relies on (the quotation it ends)."""
     return [{"doc": doc, "page": page, "quote": statement.quote}

@@ -49,6 +49,12 @@ def _case(text: str) -> str:
     return _phrase(match.group("case")) if match else phrase
 
 
+def user_answers(conversation: list[dict]) -> list[str]:
+    """What the researcher said in the dialogue: their turns, without the end command."""
+    return [text for turn in conversation if turn.get("role") == "user"
+            and (text := str(turn.get("content", "")).strip()) and text.lower() != END_COMMAND]
+
+
 def anchor_terms(question: str, answers: list[str], language: str) -> AnchorTerms:
     """Additions, exclusions and named provisions of the researcher's `answers` to `question`."""
     additions: list[str] = []

@@ -8,6 +8,7 @@ import re
 
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms as dialogue_anchor_terms
+from rabbithole_lab.reasoning.dialogue_terms import user_answers
 from rabbithole_lab.reasoning.extractive_base import (
     ExtractiveBase,
     doc_name,
@@ -105,8 +106,7 @@ class ExtractiveClarifier(ExtractiveBase):
 
     def anchor_terms(self, query, conversation, language):
         self._count()
-        answers = [str(turn.get("content", "")) for turn in conversation if turn.get("role") == "user"]
-        return dialogue_anchor_terms(query, answers, language)
+        return dialogue_anchor_terms(query, user_answers(conversation), language)
 
     def research_queries(self, query, summary, concepts, language):
         self._count()

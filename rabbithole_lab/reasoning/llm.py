@@ -31,6 +31,7 @@ from rabbithole_lab.reasoning.base import (
     SynthesisInput,
     citation_label,
 )
+from rabbithole_lab.reasoning.dialogue_terms import user_answers
 from rabbithole_lab.reasoning.prompt_inputs import (
     PASSAGE_CHARS,
     dialogue_text,
@@ -298,8 +299,7 @@ class LLMReasoner:
         return [q for q in answer.queries if q.strip()][:5] or [query]
 
     def anchor_terms(self, query, conversation, language):
-        answers = [str(turn.get("content", "")) for turn in conversation if turn.get("role") == "user"
-                   and str(turn.get("content", "")).strip().lower() != "/end"]
+        answers = user_answers(conversation)
         if not answers:
             return AnchorTerms()  # nothing was said: no model call
         prompt = self._fill(prompts.QUERY_ANCHOR_PROMPT, language=language_name(language), query=query,

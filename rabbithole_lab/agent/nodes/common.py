@@ -32,6 +32,12 @@ def anchor(state: AgentState) -> str:
     return (state.get("query_anchor") or {}).get("text") or question(state)
 
 
+def asked_parts(state: AgentState) -> list[str]:
+    """What the researcher asked for beyond the question: the dialogue's additions and named provisions."""
+    record = state.get("query_anchor") or {}
+    return [*record.get("additions", []), *record.get("provisions", [])]
+
+
 def exclusions(state: AgentState) -> list[str]:
     """The cases the researcher excluded in the clarification dialogue."""
     return list((state.get("query_anchor") or {}).get("exclusions") or [])

@@ -13,14 +13,13 @@ from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPrev
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
-from rabbithole_lab.reasoning.dialogue_terms import anchor_text
+from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, anchor_text
 from rabbithole_lab.reasoning.text import concepts as query_concepts
 from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
 from rabbithole_lab.schemas import RetrievalAnalysis
 
 logger = logging.getLogger(__name__)
 
-END_COMMAND = "/end"
 PREVIEW_CHARS = 300
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes.common import anchor, exclusions, language, question
+from rabbithole_lab.agent.nodes.common import anchor, asked_parts, exclusions, language, question
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.agent.synthesis_context import (
@@ -40,10 +40,8 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
     if not settings.quality.enabled:
         return {"quality_assessment": {}}
     sources = context_sources(stored_synthesis_context(state))
-    anchor_record = state.get("query_anchor") or {}
-    parts = [*anchor_record.get("additions", []), *anchor_record.get("provisions", [])]
     assessment = runtime.context.reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources,
-                                                         language(state), parts=parts)
+                                                         language(state), parts=asked_parts(state))
     record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),
                                         "reflection": state.get("reflection_count", 0)}
     return {"quality_assessment": record, "quality_history": [record]}
