@@ -337,12 +337,15 @@ Finding from {document}: {text}
 # ---- Phase 4: synthesis and quality -----------------------------------------------------------
 
 SYNTHESIS_PROMPT = """### Task
-Answer the research question from the graded context, in {language}.
+Answer the research question from the graded context, in {language}, in three parts: the findings first,
+then one section per approved task, then the reference chain.
 
 ### Input
 Question (anchor): {anchor}
 Clarification summary: {hitl_summary}
 Excluded by the researcher: {exclusions}
+Approved tasks (one answer section each; what each searched for):
+{tasks}
 Primary context (weight 1.0):
 {primary}
 Secondary context (weight 0.7, followed references):
@@ -358,16 +361,20 @@ Task summaries:
 {remediation}
 
 ### Rules
-1. Answer the question directly first, from the provision that decides it, then the details; rely on
-   primary context, use secondary and tertiary context to complete it.
-2. Where a provision refers to another for the answer (a reference chain), say so and give what the
+1. Open with a short statement of the findings (two to four sentences in {language}): what the question
+   asks for (amounts with units, deadlines, bodies, conditions), each with its citation, from the provision
+   that decides it and the provisions it refers to.
+2. Then one section per approved task, in the listed order, headed "**<number>. <task>**": its finding
+   with quotations and citations, or, when the context holds nothing for it, "not found" (in {language})
+   and what was searched.
+3. Then the reference chain: where a provision refers to another for the answer, say so and give what the
    cited provision says ("§ A refers to § B for …: …").
-3. Every sentence with a fact ends with its citation [document, p. N], N being the page where the
-   quoted wording starts (the page given with the context item).
-4. Quote limits and duties exactly as in the preserved quotes (units, numbers).
-5. Do not invent facts; say what the documents do not answer.
-6. Never present an excluded case as applicable; if one must be named, say that it is excluded.
-7. Write only in {language}. Output JSON only.
+4. Every sentence with a fact ends with its citation [document, p. N], N being the page where the
+   quoted wording starts (the page given with the context item). Quote limits and duties exactly as in
+   the preserved quotes (units, numbers).
+5. Do not invent facts; never present an excluded case as applicable; if one must be named, say that it
+   is excluded.
+6. Write only in {language}. Output JSON only; key_findings are the opening's statements.
 
 ### Output format
 {{"answer": "...", "key_findings": [{{"claim": "...", "sources": ["document p. N"]}}]}}"""

@@ -284,6 +284,7 @@ class LinkedSource(BaseModel):
     section: str = ""
     path: str = ""
     link: str = ""
+    cited: bool = Field(False, description="The answer cites this page; the other sources were consulted")
 
 
 class Finding(BaseModel):

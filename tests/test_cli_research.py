@@ -42,7 +42,7 @@ def test_unattended_english_question_on_the_demo_kb(tmp_path, demo_db, monkeypat
                                               "--no-hitl", "--out", str(out))]) == 0
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "en"
-    assert payload["report"]["answer"].startswith("Answer to")
+    assert payload["report"]["answer"].startswith("**In short:** The decisive provision is ")
     assert "## Sources" in (out / "report.md").read_text(encoding="utf-8")
 
 
@@ -154,7 +154,7 @@ def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monke
     assert code == 0
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     report = payload["report"]
-    assert report["metadata"]["language"] == "de" and report["answer"].startswith("Antwort auf die Frage")
+    assert report["metadata"]["language"] == "de" and report["answer"].startswith("**Ergebnis:** Maßgeblich ist ")
     assert "20 Millisievert" in report["answer"]
     assert report["sources"] and all(s["page_number"] >= 1 and "#page=" in s["link"] for s in report["sources"])
     followed = [e for e in payload["reference_edges"] if e["decision"] == "followed"]

@@ -65,12 +65,14 @@ class TaskStats(TypedDict):
     skipped: int
     tokens_used: int
     stop_reasons: list[str]
+    found_again: list[str]  # chunk ids earlier tasks admitted that this task's searches returned again
 
 
-class TaskChange(TypedDict):
+class TaskChange(TypedDict, total=False):
     id: int
     task: str
     reason: str
+    found: list[str]  # a task closed early: the chunk ids its search found in the context already
 
 
 class TodoChange(TypedDict):

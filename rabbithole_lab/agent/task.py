@@ -58,6 +58,9 @@ class ResearchTask:
     collection: str | None = None
     seen: set[str] = field(default_factory=set)  # passages earlier tasks admitted (chunk_key)
     visited: set[str] = field(default_factory=set)  # references earlier tasks resolved
+    # passages earlier tasks admitted that this task's searches found again (chunk ids): the answer's section
+    # for the task names them as its findings too, instead of "not found"
+    found_again: set[str] = field(default_factory=set)
     search_progress: Progress = _silent
     follow_progress: Progress = _silent
 
@@ -92,6 +95,8 @@ class ResearchTask:
                 hits = kb.retrieve(query, k=settings.search.first_stage_pool, collection=self.collection)
             else:
                 hits = kb.search(query, k=settings.search.chunks_per_query, collection=self.collection)
+            self.found_again |= {hit.chunk_id for hit in hits[: settings.search.chunks_per_query]
+                                 if chunk_key(hit) in self.seen}
             for hit in hits:
                 key = chunk_key(hit)
                 if key not in self.seen and (key not in found or found[key].score < hit.score):
@@ -169,5 +174,6 @@ class ResearchTask:
             seconds=round(time.perf_counter() - started, 3), reasoner_calls=reasoner.calls - calls_before,
             llm_calls=getattr(reasoner, "llm_calls", 0) - llm_before, chunks=len(findings), seeds=hits_total,
             followed=sum(1 for e in edges if e.decision == "followed"),
-            skipped=sum(1 for e in edges if e.decision == "skipped"), tokens_used=tokens, stop_reasons=stop_reasons)
+            skipped=sum(1 for e in edges if e.decision == "skipped"), tokens_used=tokens, stop_reasons=stop_reasons,
+            found_again=sorted(self.found_again))
         return TaskOutcome(findings, edges, rounds, summary, stats, self.seen, self.visited)

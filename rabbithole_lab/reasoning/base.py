@@ -33,6 +33,17 @@ class ReasonerUnavailableError(RuntimeError):
 
 
 @dataclass
+class AnswerTask:
+    """An approved task as the answer needs it: its words, what it searched and which passages it found."""
+
+    id: int
+    task: str
+    queries: list[str] = field(default_factory=list)
+    chunk_ids: set[str] = field(default_factory=set)
+    own: bool = False  # written or edited by the researcher: read by its own words, not only the question's
+
+
+@dataclass
 class SynthesisInput:
     anchor: str
     language: str
@@ -47,6 +58,7 @@ class SynthesisInput:
     chains: list[dict] = field(default_factory=list)
     question: str = ""  # the question as the researcher wrote it (`anchor` adds what the dialogue added)
     exclusions: list[str] = field(default_factory=list)  # cases the researcher left out
+    tasks: list[AnswerTask] = field(default_factory=list)  # the approved tasks, one answer section each
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary

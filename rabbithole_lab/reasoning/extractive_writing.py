@@ -10,13 +10,17 @@ from rabbithole_lab.language import detect_language
 from rabbithole_lab.reasoning import quality
 from rabbithole_lab.reasoning.answer import (
     MAX_SENTENCES,
+    Provision,
+    Sentence,
     entry_provisions,
     links_of,
     plan_answer,
     provisions_of,
     reached_from,
 )
-from rabbithole_lab.reasoning.base import SynthesisInput, citation_label
+from rabbithole_lab.reasoning.answer_shape import SENTENCES_PER_TASK, shape_answer
+from rabbithole_lab.reasoning.answer_text import written_answer
+from rabbithole_lab.reasoning.base import AnswerTask, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.extractive_base import (
     FIGURE_BONUS,
@@ -47,6 +51,10 @@ from rabbithole_lab.schemas import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+def _sentences_of(chunk: ChunkWithInfo) -> list[str]:
+    return passage_sentences(chunk.chunk_text, chunk.heading, chunk.continuation)
 
 PART_MISSING_RELEVANCE = 50  # of 100: the answer leaves out a part the researcher asked for
 
@@ -85,11 +93,8 @@ class ExtractiveWriter(ExtractiveBase):
         self._count()
         language = request.language
         text = reasoner_words(language)
-        open_quote, close_quote = ("„", "“") if language == "de" else ("“", "”")
         chunks = request.all_chunks()
-        provisions = provisions_of(chunks, lambda chunk: passage_sentences(chunk.chunk_text, chunk.heading,
-                                                                          chunk.continuation),
-                                   self._sentence_scorer(request.anchor, chunks))
+        provisions = provisions_of(chunks, _sentences_of, self._sentence_scorer(request.anchor, chunks))
         # what the researcher excluded is not presented as applicable: its sentences are left out
         for provision in provisions:
             provision.sentences = [s for s in provision.sentences if not excluded(s.text, request.exclusions)]
@@ -101,16 +106,37 @@ class ExtractiveWriter(ExtractiveBase):
                            links_of(request.chains))
         if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
-        lines = [text["intro"].format(anchor=request.question or request.anchor)]
-        findings = []
-        for provision, source, sentences in plan.parts:
-            quoted = " ".join(f"{open_quote}{s.text}{close_quote} {citation_label(provision.doc, s.page, language)}"
-                              for s in sentences)
-            lead = (text["chain"].format(source=source.label, target=provision.label) if source is not None
-                    else f"**{provision.label}**:")
-            lines += ["", f"{lead} {quoted}"]
-            findings += [SynthesisFinding(claim=s.text, sources=[f"{provision.doc} p. {s.page}"]) for s in sentences]
+        # a rewrite keeps to the plan's fewer sentences: no task adds its own
+        shaped = shape_answer(plan, provisions, request.tasks,
+                              (lambda task, found: []) if request.remediation else
+                              (lambda task, found: self._own_sentences(task, found, request.exclusions)))
+        lines = written_answer(shaped, language)
+        findings = [SynthesisFinding(claim=s.text, sources=[f"{provision.doc} p. {s.page}"])
+                    for provision, s in shaped.opening]
         return SynthesisOutput(answer="\n".join(lines), key_findings=findings)
+
+    def _own_sentences(self, task: AnswerTask, found: list[Provision],
+                       exclusions: list[str]) -> list[tuple[Provision, list[Sentence]]]:
+        """A task's best sentences by its own words: what a task the researcher wrote asked for. A planned
+        task's sentence must also be on the question; the researcher's own task is read as written."""
+        chunks = [chunk for provision in found for chunk in provision.chunks]
+        if not chunks:
+            return []
+        by_key = {(p.doc, p.section): p for p in found}
+        candidates: list[tuple[float, Provision, Sentence]] = []
+        for own in provisions_of(chunks, _sentences_of, self._sentence_scorer(task.task, chunks)):
+            target = by_key[(own.doc, own.section)]
+            # the sentence as the answer's provision holds it, so the answer never quotes it twice
+            held = {s.text: s for s in target.sentences}
+            candidates += [(sentence.score, target, held[sentence.text]) for sentence in own.sentences
+                           if sentence.score >= IRRELEVANT_BELOW and sentence.text in held
+                           and (task.own or held[sentence.text].score >= IRRELEVANT_BELOW)
+                           and not excluded(sentence.text, exclusions)]
+        best = sorted(candidates, key=lambda item: -item[0])[:SENTENCES_PER_TASK]
+        out: dict[int, tuple[Provision, list[Sentence]]] = {}
+        for _, provision, sentence in best:
+            out.setdefault(id(provision), (provision, []))[1].append(sentence)
+        return [(provision, sorted(sentences, key=lambda s: s.order)) for provision, sentences in out.values()]
 
     def assess_quality(self, query, answer, sources, language, parts=None):
         """Measured, not estimated (see `quality.py`): citations whose quotation starts on the cited page,
@@ -141,8 +167,7 @@ class ExtractiveWriter(ExtractiveBase):
         relevance = 100 * max(overlap, self._meaning(cosine))
         issues = []
         # the decisive provision and what it refers to: the same choice the answer is built from
-        provisions = provisions_of(sources, lambda c: passage_sentences(c.chunk_text, c.heading, c.continuation),
-                                   self._sentence_scorer(query, sources))
+        provisions = provisions_of(sources, _sentences_of, self._sentence_scorer(query, sources))
         entries = entry_provisions(provisions, IRRELEVANT_BELOW)
         if entries and not quality.cites_provision(found, entries[0]):
             relevance, semantic = 0, min(semantic, 50)  # it does not answer the question

@@ -403,7 +403,7 @@ class LLMReasoner:
             language=language_name(language), anchor=request.anchor, hitl_summary=request.hitl_summary or "-",
             primary=findings_text(request.primary, language), secondary=findings_text(request.secondary, language),
             tertiary=findings_text(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
-            task_summaries=summaries or "-",
+            task_summaries=summaries or "-", tasks=_tasks_text(request),
             chains=chains or "-", exclusions="; ".join(request.exclusions) or "-",
             remediation=f"Rewrite instructions: {request.remediation}" if request.remediation else "")
         output = self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), language)
@@ -425,6 +425,13 @@ class LLMReasoner:
             language=language_name(language), query=query, score=assessment.overall_score, threshold=threshold,
             issues="; ".join(assessment.issues_found) or "-")
         return self._ask("decide_remediation", prompt, RemediationDecision, RemediationDecision(), language)
+
+
+def _tasks_text(request: SynthesisInput) -> str:
+    """The approved tasks, numbered as the answer's sections, each with what it searched."""
+    lines = [f"{number}. {task.task}" + (f" (searched: {'; '.join(task.queries)})" if task.queries else "")
+             for number, task in enumerate(request.tasks, start=1)]
+    return "\n".join(lines) or "-"
 
 
 class _Call:

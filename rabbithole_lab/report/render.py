@@ -43,7 +43,7 @@ def _answer_markdown(lines_of_pieces: list) -> list[str]:
         rendered = ""
         for piece in line:
             if piece.kind == "cite":
-                rendered += f"[{md(piece.text[1:-1])}]({piece.url})" if piece.url else md(piece.text)
+                rendered += f"[\\[{piece.number}\\]]({piece.url})" if piece.url else md(piece.text)
             elif piece.kind == "strong":
                 rendered += f"**{md(piece.text)}**"
             else:
@@ -52,32 +52,38 @@ def _answer_markdown(lines_of_pieces: list) -> list[str]:
     return lines
 
 
+def _citation_list(view: ReportView) -> list[str]:
+    """The numbered sources under the answer: "[1] StrlSchG.pdf, S. 52 (§ 78)", each a link to the page."""
+    lines = []
+    for citation in view.citations:
+        text = md(citation.link.text) + (f" ({md(citation.section)})" if citation.section else "")
+        linked = f"[{text}]({citation.link.url})" if citation.link.url else text
+        lines.append(f"\\[{citation.number}\\] {linked}  ")
+    return lines
+
+
 def answer_markdown(report: FinalReport, link: Callable[[str, int], str] | None = None) -> str:
-    """The answer alone as Markdown (the workbench shows it): its text escaped, citations linked. `link`
-    turns (source path, page) into the URL, e.g. relative to the notebook for JupyterLab."""
+    """The answer alone as Markdown (the workbench shows it) with its numbered sources: its text escaped,
+    citations linked. `link` turns (source path, page) into the URL, e.g. relative to the notebook for
+    JupyterLab."""
     view = report_view(report, [], graph_file=None)
     if link is not None:
         paths = {source.doc_id: source.path for source in report.sources if source.path}
-        for line in view.answer:
-            for piece in line:
-                if piece.kind == "cite":
-                    cite = re.match(r"\[(?P<doc>.+?), (?:S\.|p\.) (?P<page>\d+)\]", piece.text)
-                    path = paths.get(cite["doc"]) if cite else None
-                    piece.url = link(path, int(cite["page"])) if path else ""
-    return "\n".join(_answer_markdown(view.answer))
+        for piece in (piece for line in view.answer for piece in line if piece.kind == "cite"):
+            path = paths.get(piece.doc)
+            piece.url = link(path, piece.page) if path else ""
+        for citation in view.citations:
+            piece = next(p for line in view.answer for p in line if p.kind == "cite" and p.number == citation.number)
+            citation.link.url = piece.url
+    lines = _answer_markdown(view.answer)
+    return "\n".join(lines + ([""] + _citation_list(view) if view.citations else []))
 
 
 def _markdown(view: ReportView) -> str:
     t = view.t
     lines = [f"# {md(t['title'])}", "", f"**{md(t['question'])}:** {md(view.query)}", "", f"## {md(t['answer'])}", ""]
     lines += _answer_markdown(view.answer)
-    lines.append("")
-    if view.findings:
-        lines += [f"## {md(t['findings'])}", ""]
-        for claim, links in view.findings:
-            cited = ", ".join(f"[{md(link.text)}]({link.url})" if link.url else md(link.text) for link in links)
-            lines.append(f"- {md(claim)}" + (f" — {cited}" if cited else ""))
-        lines.append("")
+    lines += ["", *_citation_list(view), ""] if view.citations else [""]
     lines += [f"## {md(t['quality'])}: {view.quality_score}/500", "", f"| {md(t['dimension'])} | {md(t['score'])} |",
               "|---|---|", *[f"| {md(name)} | {value} |" for name, value in view.quality]]
     if view.issues:
@@ -92,6 +98,10 @@ def _markdown(view: ReportView) -> str:
     for doc, page, section, relevance in view.sources:
         target = f"[{md(doc.text)}]({doc.url})" if doc.url else md(doc.text)
         lines.append(f"| {target} | {md(page.text)} | {md(section)} | {relevance:.2f} |")
+    if view.consulted:
+        consulted = ", ".join(f"[{md(link.text)}]({link.url})" if link.url else md(link.text)
+                              for link in view.consulted)
+        lines += ["", f"**{md(t['consulted'])}:** {consulted}"]
     lines += ["", f"## {md(t['references'])} ({len(view.chains)})", ""]
     if view.chains:
         lines += [f"| {md(t['from'])} | {md(t['via'])} | {md(t['to'])} | {md(t['why'])} |", "|---|---|---|---|"]

@@ -31,12 +31,26 @@ class Piece:
     kind: str  # "text" | "strong" | "cite"
     text: str
     url: str = ""
+    number: int = 0  # a citation's number: the same source (document and page) has the same number throughout
+    doc: str = ""
+    page: int = 0
 
 
 @dataclass
 class Link:
     text: str
     url: str = ""
+
+
+@dataclass
+class Citation:
+    """One numbered source of the answer: "[1] StrlSchG.pdf, S. 52 (§ 78)"."""
+
+    number: int
+    link: Link
+    section: str = ""
+    doc: str = ""
+    page: int = 0
 
 
 @dataclass
@@ -69,7 +83,9 @@ class ReportView:
     quality_score: int
     quality: list[tuple[str, int]]
     issues: list[str]
-    sources: list[tuple[Link, Link, str, float]]  # document, page, section, relevance
+    sources: list[tuple[Link, Link, str, float]]  # document, page, section, relevance: what the answer cites
+    consulted: list[Link]  # documents (and sections) the answer was written from without citing them
+    citations: list[Citation]
     chains: list[Chain]
     tasks: list[TaskRow]
     run: list[tuple[str, str]]
@@ -79,6 +95,8 @@ class ReportView:
 
 
 def _answer_lines(answer: str, link_of: dict[str, str], page_word: str) -> list[list[Piece]]:
+    """The answer's lines as pieces; citations numbered in the order they first appear."""
+    numbers: dict[tuple[str, int], int] = {}
     lines = []
     for line in answer.splitlines():
         pieces = []
@@ -87,15 +105,26 @@ def _answer_lines(answer: str, link_of: dict[str, str], page_word: str) -> list[
                 continue
             cite = _CITATION.fullmatch(part)
             if cite:
-                path = link_of.get(cite["doc"].strip())
-                url = page_link(Path(path), int(cite["page"])) if path else ""
-                pieces.append(Piece("cite", f"[{cite['doc'].strip()}, {page_word} {cite['page']}]", url))
+                doc, page = cite["doc"].strip(), int(cite["page"])
+                number = numbers.setdefault((doc, page), len(numbers) + 1)
+                path = link_of.get(doc)
+                url = page_link(Path(path), page) if path else ""
+                pieces.append(Piece("cite", f"[{number}]", url, number, doc, page))
             elif part.startswith("**") and part.endswith("**"):
                 pieces.append(Piece("strong", part[2:-2]))
             else:
                 pieces.append(Piece("text", part))
         lines.append(pieces)
     return lines
+
+
+def citations(lines: list[list[Piece]], page_word: str, sections: dict[tuple[str, int], str]) -> list[Citation]:
+    """The numbered sources under the answer, each once, in number order."""
+    seen: dict[int, Citation] = {}
+    for piece in (piece for line in lines for piece in line if piece.kind == "cite"):
+        seen.setdefault(piece.number, Citation(piece.number, Link(f"{piece.doc}, {page_word} {piece.page}", piece.url),
+                                               sections.get((piece.doc, piece.page), ""), piece.doc, piece.page))
+    return [seen[number] for number in sorted(seen)]
 
 
 def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
@@ -132,10 +161,27 @@ def _chains(edges: list[dict]) -> list[Chain]:
     return chains
 
 
+def _consulted(report: FinalReport, cited_pages: set) -> list[Link]:
+    """What the answer was written from without citing it: each document once, with its sections."""
+    by_doc: dict[str, tuple[str, list[str]]] = {}
+    for source in report.sources:
+        if (source.doc_id, source.page_number) in cited_pages:
+            continue
+        link, sections = by_doc.setdefault(source.doc_id, (source.link, []))
+        if source.section and source.section not in sections:
+            sections.append(source.section)
+    return [Link(f"{doc} ({', '.join(sections)})" if sections else doc, link)
+            for doc, (link, sections) in by_doc.items()]
+
+
 def report_view(report: FinalReport, edges: list[dict], graph_file: str | None = "graph.html") -> ReportView:
     language = report.metadata.get("language", "de")
     t = labels(language)
     link_of = {source.doc_id: source.path for source in report.sources if source.path}
+    page_word = run_text(language)["page_short"]
+    answer = _answer_lines(report.answer, link_of, page_word)
+    numbered = citations(answer, page_word, {(s.doc_id, s.page_number): s.section for s in report.sources})
+    cited_pages = {(piece.doc, piece.page) for line in answer for piece in line if piece.kind == "cite"}
     info = report.metadata.get("reasoner", {})
     model = " " + info["model"] if info.get("model") else ""
     reasoner = f"{info.get('provider', '?')}{model} ({info.get('reason', '')})"
@@ -143,7 +189,7 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         language=language,
         t=t,
         query=report.query,
-        answer=_answer_lines(report.answer, link_of, run_text(language)["page_short"]),
+        answer=answer,
         findings=[
             (finding.claim, [Link(f"{s.doc_id}, {t['page']} {s.page_number}", s.link) for s in finding.sources])
             for finding in report.findings
@@ -153,8 +199,10 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         issues=list(report.metadata.get("quality_issues", [])),
         sources=[
             (Link(s.doc_id, s.link), Link(str(s.page_number), s.link), s.section, s.relevance_score)
-            for s in report.sources
+            for s in report.sources if (s.doc_id, s.page_number) in cited_pages
         ],
+        consulted=_consulted(report, cited_pages),
+        citations=numbered,
         chains=_chains(edges),
         tasks=_task_rows(report.metadata.get("tasks", []), t),
         run=[

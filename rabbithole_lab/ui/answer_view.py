@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,6 @@ from rabbithole_lab.report.view import report_view
 
 logger = logging.getLogger(__name__)
 
-_CITE_TEXT = re.compile(r"\[(?P<doc>.+?), (?:S\.|p\.) (?P<page>\d+)\]")
 
 
 @dataclass(frozen=True)
@@ -53,12 +51,12 @@ def answer_html(
     paths = {source.doc_id: source.path for source in report.sources if source.path}
     targets: list[CitationTarget] = []
 
-    def anchor(target: CitationTarget, text: str, css: str) -> str:
+    def anchor(target: CitationTarget, text: str, css: str, title: str = "") -> str:
         targets.append(target)
         href = link(target.path, target.page) if target.path else "#"
         return (
-            f'<a class="{css}" data-cite="{len(targets) - 1}" href="{html.escape(href, quote=True)}">'
-            f"{html.escape(text)}</a>"
+            f'<a class="{css}" data-cite="{len(targets) - 1}" href="{html.escape(href, quote=True)}"'
+            f' title="{html.escape(title, quote=True)}">{html.escape(text)}</a>'
         )
 
     lines = []
@@ -66,33 +64,29 @@ def answer_html(
         quotes = _quotes_of_line(raw_line)
         rendered = ""
         for piece in pieces:
-            cite = _CITE_TEXT.fullmatch(piece.text) if piece.kind == "cite" else None
-            if cite and paths.get(cite["doc"]):
-                key = (cite["doc"], int(cite["page"]))
-                target = CitationTarget(cite["doc"], int(cite["page"]), paths[cite["doc"]], quotes.get(key, ""))
-                rendered += anchor(target, piece.text, "rh-cite")
+            if piece.kind == "cite" and paths.get(piece.doc):
+                quote = quotes.get((piece.doc, piece.page), "")
+                target = CitationTarget(piece.doc, piece.page, paths[piece.doc], quote)
+                rendered += anchor(target, piece.text, "rh-cite", f"{piece.doc}, {piece.page}")
             elif piece.kind == "strong":
                 rendered += f"<b>{html.escape(piece.text)}</b>"
             else:
                 rendered += html.escape(piece.text)
         lines.append(f"<p>{rendered}</p>" if rendered.strip() else "")
     t = view.t
+    sections = {(s.doc_id, s.page_number): s.section for s in report.sources}
     items = []
-    for source in report.sources:
-        label = f"{source.doc_id}, {t['page']} {source.page_number}"
-        shown = (
-            anchor(CitationTarget(source.doc_id, source.page_number, source.path, source.section), label, "rh-source")
-            if source.path
-            else html.escape(label)
-        )
-        items.append(
-            f"<li>{shown} {html.escape(source.section)} "
-            f"<span class='rh-score'>({source.relevance_score:.2f})</span></li>"
-        )
-    sources = "".join(items)
+    for citation in view.citations:  # the numbered sources: [n] document, page (section)
+        doc, page = citation.doc, citation.page
+        label = f"[{citation.number}] {citation.link.text}"
+        shown = (anchor(CitationTarget(doc, page, paths[doc], sections.get((doc, page), "")), label, "rh-source")
+                 if paths.get(doc) else html.escape(label))
+        items.append(f"<li>{shown} {html.escape(citation.section)}</li>")
+    consulted = ", ".join(html.escape(link.text) for link in view.consulted)
     body = (
         f"<div class='rh-answer' lang='{html.escape(language)}'>{''.join(lines)}</div>"
-        f"<h4>{html.escape(t['sources'])}</h4><ul class='rh-sources'>{sources}</ul>"
+        f"<h4>{html.escape(t['sources'])}</h4><ul class='rh-sources'>{''.join(items)}</ul>"
+        + (f"<p class='rh-consulted'><b>{html.escape(t['consulted'])}:</b> {consulted}</p>" if consulted else "")
     )
     return body, targets
 

@@ -33,9 +33,14 @@ def test_the_answer_opens_with_the_decisive_provision_then_the_chain_to_what_it_
     request = SynthesisInput(anchor=QUESTION, language="de", primary=[_finding(citing)],
                              secondary=[_finding(cited, depth=1, cited_by=citing.chunk_id, tier="secondary")])
     answer = reasoner.synthesize(request).answer
-    paragraphs = [p for p in answer.split("\n\n")[1:] if p.strip()]
-    assert paragraphs[0].startswith("**§ 5 QStrV**:")
-    assert paragraphs[1].startswith("**§ 5 QStrV** verweist auf **§ 12 QStrG**:") and "20 Millisievert" in paragraphs[1]
+    paragraphs = [p for p in answer.split("\n\n") if p.strip()]
+    # the findings first: the decisive provision and what it refers to, in the question's language
+    assert paragraphs[0] == "**Ergebnis:** Maßgeblich ist § 5 QStrV; dort wird auf § 12 QStrG verwiesen."
+    assert paragraphs[1].startswith("§ 5 QStrV: „(1) Der Betreiber")
+    assert paragraphs[2].startswith("§ 12 QStrG: „") and "20 Millisievert" in paragraphs[2]
+    # then the chain, with what else the cited provision says
+    chain = paragraphs[paragraphs.index("**Verweiskette**") + 1]
+    assert chain.startswith("**§ 5 QStrV** verweist auf **§ 12 QStrG**:") and "20 Millisievert" not in chain
     for statement in statements(answer):  # every quotation is a whole sentence of its source, without the heading
         assert statement.quote[:1].isupper() or statement.quote[:1] in "(§"
         assert statement.quote.endswith((".", ";", ":", "…")) and "§ 12 Grenzwerte" not in statement.quote
@@ -63,9 +68,13 @@ def test_same_numbered_sections_of_two_laws_stay_apart_and_english_frames_german
     request = SynthesisInput(anchor="Which limits apply under section 12 to occupationally exposed persons?",
                              language="en", primary=[_finding(act), _finding(ordinance)])
     answer = reasoner.synthesize(request).answer
-    assert answer.startswith("Answer to “Which limits apply under section 12")
-    labels = re.findall(r"\*\*(§ 12 \w+)\*\*", answer)
-    assert set(labels) == {"§ 12 QStrG", "§ 12 QStrV"} and len(labels) == 2
+    assert answer.startswith("**In short:** The decisive provision is § 12 Q")
+    labels = re.findall(r"^(?:\*\*)?(§ 12 \w+)(?:\*\*)?: ", answer, re.MULTILINE)
+    assert set(labels) == {"§ 12 QStrG", "§ 12 QStrV"}
+    for line in (line for line in answer.splitlines() if re.match(r"(?:\*\*)?§ 12", line)):
+        label = re.match(r"(?:\*\*)?(§ 12 \w+)", line)[1]
+        # each provision's paragraph quotes its own law only
+        assert {doc for s in statements(line) for doc, _ in s.citations} == {f"{label.split()[-1]}.pdf"}
     for statement in statements(answer):
         source = act if statement.citations[0][0] == "QStrG.pdf" else ordinance
         assert " ".join(statement.quote.split()) in " ".join(source.text.split())  # German kept verbatim
@@ -100,8 +109,9 @@ def test_a_real_answer_passes_and_weak_variants_of_it_fail(real_run):
     assert good.passes(THRESHOLD), good
     assert good.citation_correctness == 100 and good.query_relevance > 0
     paragraphs = answer.split("\n\n")
-    # 1. the decisive provision left out (the first quoted paragraph), the rest kept
-    skipped = "\n\n".join([paragraphs[0], *paragraphs[2:]])
+    # 1. the decisive provision left out (every paragraph that quotes it), the rest kept
+    decisive = re.match(r"\*\*Ergebnis:\*\* Maßgeblich ist (§ \d+ \w+)", answer)[1]
+    skipped = "\n\n".join(p for p in paragraphs if not p.startswith((f"{decisive}:", f"**{decisive}**:")))
     without_entry = reasoner.assess_quality(GERMAN_QUESTION, skipped, sources, "de")
     assert not without_entry.passes(THRESHOLD) and without_entry.query_relevance == 0
     assert any("maßgebliche Vorschrift" in issue for issue in without_entry.issues_found)
@@ -112,7 +122,7 @@ def test_a_real_answer_passes_and_weak_variants_of_it_fail(real_run):
     # 3. quotations of two provisions strung together as one, and a repeated quotation
     quotes = statements(answer)
     glued = answer.replace(f"„{quotes[0].quote}“", f"„{quotes[0].quote} {quotes[-1].quote}“", 1)
-    glued += "\n\n" + paragraphs[1]
+    glued += "\n\n" + paragraphs[2]  # a quoted statement of the findings, repeated
     glued_quality = reasoner.assess_quality(GERMAN_QUESTION, glued, sources, "de")
     assert glued_quality.citation_correctness < 100 and glued_quality.structural_integrity < 100
     assert glued_quality.overall_score < good.overall_score
@@ -166,7 +176,8 @@ def test_what_the_decisive_provision_cites_is_quoted_even_without_the_questions_
     request = SynthesisInput(anchor=QUESTION, language="de", primary=[_finding(citing)],
                              secondary=[_finding(plain, depth=1, cited_by=citing.chunk_id, tier="secondary")])
     answer = reasoner.synthesize(request).answer
-    assert "**§ 5 QStrV** verweist auf **§ 12 QStrG**: „(1) Maßgeblich ist der Wert der Tabelle" in answer
+    assert "\n§ 12 QStrG: „(1) Maßgeblich ist der Wert der Tabelle" in answer  # in the findings, first
+    assert "**§ 5 QStrV** verweist auf **§ 12 QStrG** (oben im Ergebnis zitiert)." in answer
 
 
 def test_an_enabling_clause_is_not_quoted_unless_the_question_asks_who_may_regulate(reasoner, demo_kb):

@@ -63,7 +63,10 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     assert located and all(e["to_docs"] and not e["to_chunks"] for e in located)
     report = status.report
     assert "20 Millisievert" in report["answer"]
-    assert report["answer"].startswith("Antwort auf die Frage")
+    assert report["answer"].startswith("**Ergebnis:** Maßgeblich ist ")
+    # one section per approved task, each with a finding or a "not found"
+    for number, _task in enumerate(state["todo_list"]["items"], start=1):
+        assert f"**Aufgabe {number}: " in report["answer"]
     assert report["sources"] and all(s["page_number"] >= 1 for s in report["sources"])
     for source in report["sources"]:
         assert Path(source["path"]).is_file() and source["link"].endswith(f"#page={source['page_number']}")
@@ -83,7 +86,7 @@ def test_english_question_gets_an_english_report(extractive_services, session_fa
     assert status.kind == "done", status.error
     report = status.report
     assert status.state["detected_language"] == "en"
-    assert report["answer"].startswith("Answer to")
+    assert report["answer"].startswith("**In short:** The decisive provision is ")
     assert "calibrat" in report["answer"].lower()
     assert any(s["doc_id"] == "Detector_Calibration_Guide.pdf" for s in report["sources"])
     assert all(t["task"].split()[0] in {"How", "Identify", "Collect", "Clarify", "Check"}

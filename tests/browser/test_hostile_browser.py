@@ -117,7 +117,7 @@ def test_a_hostile_question_over_a_hostile_document_in_the_workbench_runs_nothin
     approve.wait_for(timeout=SLOW_MS)
     approve.click()
     page.get_by_text("Fertig.").wait_for(timeout=SLOW_MS)
-    answer = page.locator(".rh-answer", has_text="Antwort auf die Frage").first  # the answer view (anywidget)
+    answer = page.locator(".rh-answer", has_text='alert("q1")').first  # the answer view (anywidget)
     answer.scroll_into_view_if_needed()
     page.wait_for_timeout(1500)
     shot("workbench_answer")

@@ -125,7 +125,9 @@ def _research_run(jupyter_lab, page, shot) -> None:
     assert re.search(r"\.pdf#page=\d+$", sources.first.get_attribute("href"))
     # a click on a citation in the answer opens its page beside the answer, in this Lab, the quote marked
     citation = page.locator("a.rh-cite").first
-    cited_page = re.search(r"S\. (\d+)\]", citation.inner_text()).group(1)
+    # numbered: "[1]", the document and page in its title
+    assert re.fullmatch(r"\[\d+\]", citation.inner_text().strip())
+    cited_page = re.search(r", (\d+)$", citation.get_attribute("title")).group(1)
     tabs_before = len(page.context.pages)
     citation.click()
     viewer = page.locator(".rh-pdf-view").first

@@ -89,7 +89,7 @@ def test_synthesis_cites_every_sentence_and_scores_high(reasoner, demo_kb, limit
     findings = [_finding(limit_chunk, reasoner), _finding(cited, reasoner, "secondary", 1)]
     out = reasoner.synthesize(SynthesisInput(anchor=QUESTION, language="de", primary=findings[:1],
                                              secondary=findings[1:]))
-    assert out.answer.startswith("Antwort auf die Frage")
+    assert out.answer.startswith("**Ergebnis:** Maßgeblich ist ")
     assert "20 Millisievert" in out.answer
     assert all(finding.sources for finding in out.key_findings)
     quality = reasoner.assess_quality(QUESTION, out.answer, findings, "de")

@@ -68,4 +68,5 @@ def test_the_answer_opens_with_the_provision_that_carries_the_questions_rare_ter
                              primary=[_chunk("§ 1", COMMON, 1), _chunk("§ 2", [RARE], 2)])
     answer = ExtractiveReasoner(embed).synthesize(request).answer
     paragraphs = [p for p in answer.split("\n\n")[1:] if p.strip()]
-    assert paragraphs[0].startswith("**§ 2 LatWerkV**:") and "12 Stunden" in paragraphs[0]
+    assert answer.startswith("**Ergebnis:** Maßgeblich ist § 2 LatWerkV")
+    assert paragraphs[0].startswith("§ 2 LatWerkV:") and "12 Stunden" in paragraphs[0]

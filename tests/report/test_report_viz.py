@@ -23,8 +23,12 @@ EVIL = '<script>alert("x")</script> & "§ 5"'
 def _state(tmp_path) -> dict:
     source = LinkedSource(doc_id="QStrG.pdf", page_number=2, relevance_score=0.9, collection="Recht",
                           section="§ 12", path=str(tmp_path / "QStrG.pdf"), link=page_link(tmp_path / "QStrG.pdf", 2))
-    report = FinalReport(query=f"Frage {EVIL}", answer=f"Antwort {EVIL} [QStrG.pdf, S. 2]",
-                         findings=[Finding(claim=EVIL, sources=[source])], sources=[source], quality_score=400,
+    consulted = LinkedSource(doc_id="QStrV.pdf", page_number=1, relevance_score=0.5, collection="Recht",
+                             section="§ 5", path=str(tmp_path / "QStrV.pdf"), link=page_link(tmp_path / "QStrV.pdf", 1))
+    report = FinalReport(query=f"Frage {EVIL}",
+                         answer=f"Antwort {EVIL} [QStrG.pdf, S. 2]\n\nNoch einmal „Satz“ [QStrG.pdf, S. 2]",
+                         findings=[Finding(claim=EVIL, sources=[source])], sources=[source, consulted],
+                         quality_score=400,
                          quality_breakdown={"factual_accuracy": 80}, metadata={"language": "de", "tasks": [
                              {"id": 0, "task": EVIL, "completed": True, "summary": f"Zusammenfassung {EVIL}",
                               "relevance_score": 0.75, "irrelevant_findings": [f"Randnotiz {EVIL}"],
@@ -60,7 +64,13 @@ def test_html_escapes_all_document_text_and_links_pages(tmp_path):
     assert re.search(r'href="file://[^"]+QStrG\.pdf#page=2"', page)
     assert "Verfolgte Verweise (1)" in page
     # the answer's citation is a link that opens the PDF at the cited page
-    assert re.search(r'<a class="cite" href="file://[^"]+QStrG\.pdf#page=2"[^>]*>\[QStrG\.pdf, S\. 2\]</a>', page)
+    assert len(re.findall(r'<a class="cite" href="file://[^"]+QStrG\.pdf#page=2"[^>]*>\[1\]</a>', page)) == 2
+    assert re.search(r'<li value="1"><a href="file://[^"]+QStrG\.pdf#page=2"[^>]*>QStrG\.pdf, S\. 2</a> \(§ 12\)', page)
+    # only what the answer cites is a source; what it was written from besides is "read, not cited"
+    sources = page.split("<h2>Quellen</h2>")[1].split("<h2>")[0]
+    assert "QStrG.pdf" in sources.split("Gelesen, nicht zitiert")[0] and "QStrV.pdf" not in sources.split(
+        "Gelesen, nicht zitiert")[0]
+    assert "QStrV.pdf (§ 5)" in sources.split("Gelesen, nicht zitiert")[1]
     # why the reference was followed: from, reference, to, the gate's reason (escaped)
     assert "<th>Warum verfolgt</th>" in page and "QStrV.pdf § 5" in page and "&lt;script&gt;" in page.split(
         "Warum verfolgt")[1]
@@ -70,7 +80,10 @@ def test_markdown_has_sources_with_page_links_and_the_followed_reference(tmp_pat
     state = _state(tmp_path)
     text = render_markdown(FinalReport.model_validate(state["final_report"]), state["reference_edges"])
     assert "QStrG.pdf#page=2)" in text
-    assert re.search(r"\[QStrG\.pdf, S\. 2\]\(file://[^)]+QStrG\.pdf#page=2\)", text)  # the answer's citation links
+    # the answer's citations are numbered links, the same source the same number, listed under the answer
+    assert len(re.findall(r"\[\\\[1\\\]\]\(file://[^)]+QStrG\.pdf#page=2\)", text)) == 2
+    assert re.search(r"\\\[1\\\] \[QStrG\.pdf, S\. 2 \(§ 12\)\]\(file://[^)]+QStrG\.pdf#page=2\)", text)
+    assert "**Gelesen, nicht zitiert:** [QStrV.pdf (§ 5)](file://" in text
     assert "<script>" not in text and "\\<script\\>" in text  # document text cannot become HTML
     assert "§ 12 QStrG" in text and "## Qualität: 400/500" in text
     assert "https://example.org" not in text.split("## Verfolgte Verweise")[1].split("## Aufgaben")[0]

@@ -62,7 +62,8 @@ def test_citations_become_numbered_links_and_a_click_opens_the_cited_page(two_pa
         sources=[LinkedSource(doc_id="Probe.pdf", page_number=2, section="§ 2", path=str(two_page_pdf))],
         metadata={"language": "de"})
     body, targets = answer_html(report, lambda path, page: f"Probe.pdf#page={page}", "de")
-    assert '<a class="rh-cite" data-cite="0" href="Probe.pdf#page=2">[Probe.pdf, S. 2]</a>' in body
+    assert '<a class="rh-cite" data-cite="0" href="Probe.pdf#page=2" title="Probe.pdf, 2">[1]</a>' in body
+    assert ">[1] Probe.pdf, S. 2</a> § 2</li>" in body
     assert 'class="rh-source" data-cite="1"' in body
     assert "<img" not in body and "&lt;img src=x" in body
     assert targets[0].page == 2 and targets[0].quote == "Die Protokolle sind zehn Jahre lang aufzubewahren"

@@ -40,19 +40,26 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
     services = runtime.context
     chunks = context_sources(stored_synthesis_context(state))
     answer = state.get("synthesis", {}).get("answer", "")
-    cited = set(citations_in(answer))
+    cited = list(dict.fromkeys(citations_in(answer)))
     sources: dict[tuple[str, int], LinkedSource] = {}
-    for chunk in chunks:
-        key = (chunk.document, chunk.page)
+
+    def linked(chunk, page: int, is_cited: bool) -> LinkedSource:
         path = resolve_source_path(services.kb_dir, chunk.collection, chunk.document)
-        source = sources.get(key)
-        if source is None or chunk.relevance_score > source.relevance_score:
-            sources[key] = LinkedSource(
-                doc_id=chunk.document, page_number=chunk.page, relevance_score=round(chunk.relevance_score, 4),
-                collection=chunk.collection, category=chunk.collection, section=chunk.section,
-                path=str(path) if path else "", link=page_link(path, chunk.page) if path else "")
-    # cited sources first, then by relevance
-    ordered = sorted(sources.values(), key=lambda s: (-((s.doc_id, s.page_number) in cited), -s.relevance_score))
+        return LinkedSource(
+            doc_id=chunk.document, page_number=page, relevance_score=round(chunk.relevance_score, 4),
+            collection=chunk.collection, category=chunk.collection, section=chunk.section, cited=is_cited,
+            path=str(path) if path else "", link=page_link(path, page) if path else "")
+
+    # what the answer cites, in its order, each at the cited page with the passage that holds it
+    for doc, page in cited:
+        holders = [c for c in chunks if c.document == doc and c.page <= page <= (c.page_end or c.page)]
+        if holders:
+            sources[(doc, page)] = linked(max(holders, key=lambda c: c.relevance_score), page, True)
+    # then what the answer was written from without citing it: consulted, by relevance
+    for chunk in sorted(chunks, key=lambda c: -c.relevance_score):
+        if (chunk.document, chunk.page) not in sources:
+            sources[(chunk.document, chunk.page)] = linked(chunk, chunk.page, False)
+    ordered = list(sources.values())
     quotes = preserved_quotes(state)
     findings = []
     for item in state.get("synthesis", {}).get("key_findings", []):

@@ -123,9 +123,9 @@ def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     seen = set(state.get("seen_chunks", []))
     written = " ".join(item.task for item in todo.items)
     open_items = [item for item in todo.items if not item.completed]
-    saturated = [item.id for item in open_items if item.id != 0 and item.origin != "user" and all(
-        chunk_key(hit) in seen for hit in kb.search(item.task, k=settings.search.chunks_per_query,
-                                                    collection=state.get("collection")))]
+    hits = {item.id: kb.search(item.task, k=settings.search.chunks_per_query, collection=state.get("collection"))
+            for item in open_items if item.id != 0 and item.origin != "user"}
+    saturated = [task_id for task_id, found in hits.items() if all(chunk_key(hit) in seen for hit in found)]
     provisions = []
     for edge in sorted((e for e in state.get("reference_edges", [])
                         if e.get("task_id") == last["task_id"] and e["decision"] == "followed"
@@ -151,7 +151,9 @@ def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
         target = next((t for t in open_items if t.id == item.id and t.id != 0 and t.origin != "user"), None)
         if target is not None and not target.completed:
             target.completed, target.closed_reason = True, item.reason
-            closed.append({"id": target.id, "task": target.task, "reason": item.reason})
+            # what its search found is in the context already: the answer's section names it
+            found = [hit.chunk_id for hit in hits.get(target.id, []) if chunk_key(hit) in seen]
+            closed.append({"id": target.id, "task": target.task, "reason": item.reason, "found": found})
     known = {item.task.lower() for item in todo.items}
     for item in change.add[:room]:
         if not item.task.strip() or item.task.lower() in known:

@@ -15,10 +15,27 @@ from rabbithole_lab.agent.synthesis_context import (
 )
 from rabbithole_lab.findings import TIERS, preserved_quotes
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.reasoning.base import SynthesisInput
+from rabbithole_lab.reasoning.base import AnswerTask, SynthesisInput
 from rabbithole_lab.schemas import QualityAssessment
 
 MAX_QUOTES = 15
+
+
+def answer_tasks(state: AgentState) -> list[AnswerTask]:
+    """The approved tasks (the researcher's removals are gone from the list), each with its searches and
+    the passages it found, for the answer's one section per task."""
+    stats_of = {stats["task_id"]: stats for stats in state.get("task_stats") or []}
+    closed_found = {closed["id"]: closed.get("found", []) for change in state.get("todo_changes") or []
+                    for closed in change.get("closed", [])}
+    tasks = []
+    for item in (state.get("todo_list") or {}).get("items", []):
+        found = {entry["chunk_id"] for entry in state.get("findings") or []
+                 if entry.get("task_id") == item["id"] and not entry.get("dropped") and entry.get("chunk_id")}
+        stats = stats_of.get(item["id"], {})
+        found |= set(stats.get("found_again", [])) | set(closed_found.get(item["id"], []))
+        tasks.append(AnswerTask(item["id"], item["task"], list(stats.get("queries", [])), found,
+                                own=item.get("origin") == "user"))
+    return tasks
 
 
 def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
@@ -29,7 +46,7 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
         quotes=preserved_quotes(state)[:MAX_QUOTES],
         task_summaries=state.get("task_summaries", []), chains=reference_chains(state, context),
         remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "",
-        question=question(state), exclusions=exclusions(state))
+        question=question(state), exclusions=exclusions(state), tasks=answer_tasks(state))
     output = runtime.context.reasoner.synthesize(request)
     stored = {tier: [chunk.model_dump() for chunk in context[tier]] for tier in TIERS}
     return {"synthesis": output.model_dump(), "synthesis_context": stored, "phase": "quality"}

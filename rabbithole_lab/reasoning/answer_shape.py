@@ -1,0 +1,130 @@
+"""The answer's shape: the findings first, then one section per approved task, then the reference chain.
+
+`plan_answer` (answer.py) chooses what the answer quotes for the question; this module lays it out the
+way a researcher reads it:
+
+1. **the opening** — the statements that carry the result: the decisive provision's best sentence and
+   the best sentence of what it refers to (where a limit, deadline or body usually stands), at most
+   `OPENING_STATEMENTS`, one per provision;
+2. **one section per approved task**, in the plan's order — the sentences of the provisions the task's
+   own searches found, or, when it found none worth quoting, a "not found" that names what was searched.
+   A task the researcher wrote or edited is read by its own words (`own_sentences`), so its section
+   holds what it asked for even when the question's words rank other provisions first;
+3. **the reference chain** — each provision reached by following a reference, said as "X verweist auf Y"
+   with its sentences.
+
+Every sentence is quoted once: a sentence in the opening is not repeated below, and a section whose
+findings the opening already quotes says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence
+from rabbithole_lab.reasoning.base import AnswerTask
+
+OPENING_STATEMENTS = 3
+SENTENCES_PER_TASK = 3  # a task's own best sentences, when the plan quotes none of its provisions
+
+
+@dataclass
+class TaskSection:
+    task: AnswerTask
+    parts: list[tuple[Provision, list[Sentence]]] = field(default_factory=list)
+    quoted_above: list[Provision] = field(default_factory=list)  # its provisions the opening already quotes
+
+    @property
+    def found(self) -> bool:
+        return bool(self.parts or self.quoted_above)
+
+
+@dataclass
+class ShapedAnswer:
+    opening: list[tuple[Provision, Sentence]] = field(default_factory=list)
+    decisive: Provision | None = None
+    reached: list[Provision] = field(default_factory=list)  # what the decisive provision led to
+    sections: list[TaskSection] = field(default_factory=list)
+    chain: list[tuple[Provision, Provision, list[Sentence]]] = field(default_factory=list)
+    rest: list[tuple[Provision, list[Sentence]]] = field(default_factory=list)  # found by no listed task
+
+
+def opening_statements(plan: AnswerPlan) -> list[tuple[Provision, Sentence]]:
+    """The decisive provision's best sentence, then the best of each provision it led to, then the best
+    of the others, one per provision, in the plan's order."""
+    if not plan.parts:
+        return []
+    decisive = plan.parts[0][0]
+    ranked = sorted(plan.parts, key=lambda part: (part[0] is not decisive, part[1] is not decisive,
+                                                  -max(s.score for s in part[2])))
+    chosen = [(provision, max(sentences, key=lambda s: s.score)) for provision, _, sentences in ranked]
+    chosen = chosen[:OPENING_STATEMENTS]
+    order = {id(part[0]): index for index, part in enumerate(plan.parts)}
+    return sorted(chosen, key=lambda item: order[id(item[0])])
+
+
+def _owner(provision: Provision, tasks: list[AnswerTask]) -> AnswerTask | None:
+    """The task that found most of the provision's passages (the first on a tie)."""
+    ids = provision.chunk_ids
+    counts = [(len(ids & task.chunk_ids), -index, task) for index, task in enumerate(tasks)]
+    best = max(counts, key=lambda item: item[:2], default=None)
+    return best[2] if best and best[0] else None
+
+
+def _names_provision(text: str, provision: Provision) -> bool:
+    """The text names the provision: its section and its document's short name ("§ 12 QStrG")."""
+    return " ".join(provision.label.split()).casefold() in " ".join(text.replace("\u00a0", " ").split()).casefold()
+
+
+def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[AnswerTask],
+                 own_sentences: Callable[[AnswerTask, list[Provision]], list[tuple[Provision, list[Sentence]]]]
+                 ) -> ShapedAnswer:
+    """The plan laid out as opening, task sections and chain. `own_sentences(task, provisions)` gives a
+    task's best sentences of the given provisions by the task's own words (at most SENTENCES_PER_TASK)."""
+    shaped = ShapedAnswer(opening=opening_statements(plan))
+    if plan.parts:
+        shaped.decisive = plan.parts[0][0]
+        shaped.reached = [p for p, source, _ in plan.parts if source is shaped.decisive]
+    opened = {id(sentence) for _, sentence in shaped.opening}
+    opened_provisions = {id(provision) for provision, _ in shaped.opening}
+    sections = {task.id: TaskSection(task) for task in tasks}
+    quoted: set[int] = set(opened)
+    for provision, source, sentences in plan.parts:
+        remaining = [s for s in sentences if id(s) not in opened]
+        quoted |= {id(s) for s in sentences}
+        if source is not None:
+            shaped.chain.append((source, provision, remaining))
+            continue
+        owner = _owner(provision, tasks)
+        if owner is None:
+            if remaining:
+                shaped.rest.append((provision, remaining))
+            continue
+        section = sections[owner.id]
+        if remaining:
+            section.parts.append((provision, remaining))
+        elif id(provision) in opened_provisions:
+            section.quoted_above.append(provision)
+    # a task the plan quotes nothing of is read by its own words: the provisions it names ("Was regelt
+    # § 12 QStrG?"), else what it found, best first
+    followed = {id(provision) for _, provision, _ in shaped.chain}
+    for task in tasks:
+        section = sections[task.id]
+        named = [p for p in provisions if p.section and _names_provision(task.task, p)]
+        if named and not section.parts:
+            section.quoted_above += [p for p in named if id(p) in opened_provisions or id(p) in followed]
+            found = [p for p in named if id(p) not in opened_provisions and id(p) not in followed]
+        elif section.found:
+            continue
+        else:
+            found = [p for p in provisions if p.chunk_ids & task.chunk_ids and id(p) not in followed]
+        for provision, sentences in own_sentences(task, found):
+            fresh = [s for s in sentences if id(s) not in quoted]
+            quoted |= {id(s) for s in fresh}
+            if fresh:
+                section.parts.append((provision, fresh))
+            elif id(provision) in opened_provisions:
+                section.quoted_above.append(provision)
+    shaped.sections = [sections[task.id] for task in tasks]
+    return shaped
