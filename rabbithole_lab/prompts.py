@@ -385,6 +385,9 @@ Rate the answer on five dimensions from 0 to 100; write issues in {language}.
 ### Input
 Question: {query}
 Parts the researcher asked for besides the question: {parts}
+Cases the researcher excluded: {exclusions}
+Approved tasks (the answer has one section each):
+{tasks}
 Answer:
 {answer}
 Sources used:
@@ -395,8 +398,11 @@ Sources used:
 2. semantic_validity: coherent and unambiguous.
 3. structural_integrity: direct answer first, then details, complete sentences.
 4. citation_correctness: every factual sentence cites a listed source.
-5. query_relevance: answers the question that was asked; at most 50 when a listed part has no cited statement.
-6. issues_found: concrete problems in {language}, naming each part left unanswered. Output JSON only.
+5. query_relevance: answers the question that was asked; at most 50 when a listed part has no cited statement
+   or an excluded case is presented as applicable.
+6. structural_integrity is lower for each approved task without its section (a finding or "not found").
+7. issues_found: concrete problems in {language}, naming each part left unanswered, each excluded case
+   presented as applicable, each task without a section and each quotation off the question. Output JSON only.
 
 ### Output format
 {{"factual_accuracy": 0, "semantic_validity": 0, "structural_integrity": 0,

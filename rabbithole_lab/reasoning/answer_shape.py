@@ -72,17 +72,21 @@ def _owner(provision: Provision, tasks: list[AnswerTask]) -> AnswerTask | None:
     return best[2] if best and best[0] else None
 
 
-def _names_provision(text: str, provision: Provision) -> bool:
+def names_provision(text: str, provision: Provision) -> bool:
     """The text names the provision: its section and its document's short name ("§ 12 QStrG")."""
     return " ".join(provision.label.split()).casefold() in " ".join(text.replace("\u00a0", " ").split()).casefold()
 
 
 def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[AnswerTask],
-                 own_sentences: Callable[[AnswerTask, list[Provision]], list[tuple[Provision, list[Sentence]]]]
-                 ) -> ShapedAnswer:
+                 own_sentences: Callable[[AnswerTask, list[Provision]], list[tuple[Provision, list[Sentence]]]],
+                 asked: list[tuple[Provision, Sentence]] | None = None) -> ShapedAnswer:
     """The plan laid out as opening, task sections and chain. `own_sentences(task, provisions)` gives a
-    task's best sentences of the given provisions by the task's own words (at most SENTENCES_PER_TASK)."""
-    shaped = ShapedAnswer(opening=opening_statements(plan))
+    task's best sentences of the given provisions by the task's own words (at most SENTENCES_PER_TASK).
+    `asked`: a sentence for each part the researcher asked for that the plan does not quote; the opening
+    states it too."""
+    opening = opening_statements(plan)
+    opening += [(p, s) for p, s in asked or [] if all(s is not held for _, held in opening)]
+    shaped = ShapedAnswer(opening=opening)
     if plan.parts:
         shaped.decisive = plan.parts[0][0]
         shaped.reached = [p for p, source, _ in plan.parts if source is shaped.decisive]
@@ -90,9 +94,23 @@ def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[Answ
     opened_provisions = {id(provision) for provision, _ in shaped.opening}
     sections = {task.id: TaskSection(task) for task in tasks}
     quoted: set[int] = set(opened)
+
+    def read_by_its_words(task: AnswerTask, found: list[Provision]) -> None:
+        section = sections[task.id]
+        for provision, sentences in own_sentences(task, found):
+            fresh = [s for s in sentences if id(s) not in quoted]
+            quoted.update(id(s) for s in fresh)
+            if fresh:
+                section.parts.append((provision, fresh))
+            elif id(provision) in opened_provisions and provision not in section.quoted_above:
+                section.quoted_above.append(provision)
+
+    # a task the researcher wrote or edited takes its own best sentences first, wherever they were found
+    for task in (task for task in tasks if task.own):
+        read_by_its_words(task, [p for p in provisions if p.chunk_ids & task.chunk_ids])
     for provision, source, sentences in plan.parts:
-        remaining = [s for s in sentences if id(s) not in opened]
-        quoted |= {id(s) for s in sentences}
+        remaining = [s for s in sentences if id(s) not in quoted]
+        quoted.update(id(s) for s in sentences)
         if source is not None:
             shaped.chain.append((source, provision, remaining))
             continue
@@ -111,20 +129,11 @@ def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[Answ
     followed = {id(provision) for _, provision, _ in shaped.chain}
     for task in tasks:
         section = sections[task.id]
-        named = [p for p in provisions if p.section and _names_provision(task.task, p)]
+        named = [p for p in provisions if p.section and names_provision(task.task, p)]
         if named and not section.parts:
             section.quoted_above += [p for p in named if id(p) in opened_provisions or id(p) in followed]
-            found = [p for p in named if id(p) not in opened_provisions and id(p) not in followed]
-        elif section.found:
-            continue
-        else:
-            found = [p for p in provisions if p.chunk_ids & task.chunk_ids and id(p) not in followed]
-        for provision, sentences in own_sentences(task, found):
-            fresh = [s for s in sentences if id(s) not in quoted]
-            quoted |= {id(s) for s in fresh}
-            if fresh:
-                section.parts.append((provision, fresh))
-            elif id(provision) in opened_provisions:
-                section.quoted_above.append(provision)
+            read_by_its_words(task, [p for p in named if id(p) not in opened_provisions and id(p) not in followed])
+        elif not section.found:
+            read_by_its_words(task, [p for p in provisions if p.chunk_ids & task.chunk_ids and id(p) not in followed])
     shaped.sections = [sections[task.id] for task in tasks]
     return shaped

@@ -44,6 +44,15 @@ class AnswerTask:
 
 
 @dataclass
+class AskedFor:
+    """What the researcher asked for besides the question, as the quality check measures it."""
+
+    parts: list[str] = field(default_factory=list)  # the anchor's additions and named provisions
+    exclusions: list[str] = field(default_factory=list)  # cases left out
+    tasks: list[str] = field(default_factory=list)  # the approved tasks' words, one answer section each
+
+
+@dataclass
 class SynthesisInput:
     anchor: str
     language: str
@@ -59,6 +68,7 @@ class SynthesisInput:
     question: str = ""  # the question as the researcher wrote it (`anchor` adds what the dialogue added)
     exclusions: list[str] = field(default_factory=list)  # cases the researcher left out
     tasks: list[AnswerTask] = field(default_factory=list)  # the approved tasks, one answer section each
+    parts: list[str] = field(default_factory=list)  # what the researcher asked for besides the question
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary
@@ -133,9 +143,10 @@ class Judge(Protocol):
     def score_relevance(self, anchor: str, finding: ChunkWithInfo, language: str) -> RelevanceScore: ...
 
     def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo], language: str,
-                       parts: list[str] | None = None) -> QualityAssessment:
-        """`parts`: what the researcher asked for beyond the question (the anchor's additions and named
-        provisions); an answer that leaves one without a cited statement does not answer the question."""
+                       asked: AskedFor | None = None) -> QualityAssessment:
+        """`asked`: what the researcher asked for besides the question (see `AskedFor`): an answer that
+        leaves a part without a cited statement does not answer the question, one that quotes an excluded
+        case as applicable does not either, and one without a section for an approved task is incomplete."""
         ...
 
     def decide_remediation(

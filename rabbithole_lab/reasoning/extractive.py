@@ -9,16 +9,18 @@ properties of the answer (citation coverage, support of each sentence by the cit
 relevance to the question).
 
 One role per module: extractive_dialogue (clarifier), extractive_planning (planner), extractive_reading
-(extractor, relevance), extractive_writing (synthesiser, quality); extractive_base holds what they share.
+(extractor, relevance), extractive_writing (synthesiser), extractive_judging
+(quality check, remediation); extractive_base holds what they share.
 """
 
 from __future__ import annotations
 
 from rabbithole_lab.reasoning.extractive_dialogue import ExtractiveClarifier
+from rabbithole_lab.reasoning.extractive_judging import ExtractiveJudge
 from rabbithole_lab.reasoning.extractive_planning import ExtractivePlanner
 from rabbithole_lab.reasoning.extractive_reading import ExtractiveReader
 from rabbithole_lab.reasoning.extractive_writing import ExtractiveWriter
 
 
-class ExtractiveReasoner(ExtractiveClarifier, ExtractivePlanner, ExtractiveReader, ExtractiveWriter):
+class ExtractiveReasoner(ExtractiveClarifier, ExtractivePlanner, ExtractiveReader, ExtractiveWriter, ExtractiveJudge):
     """Deterministic reasoning: the configured embedder's similarity and the question's words."""

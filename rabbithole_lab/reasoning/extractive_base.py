@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -16,14 +17,19 @@ from rabbithole_lab.messages import reasoner_text
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.relevance import keyword_overlap
 from rabbithole_lab.reasoning.base import ReasonerInfo, citation_label
+from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import (
-    concepts as query_concepts,
-)
-from rabbithole_lab.reasoning.text import (
+    asks_about_authorisation,
+    authorises_regulation,
     contains_concept,
+    has_figure,
+    passage_sentences,
     split_sentences,
     stems,
     strip_citations,
+)
+from rabbithole_lab.reasoning.text import (
+    concepts as query_concepts,
 )
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 
@@ -41,6 +47,11 @@ MMR_LAMBDA = 0.7
 SUPPORT_OVERLAP = 0.6
 ON_TOPIC_OVERLAP = 0.3
 
+
+
+def sentences_of(chunk: ChunkWithInfo) -> list[str]:
+    """A passage's whole sentences, without the heading a continuation repeats."""
+    return passage_sentences(chunk.chunk_text, chunk.heading, chunk.continuation)
 
 
 def reasoner_words(language: str) -> dict:
@@ -149,6 +160,35 @@ class ExtractiveBase:
             text["refinement_task"].replace("{answer}", ""), language, limit=50)}
         return [c for c in query_concepts(task, language, limit=10) if c.lower() not in template_words]
 
+
+    # ---- the answer's sentences ----------------------------------------------------------------
+    def _sentence_scorer(self, anchor: str,
+                         chunks: list[ChunkWithInfo]) -> Callable[[list[str]], list[float]]:
+        """How much a sentence of this context says about the question: the question's terms it carries,
+        each weighted by how few of the context's sentences hold it (`TermWeights`), its figures (a limit,
+        a deadline, an amount is what a question about a provision usually wants), and, for text in a
+        language the embedder was trained on, its meaning. An English-only model (MiniLM) is no evidence on
+        German statute text: every share of its similarity in the score cost answer facts on the dev
+        questions (bench/RESULTS.md, session 12). Synthesis and the quality check build the scorer from the
+        same context, so they agree."""
+        sentences = [s for chunk in chunks for s in passage_sentences(chunk.chunk_text, chunk.heading,
+                                                                       chunk.continuation)]
+        weights = TermWeights(sentences)
+        question = sentence_terms(self._lexical_anchor(anchor)) | sentence_terms(anchor)
+        sample = " ".join(sentences)[:LANGUAGE_SAMPLE_CHARS]
+        meaning = bool(sample) and self._reads(sample)
+        enabling_is_no_answer = not asks_about_authorisation(anchor)
+
+        def score(batch: list[str]) -> list[float]:
+            terms = [weights.overlap(question, s) for s in batch]
+            if meaning and batch:
+                similarity = self._similarities(anchor, batch)
+                terms = [MEANING_SHARE * self._meaning(float(similarity[i])) + (1 - MEANING_SHARE) * term
+                         for i, term in enumerate(terms)]
+            return [0.0 if enabling_is_no_answer and authorises_regulation(s) else
+                    term + (FIGURE_BONUS if has_figure(s) else 0.0) for s, term in zip(batch, terms, strict=True)]
+
+        return score
 
     # ---- helpers ----------------------------------------------------------------------------
     def _mmr(self, anchor: str, candidates: list[tuple[str, float]], limit: int) -> list[str]:

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from rabbithole_lab.reasoning.base import ReasonerInfo, SynthesisInput
+from rabbithole_lab.reasoning.base import AskedFor, ReasonerInfo, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
 from rabbithole_lab.records import ChunkWithInfo, ToDoItem, VectorResult
@@ -175,10 +175,10 @@ class ExtractiveFallback:
                           lambda: self.fallback.score_relevance(anchor, finding, language))
 
     def assess_quality(self, query: str, answer: str, sources: list[ChunkWithInfo], language: str,
-                       parts: list[str] | None = None) -> QualityAssessment:
+                       asked: AskedFor | None = None) -> QualityAssessment:
         args = (query, answer, sources, language)
-        return self._step("assess_quality", lambda: self.primary.assess_quality(*args, parts=parts),
-                          lambda: self.fallback.assess_quality(*args, parts=parts))
+        return self._step("assess_quality", lambda: self.primary.assess_quality(*args, asked=asked),
+                          lambda: self.fallback.assess_quality(*args, asked=asked))
 
     def decide_remediation(self, query: str, assessment: QualityAssessment, threshold: int,
                            language: str) -> RemediationDecision:

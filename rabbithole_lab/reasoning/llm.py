@@ -26,6 +26,7 @@ from rabbithole_lab.pages import find_span, quote_pages
 from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
 from rabbithole_lab.rabbithole.gate import GateInput
 from rabbithole_lab.reasoning.base import (
+    AskedFor,
     ReasonerInfo,
     ReasonerUnavailableError,
     SynthesisInput,
@@ -38,6 +39,7 @@ from rabbithole_lab.reasoning.prompt_inputs import (
     findings_text,
     fit_prompt,
     passages_text,
+    tasks_text,
 )
 from rabbithole_lab.schemas import (
     AnchorTerms,
@@ -403,7 +405,7 @@ class LLMReasoner:
             language=language_name(language), anchor=request.anchor, hitl_summary=request.hitl_summary or "-",
             primary=findings_text(request.primary, language), secondary=findings_text(request.secondary, language),
             tertiary=findings_text(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
-            task_summaries=summaries or "-", tasks=_tasks_text(request),
+            task_summaries=summaries or "-", tasks=tasks_text(request.tasks),
             chains=chains or "-", exclusions="; ".join(request.exclusions) or "-",
             remediation=f"Rewrite instructions: {request.remediation}" if request.remediation else "")
         output = self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), language)
@@ -413,10 +415,13 @@ class LLMReasoner:
             self._warn("synthesize: the model's answer is empty")
         return output
 
-    def assess_quality(self, query, answer, sources, language, parts=None):
+    def assess_quality(self, query, answer, sources, language, asked=None):
+        asked = asked or AskedFor()
         listing = "\n".join(f"- {citation_label(s.document, s.page, language)}" for s in sources) or "-"
         prompt = self._fill(prompts.QUALITY_ASSESSMENT_PROMPT, language=language_name(language), query=query,
-                            answer=prompts.quoted(answer), sources=listing, parts="; ".join(parts or []) or "-")
+                            answer=prompts.quoted(answer), sources=listing, parts="; ".join(asked.parts) or "-",
+                            exclusions="; ".join(asked.exclusions) or "-",
+                            tasks="\n".join(f"{n}. {task}" for n, task in enumerate(asked.tasks, start=1)) or "-")
         return self._ask("assess_quality", prompt, QualityAssessment, QualityAssessment(), language)
 
     def decide_remediation(self, query, assessment, threshold, language):
@@ -425,13 +430,6 @@ class LLMReasoner:
             language=language_name(language), query=query, score=assessment.overall_score, threshold=threshold,
             issues="; ".join(assessment.issues_found) or "-")
         return self._ask("decide_remediation", prompt, RemediationDecision, RemediationDecision(), language)
-
-
-def _tasks_text(request: SynthesisInput) -> str:
-    """The approved tasks, numbered as the answer's sections, each with what it searched."""
-    lines = [f"{number}. {task.task}" + (f" (searched: {'; '.join(task.queries)})" if task.queries else "")
-             for number, task in enumerate(request.tasks, start=1)]
-    return "\n".join(lines) or "-"
 
 
 class _Call:

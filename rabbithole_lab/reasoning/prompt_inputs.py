@@ -62,3 +62,10 @@ def _shortened(value: str, excess: int) -> str:
 
 def dialogue_text(conversation: list[dict]) -> str:
     return "\n".join(f"{turn.get('role')}: {turn.get('content')}" for turn in conversation) or "-"
+
+
+def tasks_text(tasks: list) -> str:
+    """The approved tasks (`AnswerTask`), numbered as the answer's sections, each with what it searched."""
+    lines = [f"{number}. {task.task}" + (f" (searched: {'; '.join(task.queries)})" if task.queries else "")
+             for number, task in enumerate(tasks, start=1)]
+    return "\n".join(lines) or "-"

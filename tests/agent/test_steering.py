@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms, anchor_text, excluded
 from rabbithole_lab.research import Research
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
@@ -103,6 +104,13 @@ def test_a_task_the_researcher_writes_is_researched_as_written_and_a_removed_one
     assert findings and any("überschr" in f["extracted_info"].lower() for f in findings)
     summary = next(s for s in status.state["task_summaries"] if s["task_id"] == written["task_id"])
     assert summary["relevance_score"] > 0 and "überschr" in summary["summary"].split(". ")[0].lower()  # leads with it
+    # the answer: one section per approved task, the written one with a finding on what it asks, none for the removed
+    answer = status.report["answer"]
+    sections = [line for line in answer.splitlines() if line.startswith("**Aufgabe ")]
+    assert len(sections) == len(status.state["todo_list"]["items"]) and removed["task"] not in answer
+    heading = next(line for line in sections if "Was gilt bei Überschreitung der Grenzwerte?" in line)
+    body = answer.split(heading)[1].split("\n**Aufgabe ")[0].split("\n**Verweiskette**")[0]
+    assert "überschr" in body.lower() and "[QStrV.pdf, S." in body
 
 
 def test_with_the_model_the_dialogue_is_read_by_its_prompt_and_the_exclusion_reaches_the_synthesis(demo_kb, tmp_path):
@@ -121,6 +129,23 @@ def test_with_the_model_the_dialogue_is_read_by_its_prompt_and_the_exclusion_rea
     assert quality and "asked for besides the question: Organ-Äquivalentdosis der Augenlinse; § 12 QStrG" in quality[-1]
 
 
+
+def test_with_the_model_the_answer_is_asked_for_a_section_per_approved_task_and_the_check_reads_them(demo_kb, tmp_path):
+    terms = json.dumps({"additions": [], "exclusions": ["Personen unter 18 Jahren"], "provisions": []})
+    reasoner, model = fake_llm({"anchor_terms": terms})
+    written = "Was gilt bei Überschreitung der Grenzwerte?"
+    status = _run(services_with(demo_kb, reasoner), tmp_path, [EXCLUSION],
+                  decision={"removed_ids": [2], "new_items": [written]})
+    tasks = [item["task"] for item in status.state["todo_list"]["items"]]
+    assert written in tasks and "Ausnahmen prüfen" not in tasks  # the fake model's second task, removed
+    synthesis = [p for p in model.prompts_seen if model.step_of(p) == "synthesize"][-1]
+    listed = synthesis.split("Approved tasks")[1].split("Primary context")[0]
+    assert written in listed and "Grenzwerte ermitteln" in listed and "Ausnahmen prüfen" not in listed
+    assert "one section per approved task" in synthesis and "not found" in synthesis
+    quality = [p for p in model.prompts_seen if model.step_of(p) == "assess_quality"][-1]
+    assert "Cases the researcher excluded: Personen unter 18 Jahren" in quality and written in quality
+
+
 # ---- the quality check reads what was asked for ------------------------------------------------------------------
 def test_an_answer_that_leaves_out_a_part_asked_for_cannot_answer_the_question(demo_kb):
     from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
@@ -132,8 +157,85 @@ def test_an_answer_that_leaves_out_a_part_asked_for_cannot_answer_the_question(d
     first = next(s for s in section.text.split("\n") if "effektiven Dosis" in s).strip()
     answer = f"Antwort: „{first}“ [QStrG.pdf, S. {section.page_start}]"
     whole = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de")
-    missing = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de", parts=["Wetterstation"])
+    missing = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de", asked=AskedFor(parts=["Wetterstation"]))
     assert missing.query_relevance <= 50 < whole.query_relevance
     assert any("Wetterstation" in issue for issue in missing.issues_found)
-    held = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de", parts=["effektive Dosis"])
+    held = reasoner.assess_quality(GERMAN_QUESTION, answer, [source], "de", asked=AskedFor(parts=["effektive Dosis"]))
     assert held.query_relevance == whole.query_relevance and not any("ausdrücklich" in i for i in held.issues_found)
+
+
+# ---- the answer's shape and the quality check, each dimension on a crafted answer -------------------------------
+@pytest.fixture(scope="module")
+def judge(demo_kb):
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+
+    return ExtractiveReasoner(demo_kb.index.embedder)
+
+
+def _sources(demo_kb, *sections):
+    from rabbithole_lab.records import ChunkWithInfo
+
+    return [ChunkWithInfo.from_result(demo_kb.section_lookup(doc, section)[0], relevance_score=0.9)
+            for doc, section in sections]
+
+
+def _sentence(source, words: str) -> str:
+    return next(s for s in source.chunk_text.replace("\n", " ").split(". ") if words in s).strip().rstrip(".") + "."
+
+
+def test_a_part_asked_for_that_the_plan_leaves_out_is_stated_in_the_findings(judge, demo_kb):
+    sources = _sources(demo_kb, ("QStrV.pdf", "§ 5"), ("QStrG.pdf", "§ 12"))
+    plain = judge.synthesize(SynthesisInput(anchor=GERMAN_QUESTION, language="de", primary=sources)).answer
+    asked = judge.synthesize(SynthesisInput(anchor=GERMAN_QUESTION, language="de", primary=sources,
+                                            parts=["Augenlinse"])).answer
+    opening = asked.split("\n\n**")[0]  # the findings, before the first section or chain
+    assert "Augenlinse" not in plain.split("\n\n**")[0] and "Augenlinse" in opening
+    assert "[QStrG.pdf, S. 1]" in opening.split("Augenlinse")[1].split("\n")[0]  # cited where it is stated
+
+
+def test_each_approved_task_gets_a_section_or_a_not_found_that_says_what_was_searched(judge, demo_kb):
+    sources = _sources(demo_kb, ("QStrV.pdf", "§ 5"), ("QStrG.pdf", "§ 12"))
+    tasks = [AnswerTask(1, "Grenzwerte ermitteln", ["Grenzwerte"], {sources[0].chunk_id, sources[1].chunk_id}),
+             AnswerTask(2, "Wetterstationen auf dem Dach", ["Wetterstation Dach"], set())]
+    answer = judge.synthesize(SynthesisInput(anchor=GERMAN_QUESTION, language="de", primary=sources,
+                                             tasks=tasks)).answer
+    assert "**Aufgabe 1: Grenzwerte ermitteln**" in answer
+    assert "**Aufgabe 2: Wetterstationen auf dem Dach**\n\nNicht gefunden. Gesucht wurde nach: Wetterstation Dach." \
+        in answer
+    english = judge.synthesize(SynthesisInput(anchor="Which limits apply to exposed workers?", language="en",
+                                              primary=sources, tasks=tasks)).answer
+    assert english.startswith("**In short:** The decisive provision is ")
+    assert "Not found. Searched for: Wetterstation Dach." in english
+
+
+def test_each_quality_dimension_falls_on_a_crafted_bad_answer(judge, demo_kb):
+    sources = _sources(demo_kb, ("QStrG.pdf", "§ 12"), ("QStrG.pdf", "§ 13"))
+    limit = _sentence(sources[0], "effektiven Dosis")
+    minors = _sentence(sources[0], "unter 18 Jahren")
+    task = "Grenzwerte zusammenstellen"
+    good = f"**Aufgabe 1: {task}**\n\n**§ 12 QStrG**: „{limit}“ [QStrG.pdf, S. 1]"
+    asked = AskedFor(parts=["effektive Dosis"], exclusions=["Personen unter 18 Jahren"], tasks=[task])
+    base = judge.assess_quality(GERMAN_QUESTION, good, sources, "de", asked=asked)
+    # an excluded case quoted as applicable
+    with_minors = judge.assess_quality(GERMAN_QUESTION, f"{good} „{minors}“ [QStrG.pdf, S. 1]", sources, "de",
+                                       asked=asked)
+    assert with_minors.query_relevance <= 50 < base.query_relevance
+    assert any("ausgeschlossen" in issue for issue in with_minors.issues_found)
+    # a task without its section
+    no_section = judge.assess_quality(GERMAN_QUESTION, good.split("\n\n", 1)[1], sources, "de", asked=asked)
+    assert no_section.structural_integrity < base.structural_integrity
+    assert any(task in issue for issue in no_section.issues_found)
+    # a quotation off the question
+    measuring = _sentence(sources[1], "Messstelle")
+    off = judge.assess_quality(GERMAN_QUESTION, f"{good} „{measuring}“ [QStrG.pdf, S. 1]", sources, "de",
+                               asked=asked)
+    assert off.semantic_validity < base.semantic_validity
+    assert any("ohne Bezug zur Frage" in issue for issue in off.issues_found)
+    # a quotation on another page than cited
+    late = judge.assess_quality(GERMAN_QUESTION, good.replace("S. 1]", "S. 2]"), sources, "de", asked=asked)
+    assert late.citation_correctness < base.citation_correctness == 100
+    # a part asked for without a cited statement
+    part = judge.assess_quality(GERMAN_QUESTION, good, sources, "de",
+                                asked=AskedFor(parts=["Wetterstation"], tasks=[task]))
+    assert part.query_relevance <= 50 < base.query_relevance
+    assert base.issues_found == [] or all("ausgeschlossen" not in i for i in base.issues_found)

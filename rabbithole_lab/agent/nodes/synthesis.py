@@ -15,7 +15,7 @@ from rabbithole_lab.agent.synthesis_context import (
 )
 from rabbithole_lab.findings import TIERS, preserved_quotes
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.reasoning.base import AnswerTask, SynthesisInput
+from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.schemas import QualityAssessment
 
 MAX_QUOTES = 15
@@ -29,8 +29,9 @@ def answer_tasks(state: AgentState) -> list[AnswerTask]:
                     for closed in change.get("closed", [])}
     tasks = []
     for item in (state.get("todo_list") or {}).get("items", []):
+        # every passage the task found, also one dropped as found twice (the answer reads only the context)
         found = {entry["chunk_id"] for entry in state.get("findings") or []
-                 if entry.get("task_id") == item["id"] and not entry.get("dropped") and entry.get("chunk_id")}
+                 if entry.get("task_id") == item["id"] and entry.get("chunk_id")}
         stats = stats_of.get(item["id"], {})
         found |= set(stats.get("found_again", [])) | set(closed_found.get(item["id"], []))
         tasks.append(AnswerTask(item["id"], item["task"], list(stats.get("queries", [])), found,
@@ -46,7 +47,8 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
         quotes=preserved_quotes(state)[:MAX_QUOTES],
         task_summaries=state.get("task_summaries", []), chains=reference_chains(state, context),
         remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "",
-        question=question(state), exclusions=exclusions(state), tasks=answer_tasks(state))
+        question=question(state), exclusions=exclusions(state), tasks=answer_tasks(state),
+        parts=asked_parts(state))
     output = runtime.context.reasoner.synthesize(request)
     stored = {tier: [chunk.model_dump() for chunk in context[tier]] for tier in TIERS}
     return {"synthesis": output.model_dump(), "synthesis_context": stored, "phase": "quality"}
@@ -57,8 +59,10 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
     if not settings.quality.enabled:
         return {"quality_assessment": {}}
     sources = context_sources(stored_synthesis_context(state))
+    asked = AskedFor(parts=asked_parts(state), exclusions=exclusions(state),
+                     tasks=[task.task for task in answer_tasks(state)])
     assessment = runtime.context.reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources,
-                                                         language(state), parts=asked_parts(state))
+                                                         language(state), asked=asked)
     record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),
                                         "reflection": state.get("reflection_count", 0)}
     return {"quality_assessment": record, "quality_history": [record]}
