@@ -77,6 +77,11 @@ def names_provision(text: str, provision: Provision) -> bool:
     return " ".join(provision.label.split()).casefold() in " ".join(text.replace("\u00a0", " ").split()).casefold()
 
 
+def excluded_provision(provision: Provision, exclusions: list[str]) -> bool:
+    """An exclusion names the provision ("ohne § 13 QStrG")."""
+    return bool(provision.section) and any(names_provision(case, provision) for case in exclusions)
+
+
 def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[AnswerTask],
                  own_sentences: Callable[[AnswerTask, list[Provision]], list[tuple[Provision, list[Sentence]]]],
                  asked: list[tuple[Provision, Sentence]] | None = None) -> ShapedAnswer:

@@ -75,7 +75,7 @@ def anchor_terms(question: str, answers: list[str], language: str) -> AnchorTerm
             if case and case not in additions and not contains_concept(case, question_stems):
                 additions.append(case)
             rest = rest.replace(match.group(0), " ")
-        for reference in detect_references_regex(answer):
+        for reference in detect_references_regex(rest):  # a provision named in an exclusion is no addition
             if reference.original_text not in provisions:
                 provisions.append(reference.original_text)
             rest = rest.replace(reference.original_text, " ")

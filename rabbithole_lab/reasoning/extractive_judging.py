@@ -9,6 +9,7 @@ from rabbithole_lab.language import detect_language
 from rabbithole_lab.pages import find_span
 from rabbithole_lab.reasoning import quality
 from rabbithole_lab.reasoning.answer import Provision, entry_provisions, provisions_of, reached_from
+from rabbithole_lab.reasoning.answer_shape import excluded_provision
 from rabbithole_lab.reasoning.base import AskedFor
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.extractive_base import (
@@ -124,7 +125,9 @@ class ExtractiveJudge(ExtractiveBase):
             cap = PART_MISSING_RELEVANCE
             issues.append(text["issue_part"].format(parts=", ".join(unanswered)))
         # an excluded case quoted as if it applied
-        quoted_excluded = [s.quote for s in cited if excluded(s.quote, asked.exclusions)]
+        left_out = [p for p in provisions if excluded_provision(p, asked.exclusions)]
+        quoted_excluded = [s.quote for s in cited if excluded(s.quote, asked.exclusions)
+                           or any(find_span(passage.chunk_text, s.quote) for p in left_out for passage in p.passages)]
         if quoted_excluded:
             cap = PART_MISSING_RELEVANCE
             issues.append(text["issue_excluded"].format(count=len(quoted_excluded), cases=", ".join(asked.exclusions)))

@@ -16,6 +16,7 @@ from rabbithole_lab.reasoning.answer import (
 )
 from rabbithole_lab.reasoning.answer_shape import (
     SENTENCES_PER_TASK,
+    excluded_provision,
     names_provision,
     opening_statements,
     shape_answer,
@@ -50,9 +51,11 @@ class ExtractiveWriter(ExtractiveBase):
         text = reasoner_words(language)
         chunks = request.all_chunks()
         provisions = provisions_of(chunks, sentences_of, self._sentence_scorer(request.anchor, chunks))
-        # what the researcher excluded is not presented as applicable: its sentences are left out
+        # what the researcher excluded is not presented as applicable: its sentences are left out, and a
+        # provision the exclusion names ("ohne § 13 QStrG") is left out whole
         for provision in provisions:
-            provision.sentences = [s for s in provision.sentences if not excluded(s.text, request.exclusions)]
+            provision.sentences = [] if excluded_provision(provision, request.exclusions) else [
+                s for s in provision.sentences if not excluded(s.text, request.exclusions)]
         # a rewrite keeps fewer sentences, each carrying a term of the question
         if request.remediation:
             for provision in provisions:

@@ -239,3 +239,17 @@ def test_each_quality_dimension_falls_on_a_crafted_bad_answer(judge, demo_kb):
                                 asked=AskedFor(parts=["Wetterstation"], tasks=[task]))
     assert part.query_relevance <= 50 < base.query_relevance
     assert base.issues_found == [] or all("ausgeschlossen" not in i for i in base.issues_found)
+
+
+def test_a_provision_named_in_an_exclusion_is_left_out_whole_and_is_no_addition(judge, demo_kb):
+    terms = anchor_terms("Welche Pflichten hat der Betreiber?", ["Bitte ohne § 13 QStrG."], "de")
+    assert terms.exclusions == ["§ 13 QStrG"] and terms.provisions == []
+    sources = _sources(demo_kb, ("QStrG.pdf", "§ 12"), ("QStrG.pdf", "§ 13"))
+    plain = judge.synthesize(SynthesisInput(anchor="Wie wird die Dosis gemessen?", language="de", primary=sources))
+    steered = judge.synthesize(SynthesisInput(anchor="Wie wird die Dosis gemessen?", language="de", primary=sources,
+                                              exclusions=terms.exclusions))
+    assert "§ 13 QStrG" in plain.answer and "§ 13 QStrG" not in steered.answer
+    # quoted anyway, the check names it
+    check = judge.assess_quality("Wie wird die Dosis gemessen?", plain.answer, sources, "de",
+                                 asked=AskedFor(exclusions=terms.exclusions))
+    assert any("ausgeschlossen" in issue for issue in check.issues_found) and check.query_relevance <= 50
