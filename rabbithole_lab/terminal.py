@@ -43,11 +43,15 @@ class TerminalAnswers:
 
     def _todo(self, interrupt: dict, text: dict) -> Any:
         items = interrupt["todo_list"]["items"]
+        if interrupt.get("research_summary"):
+            print(f"\n{text['summary']}", file=self.out)
+            for line in interrupt["research_summary"].splitlines():
+                print(f"  {line}", file=self.out)
         print(f"\n{text['todo']}", file=self.out)
         for item in items:
             print(f"  {item['id']}. {item['task']}", file=self.out)
         print(text["todo_help"], file=self.out)
-        decision: dict = {"removed_ids": [], "edited_items": [], "new_items": []}
+        decision: dict = {"removed_ids": [], "edited_items": [], "new_items": [], "anchor_correction": ""}
         while True:
             line = self._ask(text["todo_prompt"], "approve", text).strip()
             if not line or line == "approve":
@@ -59,6 +63,8 @@ class TerminalAnswers:
                 decision["edited_items"].append({"id": int(number), "task": task})
             elif line.startswith("+"):
                 decision["new_items"].append(line[1:].strip())
+            elif line.startswith("="):
+                decision["anchor_correction"] = f"{decision['anchor_correction']} {line[1:].strip()}".strip()
             else:
                 print(text["todo_help"], file=self.out)
         return decision if any(decision.values()) else "approve"

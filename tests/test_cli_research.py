@@ -32,6 +32,8 @@ def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch,
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "de"
     assert payload["report"]["metadata"]["hitl_termination_reason"] == "user_end"
+    assert payload["query_anchor"]["exclusions"] == ["Altanlagen"] and "Ausgenommen: Altanlagen" in payload[
+        "query_anchor"]["summary"]
     assert (out / "graph.html").is_file() and (out / "tier_primary.csv").is_file()
 
 
@@ -67,7 +69,7 @@ def _cli(args: list[str], env: dict, stdin: str = "") -> subprocess.CompletedPro
 
 
 def test_interactive_terminal_run_end_to_end(tmp_path, demo_db):
-    stdin = "Nur Erwachsene\n/end\n-1\ne 2 Grenzwerte für die Augenlinse\n+ Zuständige Behörde\n\n"
+    stdin = "Nur Erwachsene\n/end\n-1\ne 2 Grenzwerte für die Augenlinse\n+ Zuständige Behörde\n= ohne Altanlagen\n\n"
     out = tmp_path / "report"
     # no open gap allowed at convergence, and an aspect the demo KB lacks: the dialogue has a second round
     question = f"{GERMAN[:-1]} an Bord von Raumschiffen?"
@@ -76,6 +78,8 @@ def test_interactive_terminal_run_end_to_end(tmp_path, demo_db):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Klärungsrunde 1" in done.stdout and "Klärungsrunde 2" in done.stdout
     assert "Vorgeschlagene Aufgaben" in done.stdout and "Abdeckung" in done.stdout
+    # the dialogue ends with what will be researched; the researcher's correction reaches the anchor
+    assert "Zusammenfassung der Klärung:" in done.stdout and "Zusätzlich: Erwachsene" in done.stdout
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     tasks = [t["task"] for t in payload["todo_list"]["items"] if t["origin"] != "added"]
     assert "Grenzwerte für die Augenlinse" in tasks and tasks[-1] == "Zuständige Behörde"

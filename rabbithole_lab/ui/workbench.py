@@ -27,9 +27,9 @@ from rabbithole_lab.ui.panels import (
     QueryPanel,
     ResultsPanel,
     SessionPanel,
-    TodoPanel,
 )
 from rabbithole_lab.ui.progress import ProgressPanel
+from rabbithole_lab.ui.todo_panel import TodoPanel
 
 logger = logging.getLogger(__name__)
 

@@ -75,7 +75,8 @@ QUESTIONS = {"type": "hitl_questions", "iteration": 0, "questions": ["Erwachsene
              "coverage_score": 0.5, "knowledge_gaps": ["Ausnahmen"], "language": "de"}
 TODO = {"type": "todo_approval", "language": "de", "todo_list": {"items": [
     {"id": 0, "task": GERMAN, "completed": False}, {"id": 1, "task": "Grenzwerte ermitteln", "completed": False},
-    {"id": 2, "task": "Ausnahmen prüfen", "completed": False}]}}
+    {"id": 2, "task": "Ausnahmen prüfen", "completed": False}]},
+    "research_summary": "Recherchiert wird: <b>Frage</b>\nAusgenommen: Personen unter 18 Jahren"}
 
 
 def test_query_panel_starts_with_question_and_collection():
@@ -129,6 +130,9 @@ def test_todo_panel_removes_edits_adds_and_approves():
     todo.task_texts[1].value = "Grenzwerte für die Augenlinse ermitteln"
     todo.new_task.value = "Zuständige Behörde"
     todo.add.click()
+    # what the clarification settled, escaped, with a field to correct it
+    assert "Recherchiert wird: &lt;b&gt;Frage&lt;/b&gt;<br>Ausgenommen: Personen unter 18 Jahren" in todo.summary.value
+    todo.correction.value = "auch Auszubildende"
     # the titles follow the edits: the new text, and a mark on the removed task
     assert todo.tasks.get_title(1) == "2. Grenzwerte für die Augenlinse ermitteln"
     assert todo.tasks.get_title(2).endswith("(entfernt)")
@@ -138,7 +142,8 @@ def test_todo_panel_removes_edits_adds_and_approves():
     assert backend.calls[-1] == ("answer", {"removed_ids": [2],
                                             "edited_items": [{"id": 1,
                                                               "task": "Grenzwerte für die Augenlinse ermitteln"}],
-                                            "new_items": ["Zuständige Behörde"]})
+                                            "new_items": ["Zuständige Behörde"],
+                                            "anchor_correction": "auch Auszubildende"})
     todo.show_progress({"items": [{"id": 0, "task": GERMAN, "completed": True},
                                   {"id": 1, "task": "Augenlinse", "completed": False}]}, 1)
     assert todo.progress.value == "<b>Aufgabe 2/2: Augenlinse</b>" and todo.tasks.selected_index == 1

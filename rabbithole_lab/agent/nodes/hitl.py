@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map, language
+from rabbithole_lab.agent.query_anchor import research_summary
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPreview
 from rabbithole_lab.language import detect_language
@@ -212,6 +213,7 @@ def hitl_finalize(state: AgentState, runtime: Runtime[Services]) -> dict:
     query_anchor = {"original_query": query, "detected_language": lang, "key_concepts": concepts,
                     "entities": state.get("entities", []), "scope": state.get("scope", ""),
                     "hitl_refinements": refinements, **terms.model_dump(), "text": anchor_text(query, terms)}
+    query_anchor["summary"] = research_summary(query_anchor, lang)
     analysis = QueryAnalysis(original_query=query, key_concepts=concepts, entities=state.get("entities", []),
                              scope=state.get("scope", ""), hitl_refinements=refinements,
                              clarification_needed=False, detected_language=lang)
@@ -234,4 +236,5 @@ def hitl_finalize(state: AgentState, runtime: Runtime[Services]) -> dict:
         "findings": [t for t in tertiary if t["extracted_info"]],
         "seen_chunks": [],  # HITL chunks may still become primary in a task
         "phase": "planning",
+        "messages": [query_anchor["summary"]],
     }

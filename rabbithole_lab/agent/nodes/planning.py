@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from rabbithole_lab.agent.nodes.common import anchor, chunk_key, language
+from rabbithole_lab.agent.query_anchor import corrected
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, TaskChange, TodoChange
 from rabbithole_lab.findings import context_entries
@@ -91,20 +92,32 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
 
 def hitl_approve_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     settings = runtime.context.settings
+    anchor_record = state.get("query_anchor") or {}
     decision = interrupt({"type": "todo_approval", "todo_list": state["todo_list"], "language": language(state),
-                          "max_items": settings.todo.max_items})
+                          "max_items": settings.todo.max_items,
+                          # what the clarification settled, which the researcher can correct with the plan
+                          "research_summary": anchor_record.get("summary", "")})
     return {"todo_decision": decision if isinstance(decision, dict) else {}}  # {} = approve as is
 
 
 def process_hitl_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     todo = ToDoList.model_validate(state["todo_list"])
-    todo, warnings = apply_todo_decision(todo, state.get("todo_decision") or {}, language(state))
+    decision = state.get("todo_decision") or {}
+    todo, warnings = apply_todo_decision(todo, decision, language(state))
     if not todo.items:
         warnings.append(run_text(language(state))["all_removed"])
         todo.items.append(ToDoItem(id=0, task=state["query"]))
     first = todo.get_next_task()
-    return {"todo_list": todo.model_dump(), "todo_approved": True, "phase": "research",
-            "current_task_id": first.id if first else None, "warnings": warnings}
+    update = {"todo_list": todo.model_dump(), "todo_approved": True, "phase": "research",
+              "current_task_id": first.id if first else None, "warnings": warnings}
+    correction = str(decision.get("anchor_correction", "")).strip() if isinstance(decision, dict) else ""
+    if correction:  # read like a clarification answer, by the same rules or prompt
+        lang = language(state)
+        terms = runtime.context.reasoner.anchor_terms(state["query"], [{"role": "user", "content": correction}], lang)
+        anchor_record = corrected(state.get("query_anchor") or {"original_query": state["query"]}, terms, lang)
+        update |= {"query_anchor": anchor_record,
+                   "messages": [run_text(lang)["summary_corrected"].format(summary=anchor_record["summary"])]}
+    return update
 
 
 def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
