@@ -20,11 +20,14 @@ from rabbithole_lab.reasoning.extractive_base import (
 from rabbithole_lab.reasoning.text import (
     concepts as query_concepts,
 )
+from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.schemas import (
     RetrievalAnalysis,
 )
 
 logger = logging.getLogger(__name__)
+
+_LEGAL_SECTION = re.compile(r"(?:§|Art\.?|Artikel|Anlage|Anhang)\s*\S")
 
 
 class ExtractiveClarifier(ExtractiveBase):
@@ -81,19 +84,26 @@ class ExtractiveClarifier(ExtractiveBase):
                                                       provisions=", ".join(label for label, _ in found[:2])))
         documents_of: dict[str, set[str]] = {}
         for passage in passages:
-            if passage.section:
+            # one number in two laws is a question of which law; "1" in two manuals is not
+            if _LEGAL_SECTION.match(passage.section or ""):
                 documents_of.setdefault(passage.section, set()).add(doc_name(passage.doc))
         candidates += [text["q_same_number"].format(section=section, docs=" / ".join(sorted(docs)))
                        for section, docs in documents_of.items() if len(docs) > 1][:1]
         if found:
             candidates.append(text["q_provisions"].format(
                 provisions="; ".join(f"{label} ({title})" if title else label for label, title in found[:3])))
-        candidates += [text["q_gap"].format(gap=gap) for gap in analysis.knowledge_gaps[:3]]
-        if analysis.entities:
+        # nothing the researcher already answered is asked again: an aspect their words hold, the case once
+        # they named one, the documents once they named a provision, an entity they mentioned
+        said = dialogue_anchor_terms(query, answers, language) if answers else None
+        said_stems = stems(" ".join(answers))
+        candidates += [text["q_gap"].format(gap=gap) for gap in analysis.knowledge_gaps[:3]
+                       if not contains_concept(gap, said_stems)]
+        if analysis.entities and not contains_concept(analysis.entities[0], said_stems):
             candidates.append(text["q_entity"].format(entity=analysis.entities[0]))
-        candidates.append(text["q_scope"])
+        if not (said and (said.additions or said.exclusions)):
+            candidates.append(text["q_scope"])
         docs = sorted({p.doc for p in passages})
-        if docs:
+        if docs and not (said and said.provisions):
             candidates.append(text["q_docs"].format(docs=", ".join(docs[:3])))
         return [q for q in unique(candidates) if normal_question(q) not in asked][: max(2, count)]
 

@@ -188,6 +188,34 @@ def test_same_numbered_sections_of_two_documents_are_asked_about(reasoner, demo_
     assert "§ 1 gibt es in QStrG / QStrV: welches Regelwerk ist gemeint?" in questions
 
 
+def test_what_the_researcher_answered_is_not_asked_again(reasoner, demo_kb):
+    question = "Welche Grenzwerte gelten für beruflich exponierte Personen?"
+    passages = demo_kb.search(question, k=6)
+    analysis = reasoner.analyze_retrieval(question, passages, "de")
+    scope = "Geht es um einen bestimmten Personenkreis, eine Tätigkeit oder eine Anlage?"
+    assert scope in reasoner.follow_up_questions(question, analysis, passages, "de", 9)
+    # once the researcher named the case and a provision, neither the case nor the documents are asked about
+    named = [{"role": "assistant", "content": "?"}, {"role": "user", "content": "nur Erwachsene, nach § 12 QStrG"}]
+    after = reasoner.follow_up_questions(question, analysis, passages, "de", 9, conversation=named)
+    assert scope not in after and not any(q.startswith("Soll sich die Recherche auf") for q in after)
+    # an aspect they answered is no gap to ask about
+    gapped = analysis.model_copy(update={"knowledge_gaps": ["Auszubildende"]})
+    assert any("Auszubildende" in q for q in reasoner.follow_up_questions(question, gapped, passages, "de", 9))
+    told = [{"role": "assistant", "content": "?"}, {"role": "user", "content": "Es geht um Auszubildende."}]
+    assert not any("„Auszubildende“" in q for q in reasoner.follow_up_questions(question, gapped, passages, "de", 9,
+                                                                                  conversation=told))
+
+
+def test_numbered_sections_of_two_manuals_are_no_question_of_which_law(reasoner, demo_kb):
+    hits = demo_kb.search("calibration detector dosimetry", k=12)
+    numbered = [h for h in hits if h.section and h.section[0].isdigit()]
+    assert numbered  # the demo's English manuals are numbered "1", "2", ...
+    twins = [h.model_copy(update={"doc": f"Copy_of_{h.doc}"}) for h in numbered]
+    questions = reasoner.follow_up_questions("How is a detector calibrated?", reasoner.analyze_retrieval(
+        "How is a detector calibrated?", numbered + twins, "en"), numbered + twins, "en", 9)
+    assert not any("exists in" in q for q in questions)
+
+
 def test_english_questions_get_english_follow_ups(reasoner, demo_kb):
     question = "Which limits apply to occupationally exposed persons?"
     passages = demo_kb.search(question, k=6)
