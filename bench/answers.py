@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from rabbithole_lab.eval.answers import answer_citations
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus" / "de-strahlenschutz"
 QUESTIONS = CORPUS / "questions.dev.jsonl"
@@ -47,6 +49,29 @@ def main() -> None:
                         "--db", db, "--questions", str(QUESTIONS), "--mode", "answer", "--out", str(answers)],
                        check=True, env={**os.environ, "LLM_PROVIDER": os.environ.get(
                             "LLM_PROVIDER", "extractive")})
+    score_table(answers, out, "")
+    # the opening alone ("the findings first"), scored as an answer: what a researcher reads before any section
+    opening = out / "answers_opening.jsonl"
+    with opening.open("w", encoding="utf-8") as handle:
+        for line in answers.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                text = opening_of(row["answer"])
+                handle.write(json.dumps(row | {"answer": text, "citations": answer_citations(text)},
+                                        ensure_ascii=False) + "\n")
+    print("\nThe opening statement alone:\n")
+    score_table(opening, out, "opening_")
+
+
+def opening_of(answer: str) -> str:
+    """The answer's findings: its lines up to the first section heading (a bold line after the first)."""
+    lines = answer.splitlines()
+    end = next((i for i, line in enumerate(lines) if i > 0 and line.startswith("**") and
+                line.rstrip().endswith("**")), len(lines))
+    return "\n".join(lines[:end]).strip()
+
+
+def score_table(answers: Path, out: Path, prefix: str) -> None:
     lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
     print("| questions | facts | facts_all | entry+required cited | page-exact | citations (other page / not found) "
           "| s/question |")
@@ -58,7 +83,7 @@ def main() -> None:
         questions = out / f"questions_{tag}.jsonl"
         questions.write_text("\n".join(chosen) + "\n", encoding="utf-8")
         ids = {json.loads(line)["id"] for line in chosen}
-        subset = out / f"answers_{tag}.jsonl"
+        subset = out / f"{prefix}answers_{tag}.jsonl"
         subset.write_text("".join(line + "\n" for line in answers.read_text(encoding="utf-8").splitlines()
                                   if line.strip() and json.loads(line)["id"] in ids), encoding="utf-8")
         result = subprocess.run([sys.executable, str(SHARED / "bench" / "score_answers.py"), str(questions),

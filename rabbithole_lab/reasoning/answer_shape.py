@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence
 from rabbithole_lab.reasoning.base import AnswerTask
 
-OPENING_STATEMENTS = 3
+OPENING_STATEMENTS = 3  # the findings state at least the decisive provision and what it led to
+OPENING_MAX = 5  # and at most this many statements: a short statement, not the answer again
+SENTENCES_PER_PROVISION = 2  # of one provision in the findings
 SENTENCES_PER_TASK = 3  # a task's own best sentences, when the plan quotes none of its provisions
 
 
@@ -50,18 +52,34 @@ class ShapedAnswer:
     rest: list[tuple[Provision, list[Sentence]]] = field(default_factory=list)  # found by no listed task
 
 
-def opening_statements(plan: AnswerPlan) -> list[tuple[Provision, Sentence]]:
-    """The decisive provision's best sentence, then the best of each provision it led to, then the best
-    of the others, one per provision, in the plan's order."""
+def opening_statements(plan: AnswerPlan,
+                       carries: Callable[[str], bool] = lambda _: False) -> list[tuple[Provision, Sentence]]:
+    """The decisive provision's best sentence; then, in the plan's order, the sentences that carry what the
+    question asks for (`carries`: a figure for "how high", a period for "how long", an authority for "who"),
+    at most OPENING_MAX and SENTENCES_PER_PROVISION of one provision; then, up to OPENING_STATEMENTS, the
+    best sentence of each provision the decisive one led to, then of the others."""
     if not plan.parts:
         return []
-    decisive = plan.parts[0][0]
-    ranked = sorted(plan.parts, key=lambda part: (part[0] is not decisive, part[1] is not decisive,
-                                                  -max(s.score for s in part[2])))
-    chosen = [(provision, max(sentences, key=lambda s: s.score)) for provision, _, sentences in ranked]
-    chosen = chosen[:OPENING_STATEMENTS]
+    decisive, _, first = plan.parts[0]
+    chosen = [(decisive, max(first, key=lambda s: s.score))]
+
+    def take(provision: Provision, sentence: Sentence) -> None:
+        if all(sentence is not held for _, held in chosen) and \
+                sum(1 for p, _ in chosen if p is provision) < SENTENCES_PER_PROVISION:
+            chosen.append((provision, sentence))
+
+    for provision, _, sentences in plan.parts:
+        for sentence in sorted(sentences, key=lambda s: -s.score):
+            if len(chosen) < OPENING_MAX and carries(sentence.text):
+                take(provision, sentence)
+    ranked = sorted(plan.parts[1:], key=lambda part: (part[1] is not decisive, -max(s.score for s in part[2])))
+    for provision, _, sentences in ranked:
+        if len(chosen) >= OPENING_STATEMENTS:
+            break
+        if all(p is not provision for p, _ in chosen):
+            take(provision, max(sentences, key=lambda s: s.score))
     order = {id(part[0]): index for index, part in enumerate(plan.parts)}
-    return sorted(chosen, key=lambda item: order[id(item[0])])
+    return sorted(chosen, key=lambda item: (order[id(item[0])], item[1].order))
 
 
 def _owner(provision: Provision, tasks: list[AnswerTask]) -> AnswerTask | None:
@@ -84,12 +102,13 @@ def excluded_provision(provision: Provision, exclusions: list[str]) -> bool:
 
 def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[AnswerTask],
                  own_sentences: Callable[[AnswerTask, list[Provision]], list[tuple[Provision, list[Sentence]]]],
-                 asked: list[tuple[Provision, Sentence]] | None = None) -> ShapedAnswer:
+                 asked: list[tuple[Provision, Sentence]] | None = None,
+                 carries: Callable[[str], bool] = lambda _: False) -> ShapedAnswer:
     """The plan laid out as opening, task sections and chain. `own_sentences(task, provisions)` gives a
     task's best sentences of the given provisions by the task's own words (at most SENTENCES_PER_TASK).
     `asked`: a sentence for each part the researcher asked for that the plan does not quote; the opening
     states it too."""
-    opening = opening_statements(plan)
+    opening = opening_statements(plan, carries)
     opening += [(p, s) for p, s in asked or [] if all(s is not held for _, held in opening)]
     shaped = ShapedAnswer(opening=opening)
     if plan.parts:

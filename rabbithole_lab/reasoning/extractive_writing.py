@@ -22,6 +22,7 @@ from rabbithole_lab.reasoning.answer_shape import (
     shape_answer,
 )
 from rabbithole_lab.reasoning.answer_text import written_answer
+from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
 from rabbithole_lab.reasoning.base import AnswerTask, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.extractive_base import (
@@ -33,6 +34,7 @@ from rabbithole_lab.reasoning.extractive_base import (
 )
 from rabbithole_lab.reasoning.text import (
     contains_concept,
+    has_figure,
     stems,
 )
 from rabbithole_lab.schemas import (
@@ -65,11 +67,13 @@ class ExtractiveWriter(ExtractiveBase):
         if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
         # a rewrite keeps to the plan's fewer sentences: no task adds its own
-        stated = [sentence.text for _, sentence in opening_statements(plan)]
+        kinds = asked_kinds(request.question or request.anchor)
+        carries_asked = (lambda sentence: carries(sentence, kinds)) if kinds else has_figure
+        stated = [sentence.text for _, sentence in opening_statements(plan, carries_asked)]
         shaped = shape_answer(plan, provisions, request.tasks,
                               (lambda task, found: []) if request.remediation else
                               (lambda task, found: self._own_sentences(task, found, request.exclusions)),
-                              asked=self._asked_sentences(request.parts, provisions, stated))
+                              asked=self._asked_sentences(request.parts, provisions, stated), carries=carries_asked)
         lines = written_answer(shaped, language)
         findings = [SynthesisFinding(claim=s.text, sources=[f"{provision.doc} p. {s.page}"])
                     for provision, s in shaped.opening]
