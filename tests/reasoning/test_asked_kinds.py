@@ -1,0 +1,55 @@
+"""What a question asks for, and the findings that state it first (text written for these tests)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence
+from rabbithole_lab.reasoning.answer_shape import opening_statements
+from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
+from rabbithole_lab.records import ChunkWithInfo
+
+
+@pytest.mark.parametrize(("question", "kinds"), [
+    ("Wie hoch ist der Grenzwert für Lagerarbeiter?", {"amount"}),
+    ("Wie lange muss das Logbuch aufbewahrt werden?", {"deadline"}),
+    ("Wer ist für die Abnahme der Kräne zuständig?", {"body"}),
+    ("Unter welchen Voraussetzungen darf der Kran betrieben werden?", {"condition"}),
+    ("How quickly must the operator notify the authority?", {"deadline", "body"}),
+    ("Was regelt das Kranbuch?", set()),
+])
+def test_a_question_asks_for_kinds_by_its_words(question, kinds):
+    assert asked_kinds(question) == kinds
+
+
+def test_a_sentence_carries_a_kind_by_its_figures_and_words():
+    assert carries("Die Last darf 12 Tonnen nicht übersteigen, höchstens 5 Prozent mehr.", {"amount"})
+    assert carries("Das Logbuch ist zehn Jahre lang aufzubewahren.", {"deadline"})
+    assert carries("Die Meldung ist unverzüglich zu erstatten.", {"deadline"})
+    assert carries("Zuständig ist die Landesbehörde für Arbeitsschutz.", {"body"})
+    assert carries("Der Kran darf betrieben werden, wenn er abgenommen ist.", {"condition"})
+    assert not carries("Das Logbuch ist zehn Jahre lang aufzubewahren.", {"amount", "body"})
+
+
+def _provision(section: str, texts: list[str], scores: list[float]) -> Provision:
+    chunk = ChunkWithInfo(chunk_text=" ".join(texts), document="KranV.pdf", page=1, chunk_id=section)
+    provision = Provision("KranV.pdf", section, [chunk], [chunk])
+    provision.sentences = [Sentence(text, chunk, score, order) for order, (text, score)
+                           in enumerate(zip(texts, scores, strict=True))]
+    return provision
+
+
+def test_the_findings_state_the_sentence_that_carries_what_was_asked_even_when_it_scores_lower():
+    decisive = _provision("§ 3", ["Der Betreiber führt ein Logbuch über jeden Kran.",
+                                  "Das Logbuch ist zehn Jahre lang aufzubewahren.",
+                                  "Das Logbuch enthält die Prüfungen."], [0.9, 0.4, 0.6])
+    other = _provision("§ 4", ["Die Behörde kann Einsicht verlangen."], [0.5])
+    plan = AnswerPlan([(decisive, None, decisive.sentences), (other, None, other.sentences)])
+    asked = asked_kinds("Wie lange ist das Logbuch aufzubewahren?")
+    stated = [s.text for _, s in opening_statements(plan, lambda text: carries(text, asked))]
+    assert stated[:2] == ["Der Betreiber führt ein Logbuch über jeden Kran.",
+                          "Das Logbuch ist zehn Jahre lang aufzubewahren."]
+    # without the kind, the decisive provision's best sentence and the next provision's best
+    plain = [s.text for _, s in opening_statements(plan)]
+    assert "Das Logbuch ist zehn Jahre lang aufzubewahren." not in plain
+    assert plain == ["Der Betreiber führt ein Logbuch über jeden Kran.", "Die Behörde kann Einsicht verlangen."]
