@@ -67,3 +67,26 @@ def research_context(state: Mapping) -> ResearchContext:
         total_iterations=sum(stats.get("iterations", 0) for stats in state.get("task_stats") or []),
         documents_referenced=sorted(documents), visited_refs=list(state.get("visited_refs") or []))
     return ResearchContext(search_queries=searches, metadata=metadata)
+
+
+def finding_tasks(state: Mapping) -> dict[str, list[int]]:
+    """chunk id -> the tasks that found it, in plan order: the task it is stored with, a later task whose search
+    returned it again, and a task closed early because its search found it in the context already."""
+    found: dict[str, list[int]] = {}
+
+    def add(chunk_id: str, task_id) -> None:
+        if chunk_id and task_id is not None and task_id not in found.setdefault(chunk_id, []):
+            found[chunk_id].append(task_id)
+
+    for entry in state.get("findings") or []:
+        add(entry.get("chunk_id", ""), entry.get("task_id"))
+    for stats in state.get("task_stats") or []:
+        for chunk_id in stats.get("found_again", []):
+            add(chunk_id, stats.get("task_id"))
+    for change in state.get("todo_changes") or []:
+        for closed in change.get("closed", []):
+            for chunk_id in closed.get("found", []):
+                add(chunk_id, closed.get("id"))
+    order = {item["id"]: index for index, item in enumerate((state.get("todo_list") or {}).get("items", []))}
+    return {chunk_id: sorted(ids, key=lambda task_id: order.get(task_id, len(order)))
+            for chunk_id, ids in found.items()}

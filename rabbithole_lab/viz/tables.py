@@ -7,7 +7,7 @@ import html
 
 import pandas as pd
 
-from rabbithole_lab.findings import TIERS, context_entries, tier_entries
+from rabbithole_lab.findings import TIERS, context_entries, finding_tasks, tier_entries
 from rabbithole_lab.pages import find_span, page_at
 
 COLUMNS = ["doc", "section", "page", "depth", "score", "task", "cited_by", "cites", "extract"]
@@ -45,6 +45,8 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
     # tasks are shown as their number 1..N in the plan, as everywhere else (ids skip after a removal)
     task_number = {item["id"]: number for number, item in
                    enumerate((state.get("todo_list") or {}).get("items", []), start=1)}
+    # every task that found the passage, not only the first (later tasks find what the question's found)
+    tasks_of = finding_tasks(state)
     for tier in TIERS:
         rows = [{
             "doc": entry["document"],
@@ -52,7 +54,8 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
             "page": extract_pages(entry),
             "depth": entry.get("depth", 0),
             "score": round(float(entry.get("relevance_score", 0.0)), 3),
-            "task": task_number.get(entry.get("task_id"), "") if entry.get("task_id") is not None else "",
+            "task": ", ".join(str(task_number[t]) for t in tasks_of.get(entry.get("chunk_id", ""), [])
+                              if t in task_number),
             "cited_by": label_of.get(entry.get("cited_by", ""), entry.get("cited_by", "")),
             "cites": label_of.get(entry.get("cites", ""), entry.get("cites", "")),
             "extract": " ".join((entry.get("extracted_info") or "").split())[:EXTRACT_CHARS],

@@ -188,6 +188,23 @@ def test_same_numbered_sections_of_two_documents_are_asked_about(reasoner, demo_
     assert "§ 1 gibt es in QStrG / QStrV: welches Regelwerk ist gemeint?" in questions
 
 
+def test_relevance_separates_passages_on_the_question_from_passages_off_it(reasoner):
+    question = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
+    on_topic = ["Der Grenzwert der effektiven Dosis für beruflich exponierte Personen beträgt 20 Millisievert "
+                "im Kalenderjahr.", "Für die Haut gilt ein Grenzwert der Organdosis von 500 Millisievert im Jahr."]
+    off_topic = ["Die Aufzeichnungen sind zehn Jahre lang aufzubewahren.",
+                 "Die Messstelle ist nach einer anerkannten Norm zertifiziert.",
+                 "Der Antrag ist schriftlich bei der Behörde einzureichen.",
+                 "Die Gebühr für die Genehmigung beträgt 300 Euro."]
+
+    def score(text: str) -> float:
+        finding = ChunkWithInfo(chunk_text=text, extracted_info=text, document="Probe.pdf", page=1)
+        return reasoner.score_relevance(question, finding, "de").score
+
+    assert min(map(score, on_topic)) > max(map(score, off_topic))
+    assert max(map(score, off_topic)) < 0.2 < min(map(score, on_topic))
+
+
 def test_what_the_researcher_answered_is_not_asked_again(reasoner, demo_kb):
     question = "Welche Grenzwerte gelten für beruflich exponierte Personen?"
     passages = demo_kb.search(question, k=6)

@@ -133,7 +133,10 @@ def test_tier_tables_have_one_frame_per_tier():
 
 def test_tier_tables_name_sections_and_tasks_as_the_reader_sees_them():
     long_extract = "Die Aufsicht <prüft> jährlich. " * 30
-    state = {"todo_list": {"items": [{"id": 0, "task": "A"}, {"id": 4, "task": "B"}]},
+    state = {"todo_list": {"items": [{"id": 0, "task": "A"}, {"id": 4, "task": "B"}, {"id": 5, "task": "C"}]},
+             # task 4 found h2 again (stored with task 0); task 5 closed early: its search found h1 in the context
+             "task_stats": [{"task_id": 4, "found_again": ["h2"]}],
+             "todo_changes": [{"after_task": 4, "added": [], "closed": [{"id": 5, "task": "C", "found": ["h1"]}]}],
              "findings": [
                  {"document": "a.pdf", "section": "§ 1", "page": 3, "relevance_score": 0.9, "chunk_id": "h1",
                   "extracted_info": long_extract, "task_id": 4, "tier": "primary"},
@@ -141,7 +144,7 @@ def test_tier_tables_name_sections_and_tasks_as_the_reader_sees_them():
                   "extracted_info": "kurz", "cited_by": "h1", "task_id": 0, "tier": "primary"}]}
     frame = tier_tables(state)["primary"]
     assert list(frame["cited_by"]) == ["", "a.pdf § 1"]  # the section, not the chunk's hash
-    assert list(frame["task"]) == [2, 1]  # numbered 1..N in the plan, not ids
+    assert list(frame["task"]) == ["2, 3", "1, 2"]  # every task that found it, numbered 1..N in the plan, not ids
     page = tier_table_html(frame, column_headers("de"), full_extracts(state, "primary"))
     assert ">Auszug</th>" in page and ">erreicht über</th>" in page
     assert "task_id" not in page and "cited_by" not in page  # no field names in the reader's table

@@ -13,7 +13,7 @@ from rabbithole_lab.agent.synthesis_context import (
     reference_chains,
     stored_synthesis_context,
 )
-from rabbithole_lab.findings import TIERS, preserved_quotes
+from rabbithole_lab.findings import TIERS, finding_tasks, preserved_quotes
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.schemas import QualityAssessment
@@ -23,20 +23,14 @@ MAX_QUOTES = 15
 
 def answer_tasks(state: AgentState) -> list[AnswerTask]:
     """The approved tasks (the researcher's removals are gone from the list), each with its searches and
-    the passages it found, for the answer's one section per task."""
-    stats_of = {stats["task_id"]: stats for stats in state.get("task_stats") or []}
-    closed_found = {closed["id"]: closed.get("found", []) for change in state.get("todo_changes") or []
-                    for closed in change.get("closed", [])}
-    tasks = []
-    for item in (state.get("todo_list") or {}).get("items", []):
-        # every passage the task found, also one dropped as found twice (the answer reads only the context)
-        found = {entry["chunk_id"] for entry in state.get("findings") or []
-                 if entry.get("task_id") == item["id"] and entry.get("chunk_id")}
-        stats = stats_of.get(item["id"], {})
-        found |= set(stats.get("found_again", [])) | set(closed_found.get(item["id"], []))
-        tasks.append(AnswerTask(item["id"], item["task"], list(stats.get("queries", [])), found,
-                                own=item.get("origin") == "user"))
-    return tasks
+    the passages it found (also one found again or dropped as found twice: the answer reads only the
+    context), for the answer's one section per task."""
+    queries = {stats["task_id"]: stats.get("queries", []) for stats in state.get("task_stats") or []}
+    tasks_of = finding_tasks(state)
+    return [AnswerTask(item["id"], item["task"], list(queries.get(item["id"], [])),
+                       {chunk_id for chunk_id, ids in tasks_of.items() if item["id"] in ids},
+                       own=item.get("origin") == "user")
+            for item in (state.get("todo_list") or {}).get("items", [])]
 
 
 def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
