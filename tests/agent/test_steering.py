@@ -269,3 +269,18 @@ def test_the_summary_says_what_will_be_researched_and_a_correction_moves_a_term_
     assert "Ausgenommen: Kinder; Altanlagen" in fixed["summary"]
     back = corrected(fixed, anchor_terms("Welche Fristen gelten?", ["auch Kinder"], "de"), "de")
     assert back["exclusions"] == ["Altanlagen"] and back["additions"] == ["Kinder"]
+
+
+def test_an_english_question_is_asked_english_questions_about_what_german_law_holds(demo_kb, tmp_path):
+    from tests.agent.conftest import ENGLISH_QUESTION
+
+    research = Research(services_with(demo_kb), tmp_path / "sessions.sqlite")
+    try:
+        status = research.start(ENGLISH_QUESTION)
+    finally:
+        research.close()
+    assert status.kind == "interrupt", status.error
+    round_one = status.interrupt
+    assert {"QStrG.pdf", "QStrV.pdf"} & {chunk["doc"] for chunk in round_one["retrieval"]["chunks"]}
+    questions = " ".join(round_one["questions"])
+    assert questions and not any(word in questions for word in ("Gefunden", "Welche", "gibt es", "Ihre", "Soll"))

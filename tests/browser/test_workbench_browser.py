@@ -22,6 +22,8 @@ from tests.conftest import DEMO_KB, REPO
 pytestmark = pytest.mark.browser
 QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
 SLOW_MS = 240_000
+ADDITION = "Bitte auch die Grenzwerte für die Augenlinse nennen."
+WRITTEN_TASK = "Was gilt bei Überschreitung der Grenzwerte?"
 
 
 def _open_notebook(page, lab, path: str) -> None:
@@ -93,12 +95,12 @@ def _research_run(jupyter_lab, page, shot) -> None:
 
     first_questions = _clarification_questions(page)
     assert page.locator(".rh-understanding").first.is_visible()  # how the question is understood, correctable
-    page.get_by_placeholder("Ihre Antwort …").fill("Nur Erwachsene")
+    page.get_by_placeholder("Ihre Antwort …").fill(ADDITION)
     page.locator("button", has_text="Senden").click()
     page.get_by_text("Klärung · Runde 2").wait_for(timeout=SLOW_MS)
     assert page.get_by_text(re.compile(r"Runde 2: \d+ neue Abschnitte, schon gefunden \d+%")).first.is_visible()
     # the second round shows the answer given and asks different questions
-    assert "Ihre Antwort: Nur Erwachsene" in page.locator(".rh-previous-answer").first.inner_text()
+    assert f"Ihre Antwort: {ADDITION}" in page.locator(".rh-previous-answer").first.inner_text()
     second_questions = _clarification_questions(page)
     assert second_questions and not set(first_questions) & set(second_questions)
     _panel_shot(page, "hitl")
@@ -107,6 +109,11 @@ def _research_run(jupyter_lab, page, shot) -> None:
     page.locator("button", has_text="/end").click()
     approve = page.locator("button", has_text="Genehmigen")
     approve.wait_for(timeout=SLOW_MS)
+    # what the clarification settled, above the plan; the researcher adds a task of their own
+    summary = page.locator(".widget-html", has_text="Zusammenfassung der Klärung").first
+    assert "Zusätzlich: Augenlinse" in summary.inner_text()
+    page.get_by_placeholder("Neue Aufgabe …").fill(WRITTEN_TASK)
+    page.locator("button", has_text="Hinzufügen").click()
     _panel_shot(page, "todo")
     shot("todo_list")
     approve.click()
@@ -120,6 +127,11 @@ def _research_run(jupyter_lab, page, shot) -> None:
     answer.scroll_into_view_if_needed()
     shot("results")
     assert "Millisievert" in answer.inner_text()
+    # both steer the answer: the added aspect is in the findings, the written task has its section with a finding
+    findings, _, sections = answer.inner_text().partition("Aufgabe 1:")
+    assert "Augenlinse" in findings
+    written = sections.split(WRITTEN_TASK, 1)[1].split("Aufgabe ")[0].split("Verweiskette")[0]
+    assert "überschr" in written.lower() and re.search(r"\[\d+\]", written)
     sources = page.locator("a.rh-source")
     assert sources.count() >= 1
     assert re.search(r"\.pdf#page=\d+$", sources.first.get_attribute("href"))
