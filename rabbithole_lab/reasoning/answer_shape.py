@@ -101,11 +101,13 @@ def excluded_provision(provision: Provision, exclusions: list[str]) -> bool:
 
 
 def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[AnswerTask],
-                 own_sentences: Callable[[AnswerTask, list[Provision]], list[tuple[Provision, list[Sentence]]]],
+                 own_sentences: Callable[[AnswerTask, list[Provision], set[int]],
+                                         list[tuple[Provision, list[Sentence]]]],
                  asked: list[tuple[Provision, Sentence]] | None = None,
                  carries: Callable[[str], bool] = lambda _: False) -> ShapedAnswer:
-    """The plan laid out as opening, task sections and chain. `own_sentences(task, provisions)` gives a
-    task's best sentences of the given provisions by the task's own words (at most SENTENCES_PER_TASK).
+    """The plan laid out as opening, task sections and chain. `own_sentences(task, provisions, quoted)` gives
+    a task's best sentences of the given provisions by the task's own words, none of `quoted` (ids of the
+    sentences the answer holds already), at most SENTENCES_PER_TASK.
     `asked`: a sentence for each part the researcher asked for that the plan does not quote; the opening
     states it too."""
     opening = opening_statements(plan, carries)
@@ -121,7 +123,7 @@ def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[Answ
 
     def read_by_its_words(task: AnswerTask, found: list[Provision]) -> None:
         section = sections[task.id]
-        for provision, sentences in own_sentences(task, found):
+        for provision, sentences in own_sentences(task, found, quoted):
             fresh = [s for s in sentences if id(s) not in quoted]
             quoted.update(id(s) for s in fresh)
             if fresh:
@@ -157,7 +159,14 @@ def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[Answ
         if named and not section.parts:
             section.quoted_above += [p for p in named if id(p) in opened_provisions or id(p) in followed]
             read_by_its_words(task, [p for p in named if id(p) not in opened_provisions and id(p) not in followed])
-        elif not section.found:
+        elif not task.own:  # what the task found, beyond what the plan quotes for the question
             read_by_its_words(task, [p for p in provisions if p.chunk_ids & task.chunk_ids and id(p) not in followed])
+    # a task whose findings the answer quotes elsewhere says where, instead of "not found"
+    quoted_provisions = {id(p) for p in provisions if any(id(s) in quoted for s in p.sentences)}
+    for task in tasks:
+        section = sections[task.id]
+        if not section.parts:
+            section.quoted_above += [p for p in provisions if p.chunk_ids & task.chunk_ids
+                                     and id(p) in quoted_provisions and p not in section.quoted_above]
     shaped.sections = [sections[task.id] for task in tasks]
     return shaped

@@ -4,6 +4,7 @@ a section per approved task, the reference chain (the quality check is `extracti
 from __future__ import annotations
 
 import logging
+from statistics import median
 
 from rabbithole_lab.kb.query import glossary
 from rabbithole_lab.reasoning.answer import (
@@ -67,12 +68,16 @@ class ExtractiveWriter(ExtractiveBase):
         if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
         # a rewrite keeps to the plan's fewer sentences: no task adds its own
+        # a planned task adds a sentence of its own only when it is as much on the question as the plan's
+        # typical sentence (the median of what the plan quotes); the researcher's own task is read as written
+        typical = float(median(s.score for s in plan.sentences()))
         kinds = asked_kinds(request.question or request.anchor)
         carries_asked = (lambda sentence: carries(sentence, kinds)) if kinds else has_figure
         stated = [sentence.text for _, sentence in opening_statements(plan, carries_asked)]
         shaped = shape_answer(plan, provisions, request.tasks,
-                              (lambda task, found: []) if request.remediation else
-                              (lambda task, found: self._own_sentences(task, found, request.exclusions)),
+                              (lambda task, found, quoted: []) if request.remediation else
+                              (lambda task, found, quoted: self._own_sentences(task, found, request.exclusions,
+                                                                               quoted, typical)),
                               asked=self._asked_sentences(request.parts, provisions, stated), carries=carries_asked)
         lines = written_answer(shaped, language)
         findings = [SynthesisFinding(claim=s.text, sources=[f"{provision.doc} p. {s.page}"])
@@ -98,8 +103,8 @@ class ExtractiveWriter(ExtractiveBase):
                 out.append(max(candidates, key=lambda item: item[1].score))
         return out
 
-    def _own_sentences(self, task: AnswerTask, found: list[Provision],
-                       exclusions: list[str]) -> list[tuple[Provision, list[Sentence]]]:
+    def _own_sentences(self, task: AnswerTask, found: list[Provision], exclusions: list[str],
+                       quoted: set[int], on_question: float) -> list[tuple[Provision, list[Sentence]]]:
         """A task's best sentences by its own words: what a task the researcher wrote asked for. A planned
         task's sentence must also be on the question; the researcher's own task is read as written."""
         chunks = [chunk for provision in found for chunk in provision.chunks]
@@ -113,7 +118,8 @@ class ExtractiveWriter(ExtractiveBase):
             held = {s.text: s for s in target.sentences}
             candidates += [(sentence.score, target, held[sentence.text]) for sentence in own.sentences
                            if sentence.score >= IRRELEVANT_BELOW and sentence.text in held
-                           and (task.own or held[sentence.text].score >= IRRELEVANT_BELOW)
+                           and id(held[sentence.text]) not in quoted
+                           and (task.own or held[sentence.text].score >= on_question)
                            and not excluded(sentence.text, exclusions)]
         best = sorted(candidates, key=lambda item: -item[0])[:SENTENCES_PER_TASK]
         out: dict[int, tuple[Provision, list[Sentence]]] = {}

@@ -40,7 +40,7 @@ def test_the_answer_opens_with_the_decisive_provision_then_the_chain_to_what_it_
     assert paragraphs[2].startswith("§ 12 QStrG: „") and "20 Millisievert" in paragraphs[2]
     # then the chain, with what else the cited provision says
     chain = paragraphs[paragraphs.index("**Verweiskette**") + 1]
-    assert chain.startswith("**§ 5 QStrV** verweist auf **§ 12 QStrG**:") and "20 Millisievert" not in chain
+    assert chain.startswith("**§ 5 QStrV** verweist auf **§ 12 QStrG**") and "20 Millisievert" not in chain
     for statement in statements(answer):  # every quotation is a whole sentence of its source, without the heading
         assert statement.quote[:1].isupper() or statement.quote[:1] in "(§"
         assert statement.quote.endswith((".", ";", ":", "…")) and "§ 12 Grenzwerte" not in statement.quote
