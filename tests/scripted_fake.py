@@ -117,11 +117,18 @@ def _synthesis(language: str) -> Callable[[str], str]:
     def answer(prompt: str) -> str:
         cited = re.findall(r"\[([^\[\]]+?), (?:p|S)\. (\d+)\]", prompt)
         doc, page = cited[0] if cited else ("unbekannt.pdf", "1")
-        text = (f"Die Dokumente legen die Grenzwerte fest [{doc}, S. {page}]. Weitere Einzelheiten stehen in den "
-                f"zitierten Abschnitten [{doc}, S. {page}]." if language == "de" else
-                f"The documents set out the requirements [{doc}, p. {page}]. Further details are in the cited "
-                f"sections [{doc}, p. {page}].")
-        return json.dumps({"answer": text, "key_findings": [{"claim": text.split(" [")[0],
+        text = (f"**Ergebnis:** Die Dokumente legen die Grenzwerte fest [{doc}, S. {page}]. Weitere Einzelheiten "
+                f"stehen in den zitierten Abschnitten [{doc}, S. {page}]." if language == "de" else
+                f"**In short:** The documents set out the requirements [{doc}, p. {page}]. Further details are in "
+                f"the cited sections [{doc}, p. {page}].")
+        # the shape the prompt asks for: one section per approved task it lists, the last one not found
+        listed = prompt.split("Approved tasks", 1)[-1].split("Primary context", 1)[0]
+        tasks = re.findall(r"^(\d+)\. (.+?)(?: \(searched: .*\))?$", listed, re.MULTILINE)
+        for number, task in tasks:
+            body = ("nicht gefunden" if language == "de" else "not found") if number == str(len(tasks)) else \
+                f"„{doc}“ [{doc}, {'S.' if language == 'de' else 'p.'} {page}]"
+            text += f"\n\n**{number}. {task}**\n\n{body}"
+        return json.dumps({"answer": text, "key_findings": [{"claim": text.split(" [")[0].split(":** ")[-1],
                                                               "sources": [f"{doc} p. {page}"]}]}, ensure_ascii=False)
 
     return answer

@@ -33,7 +33,7 @@ def test_full_run_with_malformed_json_a_timeout_and_a_wrong_language(demo_kb, se
     # the timeout was retried
     assert model.calls_for("task_search_queries") == len(state["todo_list"]["items"]) + 1
     report = status.report
-    assert report["answer"].startswith("Die Dokumente legen die Grenzwerte fest [")
+    assert report["answer"].startswith("**Ergebnis:** Die Dokumente legen die Grenzwerte fest [")
     assert report["metadata"]["llm_calls"] == len(model.prompts_seen)
     assert report["metadata"]["reasoner"]["provider"] == "ollama"
     assert report["quality_score"] == 445 and report["metadata"]["quality_passed"]

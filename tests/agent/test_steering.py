@@ -4,6 +4,7 @@ the researcher writes, reach the searches, the relevance filter and the answer."
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -284,3 +285,18 @@ def test_an_english_question_is_asked_english_questions_about_what_german_law_ho
     assert {"QStrG.pdf", "QStrV.pdf"} & {chunk["doc"] for chunk in round_one["retrieval"]["chunks"]}
     questions = " ".join(round_one["questions"])
     assert questions and not any(word in questions for word in ("Gefunden", "Welche", "gibt es", "Ihre", "Soll"))
+
+
+def test_with_the_model_the_opening_cites_its_sources_and_each_approved_task_has_a_section(demo_kb, tmp_path):
+    from rabbithole_lab.records import FinalReport
+    from rabbithole_lab.report.render import answer_markdown
+
+    reasoner, _model = fake_llm({})
+    status = _run(services_with(demo_kb, reasoner), tmp_path, [], decision={"new_items": ["Zuständige Behörde"]})
+    answer = status.report["answer"]
+    opening = answer.split("\n\n")[0]
+    assert opening.startswith("**Ergebnis:**") and re.search(r"\[[^\]]+\.pdf, S\. \d+\]", opening)
+    for number, item in enumerate(status.state["todo_list"]["items"], start=1):
+        assert f"**{number}. {item['task']}**" in answer
+    shown = answer_markdown(FinalReport.model_validate(status.report))
+    assert shown.startswith("**Ergebnis:**") and "[\\[1\\]](" in shown.split("\n")[0]  # numbered, linked
