@@ -99,7 +99,9 @@ def _progress(node: str, update: dict) -> None:
 
 def cmd_research(args) -> int:
     from rabbithole_lab.agent.session import ScriptedAnswers, new_thread_id, saved_values
+    from rabbithole_lab.records import FinalReport
     from rabbithole_lab.report.folder import report_folder_name, write_report_folder
+    from rabbithole_lab.report.render import answer_text
     from rabbithole_lab.research import Research
     from rabbithole_lab.terminal import TerminalAnswers
 
@@ -152,7 +154,7 @@ def cmd_research(args) -> int:
     paths = write_report_folder(status.state, out)
     final = status.report or {}
     meta = final.get("metadata", {})
-    print(f"\n{final.get('answer', '')}\n")
+    print(f"\n{answer_text(FinalReport.model_validate(final)) if final else ''}\n")
     print(f"Quality {final.get('quality_score', 0)}/500 · {len(final.get('sources', []))} sources · "
           f"{meta.get('followed_references', 0)} references followed · HITL: {meta.get('hitl_termination_reason')}")
     print(f"Report: {paths['report.md']}")

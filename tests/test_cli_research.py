@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -28,12 +29,13 @@ def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch,
     assert main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--no-hitl", "--out", str(out))]) == 0
     printed = capsys.readouterr().out
     assert "Reasoner: extractive (LLM_PROVIDER=extractive)" in printed
+    # the terminal shows the answer with numbered citations and, under it, each number's page and link
+    assert "\nErgebnis: Maßgeblich ist " in printed and re.search(r"“ \[1\]", printed)
+    assert re.search(r"^\[1\] Q\w+\.pdf, S\. \d+ .*file://\S+\.pdf#page=\d+$", printed, re.MULTILINE)
     assert f"Report: {out / 'report.md'}" in printed
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "de"
     assert payload["report"]["metadata"]["hitl_termination_reason"] == "user_end"
-    assert payload["query_anchor"]["exclusions"] == ["Altanlagen"] and "Ausgenommen: Altanlagen" in payload[
-        "query_anchor"]["summary"]
     assert (out / "graph.html").is_file() and (out / "tier_primary.csv").is_file()
 
 
@@ -88,6 +90,8 @@ def test_interactive_terminal_run_end_to_end(tmp_path, demo_db):
     added = [t for t in payload["todo_list"]["items"] if t["origin"] == "added"]
     assert added and all(f"Aufgabe hinzugefügt: {t['task']}" in done.stderr for t in added)
     assert payload["report"]["metadata"]["hitl_termination_reason"] == "user_end"
+    assert payload["query_anchor"]["exclusions"] == ["Altanlagen"] and "Ausgenommen: Altanlagen" in payload[
+        "query_anchor"]["summary"]
 
 
 def test_without_stdin_the_interactive_run_ends_clarification_and_approves(tmp_path, demo_db):

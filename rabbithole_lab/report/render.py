@@ -13,7 +13,7 @@ from functools import lru_cache
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.view import ReportView, labels, report_view
 
-__all__ = ["answer_markdown", "labels", "render_html", "render_markdown"]
+__all__ = ["answer_markdown", "answer_text", "labels", "render_html", "render_markdown"]
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
 
@@ -122,3 +122,15 @@ def _markdown(view: ReportView) -> str:
 
 def render_markdown(report: FinalReport, edges: list[dict]) -> str:
     return _markdown(report_view(report, edges, graph_file=None))
+
+
+def answer_text(report: FinalReport) -> str:
+    """The answer for a terminal: numbered citations and, under it, each number with its document, page and
+    link (a terminal shows text as it is; nothing is interpreted)."""
+    view = report_view(report, [], graph_file=None)
+    lines = ["".join(piece.text for piece in line) for line in view.answer]
+    if view.citations:
+        lines.append("")
+        lines += [f"[{c.number}] {c.link.text}" + (f" ({c.section})" if c.section else "")
+                  + (f" {c.link.url}" if c.link.url else "") for c in view.citations]
+    return "\n".join(lines)
