@@ -177,6 +177,7 @@ REASONER = {
         "q_answer": "Zu Ihrer Antwort „{answer}“ wurden {provisions} gefunden. "
                     "Trifft das Ihren Fall, oder fehlt etwas?",
         "q_same_number": "{section} gibt es in {docs}: welches Regelwerk ist gemeint?",
+        "q_meanings": "„{term}“ wird in {docs} bestimmt: welche Bedeutung ist gemeint?",
         "q_provisions": "Gefunden wurden {provisions}. Welche dieser Vorschriften betrifft Ihren Fall?",
         "q_entity": "Ist {entity} für Ihre Frage maßgeblich, oder sollen weitere Vorschriften einbezogen werden?",
         "q_scope": "Geht es um einen bestimmten Personenkreis, eine Tätigkeit oder eine Anlage?",
@@ -242,6 +243,7 @@ REASONER = {
         "q_answer": "For your answer “{answer}” the search found {provisions}. Does that match your case, or is "
                     "something missing?",
         "q_same_number": "{section} exists in {docs}: which of them do you mean?",
+        "q_meanings": "“{term}” is defined in {docs}: which meaning do you mean?",
         "q_provisions": "The search found {provisions}. Which of these applies to your case?",
         "q_entity": "Is {entity} the decisive source for your question, or should other rules be included?",
         "q_scope": "Is the question about a particular group of people, an activity or a facility?",

@@ -27,7 +27,22 @@ from rabbithole_lab.schemas import (
 
 logger = logging.getLogger(__name__)
 
+_DEFINITIONS = re.compile(r"Begriffsbestimmung|Begriffe\b|Definition", re.IGNORECASE)
 _LEGAL_SECTION = re.compile(r"(?:§|Art\.?|Artikel|Anlage|Anhang)\s*\S")
+
+
+def competing_definitions(query: str, passages: list, language: str) -> list[tuple[str, list[str]]]:
+    """A concept of the question that two documents define, each in its definitions section ("Begriffs-
+    bestimmungen", "Definitions"): the question may mean either (term, the documents)."""
+    defined: dict[str, set[str]] = {}
+    for passage in passages:
+        if not _DEFINITIONS.search(passage.heading or passage.text[:120]):
+            continue
+        text_stems = stems(passage.text)
+        for concept in query_concepts(query, language):
+            if contains_concept(concept, text_stems):
+                defined.setdefault(concept, set()).add(doc_name(passage.doc))
+    return [(term, sorted(docs)) for term, docs in defined.items() if len(docs) > 1]
 
 
 class ExtractiveClarifier(ExtractiveBase):
@@ -89,6 +104,8 @@ class ExtractiveClarifier(ExtractiveBase):
                 documents_of.setdefault(passage.section, set()).add(doc_name(passage.doc))
         candidates += [text["q_same_number"].format(section=section, docs=" / ".join(sorted(docs)))
                        for section, docs in documents_of.items() if len(docs) > 1][:1]
+        candidates += [text["q_meanings"].format(term=term, docs=" / ".join(docs))
+                       for term, docs in competing_definitions(query, passages, language)][:1]
         if found:
             candidates.append(text["q_provisions"].format(
                 provisions="; ".join(f"{label} ({title})" if title else label for label, title in found[:3])))

@@ -294,3 +294,21 @@ def _result(chunk: ChunkWithInfo):
     from rabbithole_lab.records import VectorResult
     return VectorResult(chunk_id="eigen-1", text=chunk.chunk_text, doc=chunk.document, collection="c",
                         page_start=1, page_end=1)
+
+
+def test_a_term_two_documents_define_is_asked_about(reasoner):
+    from rabbithole_lab.records import VectorResult
+
+    def definitions(doc: str, text: str) -> VectorResult:
+        return VectorResult(chunk_id=doc, text=text, doc=doc, collection="Recht", page_start=1, page_end=1,
+                            section="§ 2", heading="§ 2 Begriffsbestimmungen")
+
+    passages = [definitions("KranG.pdf", "§ 2 Begriffsbestimmungen (1) Betreiber ist, wer einen Kran aufstellt."),
+                definitions("KranV.pdf", "§ 2 Begriffsbestimmungen (1) Betreiber ist, wer einen Kran bedient.")]
+    question = "Welche Pflichten hat der Betreiber eines Krans?"
+    questions = reasoner.follow_up_questions(question, reasoner.analyze_retrieval(question, passages, "de"),
+                                             passages, "de", 9)
+    assert "„Betreiber“ wird in KranG / KranV bestimmt: welche Bedeutung ist gemeint?" in questions
+    one = reasoner.follow_up_questions(question, reasoner.analyze_retrieval(question, passages[:1], "de"),
+                                       passages[:1], "de", 9)
+    assert not any("Bedeutung" in q for q in one)
