@@ -85,7 +85,11 @@ def main() -> None:
     parser.add_argument("--plain", required=True, help="answers.jsonl of bench/answers.py: the plain answers")
     parser.add_argument("--out", default="bench/out/hitl")
     parser.add_argument("--limit", type=int, default=80)
+    parser.add_argument("--table-only", action="store_true", help="print the table of the rows OUT holds")
     args = parser.parse_args()
+    if args.table_only:
+        table([json.loads(line) for line in (Path(args.out) / "rows.jsonl").read_text().splitlines() if line])
+        return
     logging.basicConfig(level=logging.WARNING)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -118,7 +122,11 @@ def main() -> None:
             rows.append(row)
             (out / "rows.jsonl").open("a", encoding="utf-8").write(json.dumps(row, ensure_ascii=False) + "\n")
             print(json.dumps(row, ensure_ascii=False), flush=True)
-    print("\n| questions | added aspect cited (plain) | excluded case presented (n) |\n|---|---|---|")
+    table(rows)
+
+
+def table(rows: list[dict]) -> None:
+    print("\n| questions | n | added aspect cited (plain) | excluded case presented (n) |\n|---|---|---|---|")
     for (name, part), language in itertools.product(GENERATIONS.items(), ("both", "de", "en")):
         chosen = [r for r in rows if part.start <= r["line"] < part.stop and language in ("both", r["language"])]
         if not chosen:
@@ -128,7 +136,7 @@ def main() -> None:
         before = sum(r["added_cited_plain"] for r in chosen) / len(chosen)
         presented = (sum(r["excluded_presented"] for r in excluded_rows) / len(excluded_rows)) if excluded_rows else 0
         title = name if language == "both" else f"{name} {language}"
-        print(f"| {title} | {added:.3f} ({before:.3f}) | {presented:.3f} ({len(excluded_rows)}) |")
+        print(f"| {title} | {len(chosen)} | {added:.3f} ({before:.3f}) | {presented:.3f} ({len(excluded_rows)}) |")
 
 
 if __name__ == "__main__":
