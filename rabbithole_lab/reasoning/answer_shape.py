@@ -3,9 +3,9 @@
 `plan_answer` (answer.py) chooses what the answer quotes for the question; this module lays it out the
 way a researcher reads it:
 
-1. **the opening** — the statements that carry the result: the decisive provision's best sentence and
-   the best sentence of what it refers to (where a limit, deadline or body usually stands), at most
-   `OPENING_STATEMENTS`, one per provision;
+1. **the opening** — the statements that carry the result: the decisive provision's best sentence, the
+   sentences that carry what the question asks for, and the best sentence of what the decisive provision
+   refers to (`opening_statements`);
 2. **one section per approved task**, in the plan's order — the sentences of the provisions the task's
    own searches found, or, when it found none worth quoting, a "not found" that names what was searched.
    A task the researcher wrote or edited is read by its own words (`own_sentences`), so its section
@@ -35,7 +35,7 @@ SENTENCES_PER_TASK = 3  # a task's own best sentences, when the plan quotes none
 class TaskSection:
     task: AnswerTask
     parts: list[tuple[Provision, list[Sentence]]] = field(default_factory=list)
-    quoted_above: list[Provision] = field(default_factory=list)  # its provisions the opening already quotes
+    quoted_above: list[Provision] = field(default_factory=list)  # its provisions quoted elsewhere in the answer
 
     @property
     def found(self) -> bool:
@@ -103,16 +103,13 @@ def excluded_provision(provision: Provision, exclusions: list[str]) -> bool:
 def shape_answer(plan: AnswerPlan, provisions: list[Provision], tasks: list[AnswerTask],
                  own_sentences: Callable[[AnswerTask, list[Provision], set[int]],
                                          list[tuple[Provision, list[Sentence]]]],
-                 asked: list[tuple[Provision, Sentence]] | None = None,
-                 carries: Callable[[str], bool] = lambda _: False) -> ShapedAnswer:
+                 opening: list[tuple[Provision, Sentence]] | None = None) -> ShapedAnswer:
     """The plan laid out as opening, task sections and chain. `own_sentences(task, provisions, quoted)` gives
     a task's best sentences of the given provisions by the task's own words, none of `quoted` (ids of the
     sentences the answer holds already), at most SENTENCES_PER_TASK.
-    `asked`: a sentence for each part the researcher asked for that the plan does not quote; the opening
-    states it too."""
-    opening = opening_statements(plan, carries)
-    opening += [(p, s) for p, s in asked or [] if all(s is not held for _, held in opening)]
-    shaped = ShapedAnswer(opening=opening)
+    `opening`: the findings (`opening_statements`, with what else the caller states first); by default the
+    plan's without a kind asked for."""
+    shaped = ShapedAnswer(opening=opening_statements(plan) if opening is None else opening)
     if plan.parts:
         shaped.decisive = plan.parts[0][0]
         shaped.reached = [p for p, source, _ in plan.parts if source is shaped.decisive]

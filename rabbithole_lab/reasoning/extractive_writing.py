@@ -73,12 +73,14 @@ class ExtractiveWriter(ExtractiveBase):
         typical = float(median(s.score for s in plan.sentences()))
         kinds = asked_kinds(request.question or request.anchor)
         carries_asked = (lambda sentence: carries(sentence, kinds)) if kinds else has_figure
-        stated = [sentence.text for _, sentence in opening_statements(plan, carries_asked)]
+        opening = opening_statements(plan, carries_asked)
+        asked = self._asked_sentences(request.parts, provisions, [sentence.text for _, sentence in opening])
+        opening += [(p, s) for p, s in asked if all(s is not held for _, held in opening)]
         shaped = shape_answer(plan, provisions, request.tasks,
                               (lambda task, found, quoted: []) if request.remediation else
                               (lambda task, found, quoted: self._own_sentences(task, found, request.exclusions,
                                                                                quoted, typical)),
-                              asked=self._asked_sentences(request.parts, provisions, stated), carries=carries_asked)
+                              opening=opening)
         lines = written_answer(shaped, language)
         findings = [SynthesisFinding(claim=s.text, sources=[f"{provision.doc} p. {s.page}"])
                     for provision, s in shaped.opening]

@@ -94,7 +94,7 @@ class ReportView:
     extra: dict = field(default_factory=dict)
 
 
-def _answer_lines(answer: str, link_of: dict[str, str], page_word: str) -> list[list[Piece]]:
+def _answer_lines(answer: str, link_of: dict[str, str]) -> list[list[Piece]]:
     """The answer's lines as pieces; citations numbered in the order they first appear."""
     numbers: dict[tuple[str, int], int] = {}
     lines = []
@@ -179,7 +179,7 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
     t = labels(language)
     link_of = {source.doc_id: source.path for source in report.sources if source.path}
     page_word = run_text(language)["page_short"]
-    answer = _answer_lines(report.answer, link_of, page_word)
+    answer = _answer_lines(report.answer, link_of)
     numbered = citations(answer, page_word, {(s.doc_id, s.page_number): s.section for s in report.sources})
     cited_pages = {(piece.doc, piece.page) for line in answer for piece in line if piece.kind == "cite"}
     info = report.metadata.get("reasoner", {})
