@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(args.verbose)
     from rabbithole_lab.kb.embedder import EmbeddingModelError
     from rabbithole_lab.kb.index import IndexError_
-    from rabbithole_lab.kb.ingest import KBFolderError
+    from rabbithole_lab.kb.kb_folder import KBFolderError
     from rabbithole_lab.kb.registry import RegistryError
     from rabbithole_lab.settings import SettingsError
 

@@ -318,6 +318,8 @@ class IngestReport(BaseModel):
     chunks_removed: int = 0
     chunks_reembedded: int = 0  # chunks of collections moved to another embedder (`ingest --reindex`)
     skipped: list[IngestIssue] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)  # "collection/doc": documents that left the index
+    not_used: list[IngestIssue] = Field(default_factory=list)  # a PDF's text file, not used as the PDF was read
     collections: list[str] = Field(default_factory=list)
 
     @property

@@ -53,7 +53,8 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
                    ingest_first: bool = True) -> KnowledgeBase:
     """The knowledge base of a folder, opened once after new or changed files were ingested."""
     from rabbithole_lab.kb.factory import load_registry, open_index
-    from rabbithole_lab.kb.ingest import KBFolderError, format_report, ingest
+    from rabbithole_lab.kb.ingest import format_report, ingest
+    from rabbithole_lab.kb.kb_folder import KBFolderError
 
     if not kb_dir.is_dir():
         raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")

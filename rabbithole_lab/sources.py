@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rabbithole_lab.kb.ingest import COLLECTION_SUFFIX
+from rabbithole_lab.kb.kb_folder import COLLECTION_SUFFIX
 
 
 def resolve_source_path(kb_dir: Path | None, collection: str, doc: str) -> Path | None:

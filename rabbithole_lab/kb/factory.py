@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rabbithole_lab.kb.auto_registry import load_auto_registry
 from rabbithole_lab.kb.embedder import Embedder, build_embedder, choose_embedder
 from rabbithole_lab.kb.index import ChromaIndex
-from rabbithole_lab.kb.ingest import load_auto_registry
 from rabbithole_lab.kb.registry import DocumentRegistry, load_registry_file
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.settings import Settings

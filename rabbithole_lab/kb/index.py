@@ -143,7 +143,7 @@ class ChromaIndex:
             self.location = str(self.db_path)
         self._handles: dict[str, object] = {}
         # larger collections than in_memory_max_chunks go through Chroma's own query
-        self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks)
+        self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path)
         self._lock = threading.Lock()
 
     # ----- collections -------------------------------------------------
@@ -258,6 +258,7 @@ class ChromaIndex:
         document whose fingerprint does not match, so the next ingest completes it (without embedding
         again what is already there)."""
         handle = self._collection(collection, create=True)
+        self.files.mark_stale(collection, chroma_collection_name(collection))
         old_ids, _ = self.doc_state(collection, doc)
         new_ids = [chunk.id for chunk in chunks]
         stale = sorted(old_ids - set(new_ids))
@@ -283,7 +284,6 @@ class ChromaIndex:
                           metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in batch])
         if progress is not None:
             progress.update(len(chunks) - len(fresh))
-        self.files.forget_vectors(collection)
         return len(fresh), len(stale)
 
     def document_hashes(self, collection: str) -> dict[str, str]:
@@ -301,8 +301,8 @@ class ChromaIndex:
         handle = self._collection(collection, create=True)
         ids, _ = self.doc_state(collection, doc)
         if ids:
+            self.files.mark_stale(collection, chroma_collection_name(collection))
             handle.delete(ids=sorted(ids))
-        self.files.forget_vectors(collection)
         return len(ids)
 
     def documents(self, collection: str) -> list[str]:
@@ -314,22 +314,32 @@ class ChromaIndex:
     def search_files_folder(self, collection: str) -> Path:
         return self.files.folder(chroma_collection_name(collection))
 
-    def rebuild_bm25(self, collection: str) -> Bm25Index:
-        """Rebuild a collection's search files (BM25 and the dense vectors in the same order) from what
-        Chroma holds, so all stay in sync."""
+    def rebuild_bm25(self, collection: str, save: bool = True) -> Bm25Index:
+        """Rebuild a collection's search files (BM25 and the dense vectors in the same order) from the
+        complete documents Chroma holds (chunks of a document still being written are left out), so all
+        stay in sync. Without `save` the index is built in memory only (the caller does not hold the
+        ingest lock)."""
         got = get_all(self._collection(collection), ["documents", "metadatas", "embeddings"])
-        ids = list(got["ids"])
-        metadatas = got["metadatas"] or []
-        vectors = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(ids), -1)
-        texts = list(got["documents"] or [])
+        store_count = len(got["ids"])
+        rows = [row for row, metadata in enumerate(got["metadatas"] or [])
+                if not str(metadata.get("file_hash", "")).startswith(PENDING_FINGERPRINT)]
+        ids = [got["ids"][row] for row in rows]
+        metadatas = [got["metadatas"][row] for row in rows]
+        texts = [got["documents"][row] for row in rows]
+        vectors = (np.asarray([got["embeddings"][row] for row in rows], dtype=np.float32).reshape(len(ids), -1)
+                   if ids else np.zeros((0, 1), dtype=np.float32))
         del got
         return self.files.write(collection, chroma_collection_name(collection), ids, texts,
-                                [m["doc"] for m in metadatas], [m.get("heading", "") for m in metadatas], vectors)
+                                [m["doc"] for m in metadatas], [m.get("heading", "") for m in metadatas], vectors,
+                                store_count=store_count, save=save)
+
+    def search_files_in_step(self, collection: str) -> bool:
+        return self.files.in_step(chroma_collection_name(collection), self._collection(collection).count())
 
     def bm25(self, collection: str) -> Bm25Index:
         return self.files.bm25(collection, chroma_collection_name(collection),
                                count=lambda: self._collection(collection).count(),
-                               rebuild=lambda: self.rebuild_bm25(collection))
+                               rebuild=lambda save: self.rebuild_bm25(collection, save=save))
 
     # ----- reading -----------------------------------------------------------
     def _snapshot(self, collection: str) -> VectorSnapshot | None:

@@ -51,6 +51,7 @@ class ParsedDocument:
     title: str = ""
     first_heading: str = ""
     has_styled_headings: bool = False
+    repaired: bool = False  # PyMuPDF had to rebuild a damaged or truncated PDF's structure to open it
     file_hash: str = ""
     synonyms: list[str] = field(default_factory=list)
 
@@ -85,6 +86,8 @@ def parse_file(path: Path) -> ParsedDocument:
     document.file_hash = file_hash
     text_chars = sum(len(line.text.strip()) for line in document.lines)
     if text_chars < MIN_TEXT_CHARS:
+        if document.repaired:
+            raise DocumentError(f"corrupt PDF: damaged or truncated, no text could be read ({text_chars} characters)")
         if suffix == ".pdf":
             raise DocumentError(
                 f"no text layer ({document.page_count} page(s), {text_chars} characters): "
@@ -105,11 +108,15 @@ def _parse_pdf(path: Path) -> ParsedDocument:
     try:
         pdf = pymupdf.open(path)
     except Exception as exc:  # PyMuPDF raises its own FileDataError and friends
-        raise DocumentError(f"corrupt PDF: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        raise DocumentError(f"corrupt PDF: {_first_line(exc)}") from None
     try:
         if pdf.needs_pass or pdf.is_encrypted:
             raise DocumentError("encrypted PDF (password required)")
-        if pdf.page_count == 0:
+        try:
+            page_count = pdf.page_count
+        except Exception as exc:  # a truncated file's page tree: "Invalid number of pages"
+            raise DocumentError(f"corrupt PDF: damaged or truncated ({_first_line(exc)})") from None
+        if page_count == 0:
             raise DocumentError("corrupt PDF: no readable pages")
         raw: list[tuple[str, int, bool, float, int]] = []
         size_chars: Counter[float] = Counter()
@@ -140,18 +147,26 @@ def _parse_pdf(path: Path) -> ParsedDocument:
                 continue
             lines.append(Line(text=text, page=page, styled=bold or size >= body_size * 1.15))
         metadata = pdf.metadata or {}
-        toc = pdf.get_toc(simple=True)
+        try:
+            toc = pdf.get_toc(simple=True)
+        except Exception:  # a damaged outline costs the title guess, not the document
+            toc = []
         first_heading = toc[0][1] if toc else next((line.text for line in lines if line.styled), "")
         return ParsedDocument(
             path=path,
             lines=lines,
-            page_count=pdf.page_count,
+            page_count=page_count,
+            repaired=bool(pdf.is_repaired),
             title=(metadata.get("title") or "").strip(),
             first_heading=first_heading.strip(),
             has_styled_headings=any(line.styled for line in lines),
         )
     finally:
         pdf.close()
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def read_text(path: Path) -> str:

@@ -5,18 +5,23 @@ store of record: these files are rebuilt from it whenever they are missing or ou
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from rabbithole_lab.kb.lexical import Bm25Index
+from rabbithole_lab.kb.ingest_lock import writer_lock_if_free
+from rabbithole_lab.kb.lexical import ANALYZER_VERSION, Bm25Index
 from rabbithole_lab.records import Chunk
 
 VECTORS_FILE = "vectors.npy"  # beside the BM25 index: the dense vectors in the order of its ids
+STATE_FILE = "state.json"  # how many chunks the store held when the files were built
+STALE_SUFFIX = ".stale"
 
 
 class VectorSnapshot:
@@ -42,50 +47,115 @@ class VectorSnapshot:
 
 
 class SearchFiles:
-    """The BM25 and vector files of every collection under `root`, with what is loaded of them."""
+    """The BM25 and vector files of every collection under `root`, with what is loaded of them.
 
-    def __init__(self, root: Path, in_memory_max_chunks: int):
+    A collection's files live in a folder of their own generation; `<root>/<name>` is a symlink to the
+    current one, replaced atomically, so a reader opens a complete generation or the one before, never a
+    half-written one. An ingest marks a collection's files stale before it changes the store
+    (`<name>.stale`) and the rebuild clears the mark; only a process holding the ingest lock rebuilds."""
+
+    def __init__(self, root: Path, in_memory_max_chunks: int, db_path: Path | None = None):
         self.root = Path(root)
+        self.db_path = Path(db_path) if db_path else self.root.parent
         # Up to this many chunks a collection is searched exactly in memory (faster than an HNSW round trip)
         self.in_memory_max_chunks = in_memory_max_chunks
         self._bm25: dict[str, Bm25Index] = {}
+        self._generations: dict[str, Path] = {}  # the folder each loaded index was read from
         self._snapshots: dict[str, VectorSnapshot | None] = {}
         self._lock = threading.Lock()
 
     def folder(self, name: str) -> Path:
         return self.root / name
 
+    def _stale_mark(self, name: str) -> Path:
+        return self.root / f"{name}{STALE_SUFFIX}"
+
+    def mark_stale(self, collection: str, name: str) -> None:
+        """The store is about to change: the files are out of step until the next rebuild."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._stale_mark(name).touch()
+        self.forget_vectors(collection)
+
     def write(self, collection: str, name: str, ids: list[str], texts: list[str], docs: list[str],
-              headings: list[str], vectors: np.ndarray) -> Bm25Index:
-        """Build and save a collection's files: written beside the old ones, then swapped in."""
+              headings: list[str], vectors: np.ndarray, store_count: int, save: bool = True) -> Bm25Index:
+        """Build a collection's files and (with `save`) swap them in as its current generation."""
         bm25 = Bm25Index.build(ids, texts, docs, headings=headings)
-        folder = self.folder(name)
-        partial = folder.with_name(f"{folder.name}.partial-{os.getpid()}")
-        shutil.rmtree(partial, ignore_errors=True)
-        bm25.save(partial)
-        np.save(partial / VECTORS_FILE, vectors)
-        if folder.exists():
-            shutil.rmtree(folder)
-        partial.rename(folder)
+        generation = None
+        if save:
+            generation = self._swap_in(name, bm25, vectors, store_count)
         with self._lock:
             self._bm25[collection] = bm25
             self._snapshots.pop(collection, None)
+            if generation is not None:
+                self._generations[collection] = generation
+            else:  # built in memory only (another process is writing): its vectors are those given
+                self._generations.pop(collection, None)
+                self._snapshots[collection] = (VectorSnapshot(bm25.ids, bm25.docs, vectors)
+                                               if len(ids) <= self.in_memory_max_chunks else None)
         return bm25
 
+    def _swap_in(self, name: str, bm25: Bm25Index, vectors: np.ndarray, store_count: int) -> Path:
+        folder = self.folder(name)
+        generation = folder.with_name(f"{folder.name}.gen-{os.getpid()}-{time.time_ns()}")
+        bm25.save(generation)
+        np.save(generation / VECTORS_FILE, vectors)
+        (generation / STATE_FILE).write_text(json.dumps({"store_count": store_count}), encoding="utf-8")
+        previous = folder.resolve() if folder.is_symlink() else None
+        if folder.exists() and not folder.is_symlink():  # the layout before generations: a plain folder
+            shutil.rmtree(folder)
+        link = folder.with_name(f"{folder.name}.link-{os.getpid()}")
+        link.unlink(missing_ok=True)
+        os.symlink(generation.name, link)
+        os.replace(link, folder)  # atomic: readers see the old generation or the new one
+        self._stale_mark(name).unlink(missing_ok=True)
+        if previous is not None and previous != generation:
+            shutil.rmtree(previous, ignore_errors=True)  # a reader's memory maps outlive the unlink
+        for leftover in self.root.glob(f"{name}.partial-*"):  # the layout before generations
+            shutil.rmtree(leftover, ignore_errors=True)
+        return generation
+
+    def in_step(self, name: str, count: int) -> bool:
+        """Whether the files hold what the store holds: present, built by this analyzer, not marked
+        stale, and built from a store of `count` chunks."""
+        folder = self.folder(name)
+        if self._stale_mark(name).exists() or not (folder / VECTORS_FILE).exists():
+            return False
+        try:
+            state = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+            meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return meta.get("analyzer") == ANALYZER_VERSION and state.get("store_count") == count
+
     def bm25(self, collection: str, name: str, count: Callable[[], int],
-             rebuild: Callable[[], Bm25Index]) -> Bm25Index:
-        """The collection's BM25 index; `rebuild` when its files are missing or hold another number of
-        chunks than the store (`count`)."""
+             rebuild: Callable[[bool], Bm25Index]) -> Bm25Index:
+        """The collection's BM25 index. Files out of step with the store are rebuilt when no ingest is
+        writing; while one is, a search reads the last complete generation (or, when there is none yet,
+        an index built in memory from the documents complete so far)."""
         with self._lock:
             cached = self._bm25.get(collection)
         if cached is not None:
             return cached
-        folder = self.folder(name)
-        loaded = Bm25Index.load(folder)
-        if loaded is None or not (folder / VECTORS_FILE).exists() or count() != len(loaded.ids):
-            return rebuild()
+        if self.in_step(name, count()):
+            loaded = self._load(collection, name)
+            if loaded is not None:
+                return loaded
+        with writer_lock_if_free(self.db_path) as writer:
+            if writer:
+                return rebuild(True)
+        return self._load(collection, name) or rebuild(False)
+
+    def _load(self, collection: str, name: str) -> Bm25Index | None:
+        generation = self.folder(name).resolve()
+        try:
+            loaded = Bm25Index.load(generation)
+        except (OSError, ValueError):  # swapped out and removed while being read
+            return None
+        if loaded is None or not (generation / VECTORS_FILE).exists():
+            return None
         with self._lock:
             self._bm25[collection] = loaded
+            self._generations[collection] = generation
         return loaded
 
     def snapshot(self, collection: str, name: str, load_bm25: Callable[[], Bm25Index]) -> VectorSnapshot | None:
@@ -95,9 +165,16 @@ class SearchFiles:
             return self._snapshots[collection]
         snapshot = None
         bm25 = load_bm25()
+        with self._lock:
+            if collection in self._snapshots:  # built in memory with the index
+                return self._snapshots[collection]
+            generation = self._generations.get(collection, self.folder(name))
         if len(bm25.ids) <= self.in_memory_max_chunks:
-            vectors = np.load(self.folder(name) / VECTORS_FILE, mmap_mode="r")
-            if vectors.shape[0] == len(bm25.ids):
+            try:
+                vectors = np.load(generation / VECTORS_FILE, mmap_mode="r")
+            except OSError:
+                vectors = None
+            if vectors is not None and vectors.shape[0] == len(bm25.ids):
                 snapshot = VectorSnapshot(bm25.ids, bm25.docs, vectors)
         with self._lock:
             self._snapshots[collection] = snapshot
@@ -113,4 +190,11 @@ class SearchFiles:
         with self._lock:
             self._bm25.pop(collection, None)
             self._snapshots.pop(collection, None)
-        shutil.rmtree(self.folder(name), ignore_errors=True)
+            self._generations.pop(collection, None)
+        folder = self.folder(name)
+        if folder.is_symlink():
+            target = folder.resolve()
+            folder.unlink()
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -79,7 +79,7 @@ class Workbench:
              env_file: str | None = ".env") -> Workbench | WorkbenchProblem:
         """The workbench over a knowledge-base folder (ingested if needed), with the configured reasoner; a
         problem the user can fix (no such folder, no documents in it, bad settings) shows as a message."""
-        from rabbithole_lab.kb.ingest import KBFolderError
+        from rabbithole_lab.kb.kb_folder import KBFolderError
         from rabbithole_lab.kb.registry import RegistryError
         from rabbithole_lab.research import Research, default_sessions_path
         from rabbithole_lab.settings import SettingsError, load_settings

@@ -8,7 +8,8 @@ from rabbithole_lab.cli import main as cli_main
 from rabbithole_lab.kb import ingest as ingest_module
 from rabbithole_lab.kb.chunking import chunk_document, split_sections
 from rabbithole_lab.kb.factory import open_index
-from rabbithole_lab.kb.ingest import discover, ingest
+from rabbithole_lab.kb.ingest import ingest
+from rabbithole_lab.kb.kb_folder import discover
 from rabbithole_lab.kb.parse import DocumentError, parse_file
 from tests.conftest import CORPUS, DEMO_KB
 

@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from rabbithole_lab.kb.auto_registry import AUTO_REGISTRY_FILE
 from rabbithole_lab.kb.factory import open_index
-from rabbithole_lab.kb.ingest import AUTO_REGISTRY_FILE, format_report, ingest, ingest_lock
+from rabbithole_lab.kb.ingest import format_report, ingest
+from rabbithole_lab.kb.ingest_lock import ingest_lock
 from tests.conftest import DEMO_KB, REPO
 
 GERMAN = "§ 1 Zweck\nDieses „Gesetz“ regelt die Gebühr von 5 € für die Prüfung der Geräte.\n"
@@ -202,7 +204,7 @@ def test_a_run_that_only_updates_the_index_waits_for_another_ingest(tmp_path, se
     instead of failing (the `ingest` command itself still fails fast, see above)."""
     import threading
 
-    from rabbithole_lab.kb.ingest import IngestBusyError
+    from rabbithole_lab.kb.ingest_lock import IngestBusyError
 
     index = open_index(settings, DEMO_KB, demo_db)
     held, release = threading.Event(), threading.Event()

@@ -1,0 +1,71 @@
+"""What a knowledge-base folder holds: its collections and the files to ingest into each.
+
+`<kb>/<Collection>__db_inserted/*.{pdf,md,txt}` become collection `<Collection>`; a folder without such
+subfolders is one collection named after the folder. A .md/.txt next to a PDF of the same stem is that
+PDF's text: it stands in for the PDF when the PDF cannot be read, and is otherwise not used, so a
+document is never indexed twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from rabbithole_lab.kb.parse import SUPPORTED_SUFFIXES
+from rabbithole_lab.records import IngestIssue
+
+COLLECTION_SUFFIX = "__db_inserted"
+_IGNORED_NAMES = {"document_registry.json", "README.md", "readme.md", "manifest.json"}
+_TEXT_SUFFIXES = {".md", ".txt"}
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    collection: str
+    path: Path
+    fallback: Path | None = None  # the same-stem .md/.txt beside a PDF, ingested when the PDF cannot be read
+
+    @property
+    def names(self) -> set[str]:
+        """The document names this file may be indexed under (itself, or its fallback text)."""
+        return {self.path.name} | ({self.fallback.name} if self.fallback else set())
+
+
+class KBFolderError(ValueError):
+    pass
+
+
+def collection_folders(kb_dir: Path) -> list[tuple[str, Path]]:
+    """(collection, folder) for every collection the KB folder defines, an empty one included."""
+    kb_dir = Path(kb_dir)
+    if not kb_dir.is_dir():
+        raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
+    folders = sorted(p for p in kb_dir.iterdir() if p.is_dir() and p.name.endswith(COLLECTION_SUFFIX))
+    if folders:
+        return [(folder.name[: -len(COLLECTION_SUFFIX)], folder) for folder in folders]
+    return [(kb_dir.resolve().name, kb_dir)]
+
+
+def discover(kb_dir: Path) -> tuple[list[SourceFile], list[IngestIssue]]:
+    """The files to ingest and the ones skipped before parsing (with reasons)."""
+    kb_dir = Path(kb_dir)
+    files: list[SourceFile] = []
+    skipped: list[IngestIssue] = []
+    for collection, folder in collection_folders(kb_dir):
+        entries = sorted(
+            p for p in folder.iterdir() if (p.is_file() or p.is_symlink()) and not p.name.startswith(".")
+        )
+        texts = {p.stem: p for p in entries if p.suffix.lower() in _TEXT_SUFFIXES}
+        pdf_stems = {p.stem for p in entries if p.suffix.lower() == ".pdf"}
+        for path in entries:
+            if path.name in _IGNORED_NAMES and folder == kb_dir:
+                continue
+            suffix = path.suffix.lower()
+            if suffix in _TEXT_SUFFIXES and path.stem in pdf_stems:
+                continue  # goes with its PDF, as the fallback
+            if suffix not in SUPPORTED_SUFFIXES:
+                skipped.append(IngestIssue(path=str(path), reason=f"unsupported file type '{suffix or '(none)'}'"))
+                continue
+            fallback = texts.get(path.stem) if suffix == ".pdf" else None
+            files.append(SourceFile(collection, path, fallback))
+    return files, skipped
