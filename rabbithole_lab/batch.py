@@ -95,11 +95,16 @@ def read_questions(path: Path) -> list[str]:
             continue
         if line.startswith("{"):
             try:
-                questions.append(str(json.loads(line)["question"]))
-            except (json.JSONDecodeError, KeyError) as exc:
-                raise ValueError(f"{path}:{number}: expected a JSON object with 'question' ({exc})") from exc
+                question = json.loads(line).get("question")
+            except (json.JSONDecodeError, AttributeError):
+                question = None
+            if not isinstance(question, str) or not question.strip():
+                raise ValueError(f"{path}:{number}: expected a JSON object with a question (text) in 'question'")
+            questions.append(question)
         else:
             questions.append(line)
+    if not questions:
+        raise ValueError(f"{path}: no questions (one per line, or JSONL lines with 'question')")
     return questions
 
 

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from rabbithole_lab.cli_common import (
+    UsageError,
     command_settings,
     kb_paths,
     open_existing_knowledge,
@@ -30,7 +31,15 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_search(args) -> int:
+    if not args.query.strip():
+        raise UsageError("empty query: give the words to search for")
     kb = open_existing_knowledge(args, command_settings(args))
+    if args.doc:
+        known = sorted({doc for collection in ([args.collection] if args.collection else kb.collections())
+                        for doc in kb.index.documents(collection)})
+        if args.doc not in known:
+            shown = ", ".join(known[:8]) + (", …" if len(known) > 8 else "")
+            raise UsageError(f"unknown document '{args.doc}'; documents: {shown or 'none'}")
     results = kb.search(args.query, k=args.k, mode=args.mode, collection=args.collection, doc=args.doc)
     if args.json:
         print(json.dumps([r.public_dict() for r in results], ensure_ascii=False, indent=1))
@@ -116,6 +125,7 @@ def cmd_refs(args) -> int:
             "error: --in and --out name the same file; writing would empty it. Choose another --out.", file=sys.stderr
         )
         return 2
+    items = _reference_inputs(Path(args.input))  # every line checked before the output file is touched
     registry = None
     if args.kb:
         from rabbithole_lab.kb.factory import load_registry_only
@@ -128,44 +138,58 @@ def cmd_refs(args) -> int:
 
         llm_extract = reference_extractor(settings)
         method = settings.references.extraction_method if llm_extract else "regex"
-    count = 0
-    with open(args.input, encoding="utf-8") as source, open(args.out, "w", encoding="utf-8") as sink:
+    lines = []
+    for number, item in items:
+        doc = item.get("doc")
+        rows = []
+        last_book = None
+        for ref in detect_references(item["text"], doc, method=method, llm_extract=llm_extract):
+            book = ref.book
+            if ref.type == "legal_section":
+                if book:
+                    last_book = book
+                elif doc:
+                    book = Path(doc).stem
+                else:
+                    book = last_book  # a bare "§ 18" continues the last cited law
+            row = {
+                "start": ref.start,
+                "end": ref.end,
+                "type": ref.type,
+                "book": book,
+                "sections": ref.sections,
+                "text": ref.original_text,
+            }
+            if ref.version:
+                row["version"] = ref.version
+            if registry is not None and book:  # the registry's name for it, the book as written beside it
+                filename, _ = registry.resolve_document_name(book)
+                row["book"], row["raw_book"] = (registry.abbreviation_of(filename) if filename else book), book
+            rows.append(row)
+        lines.append(json.dumps({"id": item.get("id", number), "refs": rows}, ensure_ascii=False) + "\n")
+    out = Path(args.out)
+    partial = out.with_name(out.name + ".partial")
+    partial.write_text("".join(lines), encoding="utf-8")
+    partial.replace(out)
+    count = len(lines)
+    print(f"Wrote references for {count} text(s) to {args.out} ({method} layer)")
+    return 0
+
+
+def _reference_inputs(path: Path) -> list[tuple[int, dict]]:
+    """(line number, object) of every text of a JSONL file; a line that is not an object with a text in
+    "text" is a usage error naming it."""
+    items = []
+    with open(path, encoding="utf-8") as source:
         for number, line in enumerate(source, start=1):
             if not line.strip():
                 continue
             try:
                 item = json.loads(line)
-                text = item["text"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                print(f"error: {args.input}:{number}: expected a JSON object with 'id' and 'text'", file=sys.stderr)
-                return 2
-            doc = item.get("doc")
-            rows = []
-            last_book = None
-            for ref in detect_references(text, doc, method=method, llm_extract=llm_extract):
-                book = ref.book
-                if ref.type == "legal_section":
-                    if book:
-                        last_book = book
-                    elif doc:
-                        book = Path(doc).stem
-                    else:
-                        book = last_book  # a bare "§ 18" continues the last cited law
-                row = {
-                    "start": ref.start,
-                    "end": ref.end,
-                    "type": ref.type,
-                    "book": book,
-                    "sections": ref.sections,
-                    "text": ref.original_text,
-                }
-                if ref.version:
-                    row["version"] = ref.version
-                if registry is not None and book:  # the registry's name for it, the book as written beside it
-                    filename, _ = registry.resolve_document_name(book)
-                    row["book"], row["raw_book"] = (registry.abbreviation_of(filename) if filename else book), book
-                rows.append(row)
-            sink.write(json.dumps({"id": item.get("id", number), "refs": rows}, ensure_ascii=False) + "\n")
-            count += 1
-    print(f"Wrote references for {count} text(s) to {args.out} ({method} layer)")
-    return 0
+            except json.JSONDecodeError:
+                item = None
+            if (not isinstance(item, dict) or not isinstance(item.get("text"), str)
+                    or not isinstance(item.get("doc", ""), str | None)):
+                raise UsageError(f"{path}:{number}: expected a JSON object with 'id' and a text in 'text'")
+            items.append((number, item))
+    return items

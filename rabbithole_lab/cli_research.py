@@ -120,6 +120,7 @@ def cmd_research(args) -> int:
     kb_arg = args.kb or saved.get("kb_dir")
     db_arg = args.db or saved.get("db_path")
     kb_dir, db = kb_paths(argparse.Namespace(kb=kb_arg, db=db_arg), settings)
+    _has_documents(kb_dir, args.collection)
     research = Research.open(settings, kb_dir, db, sessions, show_progress=not args.no_progress,
                              on_progress=_progress)
     info = research.services.reasoner.info
@@ -166,13 +167,30 @@ def cmd_research(args) -> int:
     return 0
 
 
+def _has_documents(kb_dir: Path, collection: str | None = None) -> None:
+    """A KB folder with something to ingest, and the collection asked for among its collections; checked
+    before anything is written."""
+    from rabbithole_lab.kb.kb_folder import collection_folders, discover
+
+    files, _ = discover(kb_dir)
+    if not files:
+        raise UsageError(f"no documents in {kb_dir} (expected <Collection>__db_inserted/*.pdf|md|txt)")
+    known = [name for name, _ in collection_folders(kb_dir)]
+    if collection and collection not in known:
+        raise UsageError(f"unknown collection '{collection}'; this knowledge base has: {', '.join(known)}")
+
+
 def cmd_batch(args) -> int:
-    from rabbithole_lab.batch import REPORT_NOTEBOOK, run_batch
+    from rabbithole_lab.batch import REPORT_NOTEBOOK, read_questions, run_batch
 
     notebook = Path(args.notebook) if args.notebook else REPORT_NOTEBOOK
     if not notebook.is_file():
         print(f"error: report notebook not found: {notebook}", file=sys.stderr)
         return 2
+    # everything a kernel would find wrong is found here, before any kernel starts or folder is written
+    read_questions(Path(args.questions))
+    kb_dir, _ = kb_paths(argparse.Namespace(kb=args.kb, db=args.db), command_settings(args))
+    _has_documents(kb_dir)
     items = run_batch(Path(args.questions), Path(args.kb), Path(args.out), workers=args.workers,
                       db=Path(args.db) if args.db else None, notebook=notebook, trust=args.trust)
     for item in items:

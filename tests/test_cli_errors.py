@@ -4,6 +4,7 @@ traceback (unless --debug), and nothing created on disk."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -79,3 +80,56 @@ def test_a_sessions_file_that_is_not_sqlite_is_refused_untouched(tmp_path, capsy
 def test_debug_shows_the_traceback(tmp_path, capsys):
     with pytest.raises(ValueError, match="knowledge-base folder not found"):
         cli_main(["--env-file", "none", "--debug", "search", "x", "--kb", str(tmp_path / "missing")])
+
+
+def _tree(root) -> list[str]:
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+
+def test_an_empty_query_is_refused(capsys, demo_db):
+    code, err = _run(capsys, "search", "  ", "--kb", str(DEMO_KB), "--db", str(demo_db))
+    assert code == 2 and "empty query" in _one_line_error(err)
+
+
+def test_an_unknown_document_is_named_with_the_ones_there_are(capsys, demo_db):
+    code, err = _run(capsys, "search", "Grenzwert", "--kb", str(DEMO_KB), "--db", str(demo_db), "--doc", "nope.pdf")
+    line = _one_line_error(err)
+    assert code == 2 and "unknown document 'nope.pdf'" in line and ".pdf" in line.split("documents:")[1]
+
+
+@pytest.mark.parametrize("line", ['{"id": 1, "text": null}', "5", '{"id": 2}', '{"id": 3, "text": "x", "doc": 7}'])
+def test_a_bad_reference_input_line_is_refused_before_any_output(tmp_path, capsys, line):
+    source = tmp_path / "texts.jsonl"
+    source.write_text(json.dumps({"id": 0, "text": "Nach § 3 des Gesetzes gilt das."}) + "\n" + line + "\n")
+    out = tmp_path / "refs.jsonl"
+    code, err = _run(capsys, "refs", "--in", str(source), "--out", str(out))
+    assert code == 2 and f"{source}:2: expected a JSON object" in _one_line_error(err)
+    assert not out.exists() and _tree(tmp_path) == ["texts.jsonl"]
+
+
+def test_an_unknown_collection_stops_research_before_anything_is_written(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB, kb)
+    before = _tree(tmp_path)
+    code, err = _run(capsys, "research", "Welche Grenzwerte?", "--kb", str(kb), "--no-hitl", "--collection", "Nope",
+                     "--sessions", str(tmp_path / "s" / "sessions.sqlite"), "--out", str(tmp_path / "report"))
+    assert code == 2 and "unknown collection 'Nope'; this knowledge base has: Recht, Technik" in _one_line_error(err)
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("case", ["missing kb", "empty kb", "null question", "no questions"])
+def test_batch_checks_its_knowledge_base_and_questions_before_any_kernel(tmp_path, capsys, case):
+    kb = tmp_path / "kb"
+    if case != "missing kb":
+        kb.mkdir()
+    if case in ("null question", "no questions"):
+        (kb / "note.md").write_text("# Notiz\n\nEin Text, lang genug für einen Abschnitt.\n", encoding="utf-8")
+    questions = tmp_path / "questions.jsonl"
+    lines = {"null question": ['{"question": null}'], "no questions": ["# nothing yet", ""]}
+    questions.write_text("\n".join(lines.get(case, ['{"question": "Was gilt?"}'])) + "\n", encoding="utf-8")
+    before = _tree(tmp_path)
+    code, err = _run(capsys, "batch", str(questions), "--kb", str(kb), "--out", str(tmp_path / "out"))
+    expected = {"missing kb": "knowledge-base folder not found", "empty kb": "no documents in",
+                "null question": ":1: expected a JSON object with a question", "no questions": "no questions"}[case]
+    assert code == 2 and expected in _one_line_error(err)
+    assert _tree(tmp_path) == before
