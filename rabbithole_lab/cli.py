@@ -119,6 +119,8 @@ def _add_research_commands(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit code. A process whose model calls were abandoned at their deadline is
+    ended at once with that code (`cli_entry`), so a blocked worker never holds up the exit."""
     parser = build_parser()
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
@@ -140,5 +142,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def cli_entry() -> None:
+    """The console script: `main`, then the exit, also when a thread is still blocked in a model call."""
+    from rabbithole_lab import deadline
+
+    code = main()
+    if deadline.abandoned_calls():
+        deadline.exit_now(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli_entry()

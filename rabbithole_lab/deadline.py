@@ -23,7 +23,37 @@ class DeadlineExceeded(TimeoutError):
     """The call did not finish within its deadline."""
 
 
-def call_with_deadline(call: Callable[[], Result], deadline_s: float, waiting_for: str) -> Result:
+_abandoned = 0  # calls given up on whose threads may still be blocked in a read
+_abandoned_lock = threading.Lock()
+
+
+def abandoned_calls() -> int:
+    """How many calls this process gave up on at their deadline. Their threads (and any worker thread a
+    library started for them) may still be blocked on a socket: a command line run that ends must not
+    wait for them (`exit_now`)."""
+    return _abandoned
+
+
+def exit_now(code: int) -> None:
+    """End the process with `code` at once, after flushing output and logs, without joining threads that
+    are still blocked in an abandoned call (the interpreter would wait for them at shutdown, for ever
+    against a server that trickles bytes)."""
+    import os
+    import sys
+
+    logger.info("%d model call(s) were abandoned at their deadline; exiting without waiting for them",
+                _abandoned)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def call_with_deadline(call: Callable[[], Result], deadline_s: float, waiting_for: str,
+                       note_waits: bool = True) -> Result:
     """`call()`'s result or exception, or DeadlineExceeded after `deadline_s` seconds. The abandoned call
     keeps running in its daemon thread until its own socket timeout or the peer ends it."""
     outcome: dict = {}
@@ -45,8 +75,12 @@ def call_with_deadline(call: Callable[[], Result], deadline_s: float, waiting_fo
             break
         waited_s = time.monotonic() - started
         if waited_s >= deadline_s:
+            global _abandoned
+            with _abandoned_lock:
+                _abandoned += 1
             raise DeadlineExceeded(f"{waiting_for} gave no complete answer within {deadline_s:g} s")
-        logger.info("Waiting for %s (%.0f s of at most %g s)", waiting_for, waited_s, deadline_s)
+        if note_waits:
+            logger.info("Waiting for %s (%.0f s of at most %g s)", waiting_for, waited_s, deadline_s)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]

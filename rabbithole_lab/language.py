@@ -42,6 +42,21 @@ def written_in(text: str, language: str) -> bool:
     return latin / len(letters) >= LATIN_SHARE and detect_language(text, language) == language
 
 
+MIN_DETECT_CHARS = 20  # below this a detector guesses; the script is still checked
+
+
+def may_show(text: str, language: str) -> bool:
+    """Whether a model's text may be shown to a reader of `language` ('de'/'en'): in Latin script at any
+    length, and detected as the language once it is long enough for detection to mean something."""
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters:
+        return True
+    latin = sum(1 for ch in letters if "LATIN" in unicodedata.name(ch, ""))
+    if latin / len(letters) < LATIN_SHARE:
+        return False
+    return len(text.strip()) < MIN_DETECT_CHARS or detect_language(text, language) == language
+
+
 STEMMER_LANGUAGE_CODES = {"german": "de", "english": "en"}  # Snowball's names of the languages we serve
 
 

@@ -66,7 +66,11 @@ class OllamaSettings(_Group):
     safe_limit: float = _env(
         "OLLAMA_SAFE_LIMIT", 0.9, "Share of the context window a prompt may fill", gt=0, le=1
     )
-    timeout_s: float = _env("OLLAMA_TIMEOUT_S", 120.0, "Timeout of one LLM call in seconds", gt=0)
+    timeout_s: float = _env("OLLAMA_TIMEOUT_S", 120.0, "Total time of one attempt at an LLM call in seconds", gt=0)
+    call_deadline_s: float = _env(
+        "OLLAMA_CALL_DEADLINE_S", 300.0,
+        "Total time of one LLM call in seconds: connect, read, retries and the fallback model together", gt=0
+    )
     max_retries: int = _env("OLLAMA_MAX_RETRIES", 3, "Retries with exponential backoff per call", ge=0)
     probe_timeout_s: float = _env(
         "OLLAMA_PROBE_TIMEOUT_S", 2.0, "Timeout when checking whether Ollama answers", gt=0
@@ -83,6 +87,11 @@ class LLMSettings(_Group):
     )
     concurrency: int = _env(
         "LLM_CONCURRENCY", 4, "Chunk extractions and gate decisions run at once per task", ge=1
+    )
+    breaker_failures: int = _env(
+        "LLM_BREAKER_FAILURES", 3,
+        "Consecutive model failures of one kind (unusable answers, no answer) after which the rest of a run "
+        "is answered by the extractive reasoner", ge=1
     )
 
 

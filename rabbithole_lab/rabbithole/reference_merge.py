@@ -17,20 +17,23 @@ def _llm_to_detected(result: ExtractedReferenceList, text: str, doc: str | None)
     references = []
     for item in result.references:
         snippet = item.reference_text.strip()
-        if not snippet:
+        start = text.find(snippet) if snippet else -1
+        if start < 0:  # a reference is text of the document: what it does not hold was made up or translated
+            logger.info("LLM reference %r is not in the text; dropped", snippet[:60])
             continue
-        start = text.find(snippet)
         parsed = detect_references_regex(snippet, doc)
         sections = parsed[0].sections if parsed else []
-        book = (parsed[0].book if parsed else None) or item.target_document
+        # a target the model names must be named in the text too (not a translation or a guess)
+        named = item.target_document if item.target_document and item.target_document in text else None
+        book = (parsed[0].book if parsed else None) or named
         context = book or (doc if item.reference_type == "legal_section" else None)
         references.append(
             DetectedReference(
                 type=item.reference_type,
                 target=snippet if not context or context in snippet else f"{snippet} {context}",
                 original_text=snippet,
-                start=max(start, 0),
-                end=max(start, 0) + len(snippet) if start >= 0 else 0,
+                start=start,
+                end=start + len(snippet),
                 book=book,
                 sections=sections,
                 unit=parsed[0].unit if parsed else "",

@@ -40,8 +40,13 @@ def build_reasoner(settings: Settings, embedder, choice=None):
 
         reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
         reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason)
-        # a step the model answers with garbage is answered by the extractive reasoner instead
-        return ExtractiveFallback(reasoner, ExtractiveReasoner(embedder, reason="fallback for unusable model answers"))
+        from rabbithole_lab.rabbithole.gate import ExtractiveDecider
+
+        # a step the model answers with garbage is answered by the extractive reasoner instead, and every
+        # step once the model failed LLM_BREAKER_FAILURES times in a row
+        return ExtractiveFallback(reasoner, ExtractiveReasoner(embedder, reason="fallback for unusable model answers"),
+                                  gate=ExtractiveDecider(embedder, settings.references.gate_threshold),
+                                  breaker_failures=settings.llm.breaker_failures)
     logger.info("Extractive reasoner: %s", choice.reason)
     return ExtractiveReasoner(embedder, reason=choice.reason)
 

@@ -3,7 +3,9 @@
 A reasoning step whose model answer is unusable — not JSON, the wrong shape, still in the wrong
 language after one retry — is answered by the extractive reasoner instead, with a warning. A model
 that cannot be reached at all (refused, hanging past its deadline, server errors after the retries)
-is not papered over: the step fails with a clear message and the session stays resumable.
+is not papered over: the step fails with a clear message and the session stays resumable. After
+`LLM_BREAKER_FAILURES` consecutive failures of one kind the circuit breaker opens: the run says so once
+(a warning in the report) and every later step is answered by the extractive reasoner and gate.
 """
 
 from __future__ import annotations
@@ -11,9 +13,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from rabbithole_lab.reasoning.base import AskedFor, ReasonerInfo, SynthesisInput
+from rabbithole_lab.language import may_show
+from rabbithole_lab.messages import run_text
+from rabbithole_lab.reasoning.base import AskedFor, ReasonerInfo, ReasonerUnavailableError, SynthesisInput
+from rabbithole_lab.reasoning.breaker import CircuitBreaker, FailureKind
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
 from rabbithole_lab.records import ChunkWithInfo, ToDoItem, VectorResult
@@ -32,6 +37,9 @@ from rabbithole_lab.schemas import (
     TodoPlan,
 )
 
+if TYPE_CHECKING:
+    from rabbithole_lab.rabbithole.gate import ReferenceDecider
+
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -40,10 +48,13 @@ T = TypeVar("T")
 class ExtractiveFallback:
     """A `Reasoner`: each step asks the model first and the extractive reasoner when the answer is unusable."""
 
-    def __init__(self, primary: LLMReasoner, fallback: ExtractiveReasoner):
+    def __init__(self, primary: LLMReasoner, fallback: ExtractiveReasoner, gate: ReferenceDecider | None = None,
+                 breaker_failures: int = 3):
         primary.raise_unusable = True
         self.primary = primary
         self.fallback = fallback
+        self.gate = gate  # decides references once the breaker is open
+        self.breaker = CircuitBreaker(breaker_failures)
         self._warnings: list[str] = []
         self._lock = threading.Lock()
 
@@ -81,17 +92,47 @@ class ExtractiveFallback:
         return [*self.primary.drain_warnings(), *mine, *self.fallback.drain_warnings()]
 
     def decide_reference(self, item, anchor, language):
-        return self.primary.decide_reference(item, anchor, language)  # the gate follows when it fails
+        if self.breaker.open and self.gate is not None:
+            return self.gate.decide_reference(item, anchor, language)
+        try:
+            decision = self.primary.decide_reference(item, anchor, language)
+        except (LLMError, ReasonerUnavailableError) as exc:
+            self._failed("unusable" if isinstance(exc, LLMError) else "unreachable", exc)
+            raise  # the gate follows a reference it could not decide
+        self.breaker.succeeded()
+        if decision.reason and not may_show(decision.reason, language):
+            # the model's reason is not in the reader's language: its decision stands, its words do not
+            return decision.model_copy(update={"reason": run_text(language)["gate_model_decision"]})
+        return decision
+
+    def _warn(self, message: str) -> None:
+        logger.warning(message)
+        with self._lock:
+            self._warnings.append(message)
+
+    def _failed(self, kind: FailureKind, exc: Exception) -> bool:
+        """Count a failure; when it opens the breaker, say so once. True when the breaker is now open."""
+        if self.breaker.failed(kind):
+            self._warn(f"Circuit breaker: the model failed {self.breaker.limit} times in a row "
+                       f"({'unusable answers' if kind == 'unusable' else 'no answer'}; last: {exc}); "
+                       "the rest of this run is answered by the extractive reasoner")
+        return self.breaker.open
 
     def _step(self, name: str, primary: Callable[[], T], fallback: Callable[[], T]) -> T:
-        try:
-            return primary()
-        except LLMError as exc:
-            message = f"{name}: the model's answer was unusable ({exc}); the extractive reasoner answered"
-            logger.warning(message)
-            with self._lock:
-                self._warnings.append(message)
+        if self.breaker.open:
             return fallback()
+        try:
+            answer = primary()
+        except LLMError as exc:
+            self._warn(f"{name}: the model's answer was unusable ({exc}); the extractive reasoner answered")
+            self._failed("unusable", exc)
+            return fallback()
+        except ReasonerUnavailableError as exc:
+            if self._failed("unreachable", exc):
+                return fallback()
+            raise
+        self.breaker.succeeded()
+        return answer
 
     # ---- Clarifier ----------------------------------------------------------------------------
     def hitl_queries(self, query: str, iteration: int, conversation: list[dict], gaps: list[str],

@@ -10,18 +10,15 @@ approximate tokens are counted per instance.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import threading
-from typing import TypeVar
 
 from langchain_core.runnables import RunnableLambda
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from rabbithole_lab import prompts
-from rabbithole_lab.deadline import call_with_deadline
-from rabbithole_lab.language import language_name, written_in
+from rabbithole_lab.deadline import DeadlineExceeded, call_with_deadline
+from rabbithole_lab.language import language_name, may_show
 from rabbithole_lab.pages import find_span, quote_pages
 from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
 from rabbithole_lab.rabbithole.gate import GateInput
@@ -33,6 +30,16 @@ from rabbithole_lab.reasoning.base import (
     citation_label,
 )
 from rabbithole_lab.reasoning.dialogue_terms import user_answers
+from rabbithole_lab.reasoning.llm_answers import (
+    AskRecord,
+    GivenUp,
+    LLMError,
+    Model,
+    of_shape,
+    parse_json_answer,
+    structured_model,
+    text_fields,
+)
 from rabbithole_lab.reasoning.prompt_inputs import (
     PASSAGE_CHARS,
     dialogue_text,
@@ -63,43 +70,8 @@ from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-Model = TypeVar("Model", bound=BaseModel)
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)  # the object in a chat model's text without structured output
 DEFAULT_PROMPT_CHARS = 32_000  # a chat model given without a context size: an 8k-token window
 SYNTHESIS_CONTEXT_SHARE = 0.6  # of the prompt; the rest holds instructions, quotes, task summaries
-
-
-class LLMError(RuntimeError):
-    """The model answered, but not with usable JSON, after retries and fallback."""
-
-
-def parse_json_answer(text: str, schema: type[Model]) -> Model:
-    cleaned = _THINK.sub("", text).strip()
-    cleaned = re.sub(r"^```(?:json)?|```$", "", cleaned.strip(), flags=re.MULTILINE).strip()
-    match = _JSON_OBJECT.search(cleaned)
-    if not match:
-        raise ValueError(f"no JSON object in the answer: {cleaned[:80]!r}")
-    return _of_shape(schema.model_validate(json.loads(match.group(0))), schema)
-
-
-def _of_shape(answer: Model, schema: type[Model]) -> Model:
-    """Every field of our answer schemas has a default, so JSON without any of them (`{"unexpected": 1}`)
-    would validate as an empty answer: an answer is of the schema's shape only if it sets a field."""
-    if schema.model_fields and not answer.model_fields_set:
-        raise ValueError(f"JSON of the wrong shape: none of {', '.join(schema.model_fields)}")
-    return answer
-
-
-def _text_fields(value: object) -> str:
-    """All human-readable strings of a structured answer (for the language check)."""
-    if isinstance(value, BaseModel):
-        return _text_fields(value.model_dump())
-    if isinstance(value, dict):
-        return " ".join(_text_fields(v) for k, v in value.items() if k not in ("quote", "sources"))
-    if isinstance(value, list):
-        return " ".join(_text_fields(v) for v in value)
-    return value if isinstance(value, str) else ""
 
 
 class LLMReasoner:
@@ -107,8 +79,10 @@ class LLMReasoner:
 
     def __init__(self, chat_model, fallback_model=None, max_retries: int = 2, backoff_s: float = 0.5,
                  max_prompt_chars: int | None = None, info: ReasonerInfo | None = None,
-                 call_deadline_s: float | None = None, raise_unusable: bool = False):
-        self.call_deadline_s = call_deadline_s  # one call's total time, however slowly the server answers
+                 call_deadline_s: float | None = None, raise_unusable: bool = False,
+                 total_deadline_s: float | None = None):
+        self.call_deadline_s = call_deadline_s  # one attempt's total time, however slowly the server answers
+        self.total_deadline_s = total_deadline_s  # one call's: every attempt, backoff and the fallback model
         self.raise_unusable = raise_unusable
         self.chat_model = chat_model
         self.fallback_model = fallback_model
@@ -145,7 +119,8 @@ class LLMReasoner:
         safe_chars = int(settings.ollama.num_ctx * settings.ollama.safe_limit * CHARS_PER_TOKEN)
         info = ReasonerInfo("ollama", primary, reason or f"Ollama at {settings.ollama.base_url}")
         return cls(build(primary), build(fallback) if fallback else None, settings.ollama.max_retries,
-                   max_prompt_chars=safe_chars, info=info, call_deadline_s=settings.ollama.timeout_s)
+                   max_prompt_chars=safe_chars, info=info, call_deadline_s=settings.ollama.timeout_s,
+                   total_deadline_s=settings.ollama.call_deadline_s)
 
     def drain_warnings(self) -> list[str]:
         with self._lock:
@@ -176,7 +151,7 @@ class LLMReasoner:
         LangChain does the work: `with_structured_output` where the chat model offers it (Ollama decodes
         against the JSON schema), `with_retry` with exponential backoff for each model, `with_fallbacks`
         to the fallback model. A `<think>` block before the JSON is stripped."""
-        call = _Call()
+        call = AskRecord()
         models = [model for model in (self.chat_model, self.fallback_model) if model is not None]
         attempts = [self._attempt(model, schema, call).with_retry(
             stop_after_attempt=self.max_retries + 1, wait_exponential_jitter=self.backoff_s > 0,
@@ -184,8 +159,15 @@ class LLMReasoner:
             else None) for model in models]
         runnable = attempts[0].with_fallbacks(attempts[1:]) if len(attempts) > 1 else attempts[0]
         try:
-            return runnable.invoke(prompt)
+            if not self.total_deadline_s:
+                return runnable.invoke(prompt)
+            # each attempt reports its own wait; this deadline bounds them all, with backoff and fallback
+            return call_with_deadline(lambda: runnable.invoke(prompt), self.total_deadline_s,
+                                      "the language model (all attempts)", note_waits=False)
         except Exception as exc:
+            if isinstance(exc, DeadlineExceeded):
+                call.given_up = True
+                call.errors.append(f"{type(exc).__name__}: {exc}")
             if not call.answered:
                 raise ReasonerUnavailableError("the language model could not be reached: "
                                                + "; ".join(call.errors[-2:] or [str(exc)])) from None
@@ -198,11 +180,13 @@ class LLMReasoner:
             return runnable.invoke(prompt)
         return call_with_deadline(lambda: runnable.invoke(prompt), self.call_deadline_s, "the language model")
 
-    def _attempt(self, model, schema: type[Model], call: _Call):
+    def _attempt(self, model, schema: type[Model], call: AskRecord):
         """One model's ask as a runnable: count, call (structured output when offered), parse."""
-        structured = _structured_model(model, schema)
+        structured = structured_model(model, schema)
 
         def count(prompt: str) -> str:
+            if call.given_up:
+                raise GivenUp("the call's deadline has passed")
             with self._lock:
                 self.calls += 1
                 self.tokens += len(prompt) // CHARS_PER_TOKEN
@@ -224,7 +208,7 @@ class LLMReasoner:
                 self.tokens += len(str(content)) // CHARS_PER_TOKEN
             try:
                 if isinstance(parsed, schema):
-                    return _of_shape(parsed, schema)
+                    return of_shape(parsed, schema)
                 return parse_json_answer(str(content), schema)
             except (ValueError, ValidationError) as exc:
                 call.errors.append(f"unparseable answer: {exc}")
@@ -244,14 +228,14 @@ class LLMReasoner:
             self._warn(f"{step}: unusable model output, default used ({exc})")
             return default
         if language:
-            text = _text_fields(answer)
-            if len(text) >= 20 and not written_in(text, language):
+            text = text_fields(answer)
+            if not may_show(text, language):
                 stronger = prompt + prompts.LANGUAGE_ENFORCEMENT_SUFFIX.format(language=language_name(language))
                 try:
                     retried = self.structured(stronger, schema)
                 except LLMError:
                     retried = None
-                if retried is not None and written_in(_text_fields(retried), language):
+                if retried is not None and may_show(text_fields(retried), language):
                     return retried
                 if self.raise_unusable:
                     raise LLMError(f"{step}: the answer is not in {language_name(language)} after one retry")
@@ -430,20 +414,3 @@ class LLMReasoner:
             language=language_name(language), query=query, score=assessment.overall_score, threshold=threshold,
             issues="; ".join(assessment.issues_found) or "-")
         return self._ask("decide_remediation", prompt, RemediationDecision, RemediationDecision(), language)
-
-
-class _Call:
-    """What one structured ask went through: did any model answer, and the errors on the way."""
-
-    def __init__(self) -> None:
-        self.answered = False
-        self.errors: list[str] = []
-
-
-def _structured_model(model, schema: type[BaseModel]):
-    """The chat model with LangChain's structured output (JSON schema, raw message kept for the <think>
-    stripping), or the plain model for chat models without it (the schema is in the prompt)."""
-    try:
-        return model.with_structured_output(schema, method="json_schema", include_raw=True)
-    except (NotImplementedError, TypeError, ValueError):
-        return model

@@ -153,16 +153,16 @@ def test_from_settings_with_a_refused_port_raises_a_clear_error():
 
 
 def test_ollama_models_decode_against_the_json_schema_through_langchain_structured_output():
-    from rabbithole_lab.reasoning.llm import _structured_model
+    from rabbithole_lab.reasoning.llm_answers import structured_model
     from rabbithole_lab.schemas import SearchQueries
 
     settings = load_settings(env_file=None)
     ollama = LLMReasoner.from_settings(settings).chat_model
-    structured = _structured_model(ollama, SearchQueries)
+    structured = structured_model(ollama, SearchQueries)
     binding = structured.first.steps__["raw"]  # with_structured_output(method="json_schema", include_raw=True)
     assert binding.kwargs["format"]["properties"]["queries"]["type"] == "array"
     fake = ScriptedFakeChatModel()
-    assert _structured_model(fake, SearchQueries) is fake  # no structured output: the schema is in the prompt
+    assert structured_model(fake, SearchQueries) is fake  # no structured output: the schema is in the prompt
 
 
 def test_a_quote_the_model_extracts_cites_the_page_where_it_starts():
