@@ -113,7 +113,8 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
             reference.resolution = resolution.path
             if not resolution.found:
                 visited.add(reference.key)  # nothing to find: never ask again
-                edges.append(skipped_edge(citer, reference, said["not_in_kb"], resolution))
+                reason = said["not_in_collection" if resolution.path == "not_in_collection" else "not_in_kb"]
+                edges.append(skipped_edge(citer, reference, reason, resolution))
                 continue
             own_section = (citer.result.doc, citer.result.section)
             targets: list[VectorResult] = []

@@ -1,8 +1,10 @@
 """Reference resolution: exact section lookup -> scoped hybrid search -> broad hybrid search.
 
 Each resolution records the path that produced it ("section_index", "scoped", "broad",
-"external", "none") and a score, so the reference graph can show how a hop was made.
-URLs are recorded, never fetched.
+"external", "not_in_collection", "none") and a score, so the reference graph can show how a hop was
+made. A reference to a document the collection does not hold is "not_in_collection": nothing is searched
+for it. A broad search (no target document known) admits only passages that name the target: its section
+label, its number or its name. URLs are recorded, never fetched.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rabbithole_lab.records import DetectedReference, VectorResult
 
 logger = logging.getLogger(__name__)
 
-ResolutionPath = Literal["section_index", "scoped", "broad", "external", "none"]
+ResolutionPath = Literal["section_index", "scoped", "broad", "external", "not_in_collection", "none"]
 # A whole expanded range ("§§ 184 bis 187", "sections 58 to 71") is looked up; following then takes
 # the chunk most similar to the question, so a long range no longer stops at its first members.
 MAX_SECTIONS_PER_REFERENCE = MAX_RANGE_EXPANSION + 1
@@ -127,9 +129,10 @@ class ReferenceResolver:
                 return Resolution("scoped", scoped, doc, collection, scoped[0].score)
         if reference.book and not doc:
             logger.debug("Book %r of %r is not in the registry", reference.book, reference.original_text)
-            return Resolution("none")  # a law we do not hold: searching broadly would only add noise
-        broad = self.kb.search(f"{reference.original_text} {query_hint}".strip(), k=self.broad_k)
-        return Resolution("broad", broad, score=broad[0].score if broad else 0.0) if broad else Resolution("none")
+            return Resolution("not_in_collection")  # a law we do not hold: searching would only add noise
+        broad = self.kb.search(f"{reference.original_text} {query_hint}".strip(), k=self.broad_k + 2)
+        broad = [hit for hit in broad if names_section(hit, reference)][: self.broad_k]
+        return Resolution("broad", broad, score=broad[0].score) if broad else Resolution("none")
 
     def _sibling(self, reference: DetectedReference, citing_section: str) -> Resolution | None:
         """A bare sub-paragraph ("Paragraph (1) does not apply", "sub paragraph (2)(b)") is a paragraph of
@@ -181,15 +184,11 @@ class ReferenceResolver:
 
     def _resolve_document(self, reference: DetectedReference, query_hint: str) -> Resolution:
         doc, collection = self.kb.registry.resolve_document_name(reference.book or reference.target)
-        if doc:
-            scoped = self.kb.search(query_hint or reference.target, k=self.scoped_k, doc=doc, collection=collection)
-            if scoped:
-                return Resolution("scoped", scoped, doc, collection, scoped[0].score)
-        # A named standard we do not hold: only chunks that name it exactly are worth bringing.
-        lexical = self.kb.search(reference.target, k=self.broad_k, mode="bm25")
-        mention = reference.target.lower()
-        lexical = [hit for hit in lexical if mention in " ".join(hit.text.split()).lower()]
-        return Resolution("broad", lexical, score=lexical[0].score) if lexical else Resolution("none")
+        if not doc:
+            # a named standard or directive we do not hold: the passages that merely name it too are not it
+            return Resolution("not_in_collection")
+        scoped = self.kb.search(query_hint or reference.target, k=self.scoped_k, doc=doc, collection=collection)
+        return Resolution("scoped", scoped, doc, collection, scoped[0].score) if scoped else Resolution("none")
 
     def _resolve_citation(self, reference: DetectedReference, query_hint: str) -> Resolution:
         """[12] / [Mueller2022]: find the bibliography entry, then search for the work it names."""
@@ -201,11 +200,42 @@ class ReferenceResolver:
                     if line.strip().startswith(reference.original_text):
                         entry = line.strip()[len(reference.original_text) :].strip()
                         break
-        query = entry or f"{reference.original_text} {query_hint}".strip()
-        results = [hit for hit in self.kb.search(query, k=self.broad_k + 2) if hit.doc != doc][: self.broad_k]
+        if not entry:
+            return Resolution("none")  # the bibliography does not name the work: nothing to search for
+        results = [hit for hit in self.kb.search(entry, k=self.broad_k + 2)
+                   if hit.doc != doc and names_work(hit, entry)][: self.broad_k]
         if not results:
             return Resolution("none")
         return Resolution("broad", results, score=results[0].score)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def names_section(hit: VectorResult, reference: DetectedReference) -> bool:
+    """Whether a passage is, or names, a section the reference cites: its label ("§ 12", "3.2.4") as the
+    passage's section, or the label or its number ("§§ 11 und 12") in its text."""
+    text = _flat(hit.text)
+    names = [_flat(label) for label in section_labels(reference)]
+    names += [_flat(section) for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]]
+    if any(section_key(hit.section or "") == section_key(label) for label in section_labels(reference)):
+        return True
+    # a name stands alone: "§ 12" is not "§ 123", "3.2.4" not "3.2.4.1"
+    return any(re.search(rf"(?<![\w.]){re.escape(name)}(?![\w.]*\d)", text) for name in dict.fromkeys(names) if name)
+
+
+_TITLE_WORD = re.compile(r"[^\W\d_]{5,}")
+
+
+def names_work(hit: VectorResult, entry: str) -> bool:
+    """Whether a passage names the work a bibliography entry describes: most of the entry's longer words
+    (its title and authors) stand in the passage or its document's name."""
+    words = {word.lower() for word in _TITLE_WORD.findall(entry)}
+    if not words:
+        return False
+    text = _flat(f"{hit.doc} {hit.section or ''} {hit.text}")
+    return sum(1 for word in words if word in text) * 2 >= len(words)
 
 
 def window_around(text: str, start: int, end: int, chars: int) -> str:

@@ -17,7 +17,7 @@ import networkx as nx
 from rabbithole_lab.messages import graph_text
 
 TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
-                "question": "#35618f"}
+                "absent": "#b0b0b0", "question": "#35618f"}
 # dark fills get white text, light fills black: readable on every tier colour
 _LABEL_COLOURS = {"primary": "#ffffff", "secondary": "#ffffff", "question": "#ffffff"}
 COLLECTION_BORDERS = ("#7b3294", "#e66101", "#0571b0", "#ca0020", "#4d4d4d", "#b8860b")
@@ -49,9 +49,9 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
         if chunk.get("collection"):
             collections.setdefault(node, chunk["collection"])
 
-    def add_node(node: str, doc: str, section: str, level: int) -> None:
+    def add_node(node: str, doc: str, section: str, level: int, unknown: str = "unresolved") -> None:
         if node not in graph:
-            graph.add_node(node, doc=doc, section=section, tier=tiers.get(node, "unresolved"),
+            graph.add_node(node, doc=doc, section=section, tier=tiers.get(node, unknown),
                            pages=sorted(pages.get(node, set())), collection=collections.get(node, ""), level=level)
         else:
             graph.nodes[node]["level"] = min(graph.nodes[node]["level"], level)
@@ -65,9 +65,11 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
         targets = list(zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False))
         if not targets:
             targets = [("", edge["target"])]
+        # a target the collection does not hold is a node of its own kind ("absent"), not one left out
+        unknown = "absent" if edge.get("resolution") == "not_in_collection" else "unresolved"
         for doc, section in dict.fromkeys(targets):
             target = section_node(doc, section)
-            add_node(target, doc, section, depth)
+            add_node(target, doc, section, depth, unknown)
             if graph.has_edge(source, target) and graph.edges[source, target]["decision"] == "followed":
                 continue  # one reference met in two tasks is one edge; a followed one wins over a skip
             graph.add_edge(source, target, type=edge["type"], target=edge["target"], decision=edge["decision"],
@@ -149,7 +151,8 @@ def graph_legend_html(graph: nx.DiGraph, language: str = "de") -> str:
         return (f"<span style='display:inline-block;margin-right:1em'><span style='display:inline-block;width:2em;"
                 f"border-top:2px {style} {colour};vertical-align:middle'></span> {html.escape(text)}</span>")
 
-    parts = [swatch(TIER_COLOURS[tier], t[tier]) for tier in ("primary", "secondary", "tertiary", "unresolved")]
+    parts = [swatch(TIER_COLOURS[tier], t[tier])
+             for tier in ("primary", "secondary", "tertiary", "unresolved", "absent")]
     parts += [line(FOLLOWED_COLOUR, False, t["followed"]), line(SKIPPED_COLOUR, True, t["skipped"])]
     order = _collections(graph)
     parts += [swatch("#ffffff", f"{t['collection']}: {name}", _border(name, order)) for name in order]
