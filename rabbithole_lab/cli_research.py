@@ -174,7 +174,7 @@ def _has_documents(kb_dir: Path, collection: str | None = None) -> None:
 
     files, _ = discover(kb_dir)
     if not files:
-        raise UsageError(f"no documents in {kb_dir} (expected <Collection>__db_inserted/*.pdf|md|txt)")
+        raise UsageError(f"no usable documents in {kb_dir} (expected <Collection>__db_inserted/*.pdf|md|txt)")
     known = [name for name, _ in collection_folders(kb_dir)]
     if collection and collection not in known:
         raise UsageError(f"unknown collection '{collection}'; this knowledge base has: {', '.join(known)}")

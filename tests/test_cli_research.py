@@ -125,7 +125,7 @@ def test_bad_arguments_are_clear_errors(tmp_path, demo_db, capsys, monkeypatch):
     assert "no saved session 'nope'" in capsys.readouterr().err
     assert main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--collection", "Nirgendwo",
                                               "--no-hitl")]) == 2
-    assert "Unknown collection 'Nirgendwo'" in capsys.readouterr().err
+    assert "unknown collection 'Nirgendwo'" in capsys.readouterr().err
 
 
 def test_a_missing_or_empty_kb_is_a_clear_error_and_creates_nothing(tmp_path, monkeypatch, capsys):
@@ -139,7 +139,7 @@ def test_a_missing_or_empty_kb_is_a_clear_error_and_creates_nothing(tmp_path, mo
     empty = tmp_path / "empty-kb"
     empty.mkdir()
     assert main([*args, "--kb", str(empty), "--db", str(tmp_path / "db")]) == 2
-    assert "No usable documents" in capsys.readouterr().err
+    assert "no usable documents" in capsys.readouterr().err.lower()
     assert main([*args[:3], "   ", *args[4:], "--kb", str(DEMO_KB)]) == 2
     assert "give a QUESTION" in capsys.readouterr().err
 
