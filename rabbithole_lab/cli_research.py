@@ -99,6 +99,8 @@ def _progress(node: str, update: dict) -> None:
 
 def cmd_research(args) -> int:
     from rabbithole_lab.agent.session import ScriptedAnswers, new_thread_id, saved_values
+    from rabbithole_lab.messages import dialogue_end
+    from rabbithole_lab.reasoning.dialogue_terms import SKIP_COMMAND
     from rabbithole_lab.records import FinalReport
     from rabbithole_lab.report.folder import report_folder_name, write_report_folder
     from rabbithole_lab.report.render import answer_text
@@ -126,7 +128,7 @@ def cmd_research(args) -> int:
     info = research.services.reasoner.info
     print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})")
     if args.no_hitl:
-        answer = ScriptedAnswers([])
+        answer = ScriptedAnswers([], end=SKIP_COMMAND)
     elif args.answers:
         answer = ScriptedAnswers([line.strip() for line in Path(args.answers).read_text(encoding="utf-8").splitlines()
                                   if line.strip()])
@@ -157,7 +159,8 @@ def cmd_research(args) -> int:
     meta = final.get("metadata", {})
     print(f"\n{answer_text(FinalReport.model_validate(final)) if final else ''}\n")
     print(f"Quality {final.get('quality_score', 0)}/500 · {len(final.get('sources', []))} sources · "
-          f"{meta.get('followed_references', 0)} references followed · HITL: {meta.get('hitl_termination_reason')}")
+          f"{meta.get('followed_references', 0)} references followed · "
+          f"{dialogue_end(meta.get('hitl_termination_reason', ''), meta.get('language', 'de'))}")
     print(f"Report: {paths['report.md']}")
     print(f"        {paths['report.html']}")
     print(f"Graph:  {paths['graph.html']}")

@@ -351,6 +351,7 @@ RUN = {
         "session_line": "Sprache: {language}; Reasoner: {provider} ({reason})",
         "hitl_ended": "Klärung beendet: {reason}", "hitl_user_end": "vom Nutzer beendet",
         "hitl_max_iterations": "höchste Zahl der Runden erreicht",
+        "hitl_unattended": "keine Klärung (Lauf ohne Rückfragen)",
         "hitl_convergence": "die Suche findet nichts Neues mehr",
         "remediation_line": "Überarbeitung: {instructions}", "remediation_none": "keine Überarbeitung",
         "todo_unknown_remove": "Aufgabenliste: keine Aufgabe mit der Nummer {ids} zum Entfernen",
@@ -389,6 +390,7 @@ RUN = {
         "session_line": "language: {language}; reasoner: {provider} ({reason})",
         "hitl_ended": "Clarification ended: {reason}", "hitl_user_end": "ended by the user",
         "hitl_max_iterations": "the most rounds reached",
+        "hitl_unattended": "no clarification (unattended run)",
         "hitl_convergence": "the search finds nothing new",
         "remediation_line": "Revision: {instructions}", "remediation_none": "no revision",
         "todo_unknown_remove": "to-do list: no task numbered {ids} to remove",
@@ -443,3 +445,8 @@ def terminal_text(language: str) -> dict[str, str]:
 def run_text(language: str) -> dict[str, str]:
     """Progress lines, warnings, errors and reference decisions of a run."""
     return _pick(RUN, language)
+
+
+def dialogue_end(reason: str, language: str) -> str:
+    """How the clarification dialogue ended, in words ("user_end" -> "vom Nutzer beendet")."""
+    return run_text(language).get(f"hitl_{reason}", reason) if reason else "-"

@@ -28,6 +28,7 @@ from rabbithole_lab.agent.session import (
     saved_values,
 )
 from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND
 from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -139,7 +140,8 @@ class Research:
                        facts: dict | None = None) -> RunStatus:
         """A whole run without a person: clarification answered from `answers` (then /end), the to-do list
         decided by `todo_decision`. A thread that was saved before continues where it stopped."""
-        return self.run_with(ScriptedAnswers(list(answers), todo_decision), question, collection,
+        end = END_COMMAND if answers else SKIP_COMMAND  # no answers at all: a run without clarification
+        return self.run_with(ScriptedAnswers(list(answers), todo_decision, end=end), question, collection,
                              thread_id=thread_id, facts=facts)
 
     def run_with(self, answerer: Answerer, question: str | None = None, collection: str | None = None,

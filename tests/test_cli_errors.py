@@ -130,6 +130,7 @@ def test_batch_checks_its_knowledge_base_and_questions_before_any_kernel(tmp_pat
     before = _tree(tmp_path)
     code, err = _run(capsys, "batch", str(questions), "--kb", str(kb), "--out", str(tmp_path / "out"))
     expected = {"missing kb": "knowledge-base folder not found", "empty kb": "no usable documents in",
-                "null question": ":1: expected a JSON object with 'question' (a text)", "no questions": "no questions"}[case]
+                "null question": ":1: expected a JSON object with 'question' (a text)",
+                "no questions": "no questions"}[case]
     assert code == 2 and expected in _one_line_error(err)
     assert _tree(tmp_path) == before

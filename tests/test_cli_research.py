@@ -35,7 +35,11 @@ def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch,
     assert f"Report: {out / 'report.md'}" in printed
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "de"
-    assert payload["report"]["metadata"]["hitl_termination_reason"] == "user_end"
+    # a run without clarification says so in words, never with an internal name
+    assert payload["report"]["metadata"]["hitl_termination_reason"] == "unattended"
+    assert "keine Klärung (Lauf ohne Rückfragen)" in printed
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "keine Klärung (Lauf ohne Rückfragen)" in markdown and "unattended" not in markdown
     assert (out / "graph.html").is_file() and (out / "tier_primary.csv").is_file()
 
 

@@ -22,6 +22,7 @@ from langgraph.types import Command
 from rabbithole_lab.agent.graph import build_graph
 from rabbithole_lab.agent.nodes.common import STEP_LISTENER
 from rabbithole_lab.agent.services import Services
+from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND
 
 logger = logging.getLogger(__name__)
 
@@ -199,21 +200,23 @@ def list_sessions(checkpoint_path: Path) -> list[dict]:
 
 # ---- answering interrupts without a person ----------------------------------------------------
 class ScriptedAnswers:
-    """Answers HITL questions from a list (then `/end`) and approves the to-do list.
+    """Answers HITL questions from a list (then `/end`, or `/skip` for a run meant to be unattended) and
+    approves the to-do list.
 
     `todo_decision` may be "approve" or a dict with removed_ids / edited_items / new_items.
     """
 
-    def __init__(self, answers: list[str] | None = None, todo_decision: Any = "approve"):
+    def __init__(self, answers: list[str] | None = None, todo_decision: Any = "approve", end: str = END_COMMAND):
         self.answers = list(answers or [])
         self.todo_decision = todo_decision
+        self.end = end  # what is said when the answers run out (SKIP_COMMAND: the run is unattended)
         self.asked: list[dict] = []
 
     def __call__(self, interrupt: dict) -> Any:
         self.asked.append(interrupt)
         if interrupt.get("type") == "todo_approval":
             return self.todo_decision
-        return self.answers.pop(0) if self.answers else "/end"
+        return self.answers.pop(0) if self.answers else self.end
 
 
 def run_to_end(session: ResearchSession, first: RunStatus, answer: Callable[[dict], Any]) -> RunStatus:

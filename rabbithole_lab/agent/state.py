@@ -145,7 +145,7 @@ class AgentState(TypedDict, total=False):
     scope: str
     follow_up_questions: list[str]
     hitl_conversation_history: Annotated[list[dict], operator.add]  # {"role": "assistant"|"user", "content": str}
-    hitl_termination_reason: str  # user_end | max_iterations | convergence
+    hitl_termination_reason: str  # user_end | unattended | max_iterations | convergence
     query_anchor: dict  # immutable after hitl_finalize
     hitl_context_summary: str
     research_queries: list[str]

@@ -33,6 +33,7 @@ _LEADING_WORDS = re.compile(r"^(?:(?:die|der|das|den|dem|des|ein|eine|einen|the|
 _REQUEST_WORDS = {"bitte", "auch", "nennen", "angeben", "aufführen", "berücksichtigen", "geht", "also", "include",
                   "mention", "list", "cover", "consider", "please", "interessiert", "interested", "wichtig"}
 END_COMMAND = "/end"
+SKIP_COMMAND = "/skip"  # an unattended run's answer: no clarification wanted (said so in the report)
 
 
 def _phrase(text: str) -> str:

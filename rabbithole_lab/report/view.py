@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rabbithole_lab.messages import report_labels, run_text
+from rabbithole_lab.messages import dialogue_end, report_labels, run_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.sources import page_link
 
@@ -207,7 +207,7 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         tasks=_task_rows(report.metadata.get("tasks", []), t),
         run=[
             (t["reasoner"], reasoner),
-            (t["hitl"], report.metadata.get("hitl_termination_reason", "")),
+            (t["hitl"], dialogue_end(report.metadata.get("hitl_termination_reason", ""), language)),
             (t["llm_calls"], str(report.metadata.get("llm_calls", 0))),
         ],
         warnings=list(report.metadata.get("warnings", [])),

@@ -14,7 +14,7 @@ from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPrev
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
-from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, anchor_text
+from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND, anchor_text
 from rabbithole_lab.reasoning.text import concepts as query_concepts
 from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
 from rabbithole_lab.schemas import RetrievalAnalysis
@@ -184,6 +184,8 @@ def hitl_process_response(state: AgentState, runtime: Runtime[Services]) -> dict
     reason = ""
     if answer.lower() == END_COMMAND:
         reason = "user_end"
+    elif answer.lower() == SKIP_COMMAND:
+        reason = "unattended"
     else:
         if answer:
             update["hitl_conversation_history"] = [{"role": "user", "content": answer}]
