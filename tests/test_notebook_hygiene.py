@@ -1,0 +1,49 @@
+"""Tracked notebooks carry no outputs, and the workbench's pre-save hook keeps it so."""
+
+from __future__ import annotations
+
+import subprocess
+
+import nbformat
+
+from rabbithole_lab.notebook_hygiene import scrub_on_save
+from tests.conftest import REPO
+
+
+def test_every_tracked_notebook_is_without_outputs():
+    tracked = subprocess.run(["git", "ls-files", "*.ipynb"], cwd=REPO, capture_output=True, text=True).stdout.split()
+    if not tracked:  # a source tree without git: the notebooks on disk are the tracked ones
+        tracked = [str(p.relative_to(REPO)) for p in REPO.glob("**/*.ipynb") if ".venv" not in p.parts
+                   and "test-artifacts" not in p.parts and "reports" not in p.parts]
+    assert any(name.startswith("notebooks/") for name in tracked)
+    for name in tracked:
+        notebook = nbformat.read(REPO / name, as_version=4)
+        code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+        assert all(not cell.outputs and cell.execution_count is None for cell in code), name
+        assert "widgets" not in notebook.metadata, name
+
+
+def _model() -> dict:
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("workbench()")
+    cell.outputs = [nbformat.v4.new_output("stream", text="Ergebnis: Maßgeblich ist § 3 der Hafenordnung")]
+    cell.execution_count = 7
+    notebook.cells = [cell]
+    notebook.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    return {"type": "notebook", "content": nbformat.from_dict(notebook)}
+
+
+def test_the_pre_save_hook_clears_the_projects_notebooks_and_no_others():
+    tracked = _model()
+    scrub_on_save(tracked, "notebooks/research.ipynb")
+    [cell] = tracked["content"]["cells"]
+    assert cell["outputs"] == [] and cell["execution_count"] is None and "widgets" not in tracked["content"]["metadata"]
+    report = _model()
+    scrub_on_save(report, "reports/2026-11-25_frage/research_report.ipynb")
+    assert report["content"]["cells"][0]["outputs"]  # an executed report keeps what it shows
+
+
+def test_the_repositorys_jupyter_config_names_the_hook():
+    config = (REPO / "jupyter_server_config.py").read_text(encoding="utf-8")
+    assert "rabbithole_lab.notebook_hygiene.scrub_on_save" in config
+    assert "--config=jupyter_server_config.py" in (REPO / "Makefile").read_text(encoding="utf-8")
