@@ -60,6 +60,7 @@ def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict])
 
 def cmd_trail(args) -> int:
     from rabbithole_lab.language import detect_language
+    from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
     from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
     from rabbithole_lab.reasoning.factory import build_gate
 
@@ -85,8 +86,11 @@ def cmd_trail(args) -> int:
         print(f"{indent}{item.result.doc} {item.result.section or '-'} (p. {item.result.page_start}, "
               f"{item.tier}, {item.score:.2f}){via}")
     followed = trail.followed_edges
-    print(f"\n{len(followed)} reference(s) followed, {len(trail.edges) - len(followed)} skipped; "
-          f"~{trail.tokens_used} tokens; stops: {', '.join(trail.stop_reasons) or 'none'}")
+    # the context listed above, counted as it is admitted (characters of its passages, ~4 per token)
+    context_chars = sum(len(item.result.text) for item in items)
+    print(f"\n{len(items)} passage(s), {context_chars} characters (~{context_chars // CHARS_PER_TOKEN} tokens) "
+          f"of {args.budget_chars}; {len(followed)} reference(s) followed, {len(trail.edges) - len(followed)} "
+          f"skipped; stops: {', '.join(trail.stop_reasons) or 'none'}")
     return 0
 
 

@@ -172,3 +172,15 @@ def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monke
     followed = [e for e in payload["reference_edges"] if e["decision"] == "followed"]
     assert followed
     assert "\"label\": \"verfolgt\"" in (out / "graph.html").read_text(encoding="utf-8")
+
+
+def test_trail_counts_the_context_it_lists(demo_db, capsys, monkeypatch):
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    code = main(["--env-file", "none", "trail", GERMAN, "--kb", str(DEMO_KB), "--db", str(demo_db),
+                 "--budget-chars", "6000"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    listed = [line for line in printed.splitlines() if re.search(r"\(p\. \d+, \w+, [\d.]+\)", line)]
+    summary = re.search(r"^(\d+) passage\(s\), (\d+) characters \(~(\d+) tokens\) of 6000;", printed, re.MULTILINE)
+    assert summary and int(summary.group(1)) == len(listed) > 1
+    assert 0 < int(summary.group(2)) <= 6000 and int(summary.group(3)) == int(summary.group(2)) // 4
