@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rabbithole_lab.messages import dialogue_end, report_labels, run_text
 from rabbithole_lab.records import FinalReport
+from rabbithole_lab.reference_edges import distinct_references, reference_label
 from rabbithole_lab.sources import page_link
 
 _PIECES = re.compile(r"(\*\*[^*]+\*\*|\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\])")
@@ -146,18 +147,16 @@ def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
 
 
 def _chains(edges: list[dict]) -> list[Chain]:
-    seen, chains = set(), []
-    for edge in edges:
+    """One chain per followed reference (one reference followed in two tasks is one chain)."""
+    chains = []
+    for edge in distinct_references(edges):
         if edge.get("decision") != "followed":
             continue
         target = ", ".join(f"{d} {s}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []),
                                                                strict=False))
         source = f"{edge.get('from_doc', '')} {edge.get('from_section', '')}".strip()
-        key = (source, edge["target"], target)
-        if key in seen:  # one reference followed in two tasks is one chain
-            continue
-        seen.add(key)
-        chains.append(Chain(source, edge["target"], target, edge.get("reason", ""), edge.get("resolution", "")))
+        chains.append(Chain(source, reference_label(edge["target"]), target, edge.get("reason", ""),
+                            edge.get("resolution", "")))
     return chains
 
 

@@ -7,6 +7,7 @@ import html
 from IPython.display import HTML, SVG, Markdown, display
 
 from rabbithole_lab.messages import column_headers, graph_text, ui_text
+from rabbithole_lab.reference_edges import distinct_references, followed_count, reference_label
 from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, reference_graph
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
@@ -36,8 +37,7 @@ def show_graph(state: dict, interactive: bool = True, include_skipped: bool = Fa
     language = state.get("detected_language", "de")
     edges = state.get("reference_edges", []) or []
     graph = reference_graph(edges, context_chunks(state), include_skipped=include_skipped, question=True)
-    followed = sum(1 for e in edges if e.get("decision") == "followed")
-    skipped = len(edges) - followed
+    followed, skipped = followed_count(edges)
     summary = f"**{graph_text(language)['summary'].format(followed=followed, skipped=skipped)}**"
     display(Markdown(summary))
     display(HTML(graph_legend_html(graph, language)))
@@ -53,14 +53,14 @@ def edge_table(state: dict, language: str | None = None):
 
     said = graph_text(language or run_language(state))
     columns = ["from", "reference", "type", "decision", "reason", "depth", "to"]
-    rows = [{"from": f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(), "reference": e["target"],
+    rows = [{"from": f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(),
+             "reference": reference_label(e["target"]),
              "type": said.get(f"type_{e['type']}", e["type"]), "decision": said.get(e["decision"], e["decision"]),
              "reason": e.get("reason", ""), "depth": e.get("depth"),
              "to": ", ".join(f"{d} {s}".strip() for d, s in zip(e.get("to_docs", []), e.get("to_sections", []),
                                                                   strict=False))}
-            for e in state.get("reference_edges", []) or []]
+            for e in distinct_references(state.get("reference_edges", []) or [])]
     frame = pd.DataFrame(rows, columns=columns)
-    frame = frame.drop_duplicates(subset=["from", "reference", "decision", "to"]).reset_index(drop=True)
     frame = frame.rename(columns={column: said[f"col_{column}"] for column in columns})
     return (frame.style.hide(axis="index").format(escape="html")
             .set_table_styles([{"selector": "th, td", "props": "text-align:left; vertical-align:top;"}])

@@ -15,6 +15,7 @@ import re
 import networkx as nx
 
 from rabbithole_lab.messages import graph_text
+from rabbithole_lab.reference_edges import reference_label
 
 TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
                 "absent": "#b0b0b0", "question": "#35618f"}
@@ -63,8 +64,8 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
         source = section_node(edge.get("from_doc", ""), edge.get("from_section", ""))
         add_node(source, edge.get("from_doc", ""), edge.get("from_section", ""), depth - 1)
         targets = list(zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False))
-        if not targets:
-            targets = [("", edge["target"])]
+        if not targets:  # unresolved: the reference as a reader names it
+            targets = [("", reference_label(edge["target"]))]
         # a target the collection does not hold is a node of its own kind ("absent"), not one left out
         unknown = "absent" if edge.get("resolution") == "not_in_collection" else "unresolved"
         for doc, section in dict.fromkeys(targets):
@@ -72,7 +73,8 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
             add_node(target, doc, section, depth, unknown)
             if graph.has_edge(source, target) and graph.edges[source, target]["decision"] == "followed":
                 continue  # one reference met in two tasks is one edge; a followed one wins over a skip
-            graph.add_edge(source, target, type=edge["type"], target=edge["target"], decision=edge["decision"],
+            graph.add_edge(source, target, type=edge["type"], target=reference_label(edge["target"]),
+                           decision=edge["decision"],
                            reason=edge.get("reason", ""), depth=depth, score=edge.get("score", 0.0),
                            resolution=edge.get("resolution", ""))
     if question and graph.number_of_nodes():

@@ -71,12 +71,14 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     for source in report["sources"]:
         assert Path(source["path"]).is_file() and source["link"].endswith(f"#page={source['page_number']}")
     assert report["metadata"]["reasoner"]["provider"] == "extractive"
-    assert report["metadata"]["followed_references"] == len(followed)
+    # one count everywhere: a reference (a citation in one passage) followed by two tasks counts once
+    distinct = {(e["from_doc"], e["from_section"], e["target"]) for e in followed}
+    assert report["metadata"]["followed_references"] == len(distinct)
     assert 0 < report["quality_score"] <= 500 and len(report["quality_breakdown"]) == 5
     assert tier_entries(state, "primary") and preserved_quotes(state)
     paths = write_report_folder(state, tmp_path / "report")
     assert {"report.md", "report.html", "report.json", "graph.html", "tier_primary.csv"} <= set(paths)
-    assert "Verfolgte Verweise" in paths["report.md"].read_text(encoding="utf-8")
+    assert f"Verfolgte Verweise ({len(distinct)})" in paths["report.md"].read_text(encoding="utf-8")
     assert "\"label\": \"verfolgt\"" in paths["graph.html"].read_text(encoding="utf-8")  # in the report's language
 
 

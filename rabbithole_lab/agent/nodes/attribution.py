@@ -14,6 +14,7 @@ from rabbithole_lab.agent.synthesis_context import context_sources, stored_synth
 from rabbithole_lab.findings import preserved_quotes
 from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
+from rabbithole_lab.reference_edges import followed_count
 from rabbithole_lab.sources import page_link, resolve_source_path
 
 _SOURCE_LABEL = r"(?P<doc>.+?)\s+p\.\s*(?P<page>\d+)$"
@@ -93,7 +94,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "hitl_context_summary": state.get("hitl_context_summary", ""),
             "tasks": task_rows(state),
             "task_stats": state.get("task_stats", []),
-            "followed_references": sum(1 for e in edges if e["decision"] == "followed"),
+            "followed_references": followed_count(edges)[0],
             "skipped_references": sum(1 for e in edges if e["decision"] == "skipped"),
             "quality_passed": bool(quality.get("passes", False)),
             "quality_issues": quality.get("issues_found", []),
