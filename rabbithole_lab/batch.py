@@ -108,9 +108,11 @@ def read_questions(path: Path) -> list[str]:
     return questions
 
 
-def _finished_folder(out_root: Path, question: str) -> Path | None:
+def finished_folder(out_root: Path, question: str) -> Path | None:
+    """A folder an earlier batch run finished for `question` (its executed notebook and report are there);
+    a report the workbench saved (`…_saved`) is not one."""
     for candidate in sorted(out_root.glob(f"*_{question_slug(question)}")):
-        if (candidate / "report.json").is_file():
+        if (candidate / "report.json").is_file() and (candidate / REPORT_NOTEBOOK.name).is_file():
             return candidate
     return None
 
@@ -159,9 +161,10 @@ def run_batch(questions_file: Path, kb: Path, out_root: Path, workers: int = 1, 
     out_root.mkdir(parents=True, exist_ok=True)
 
     def one(question: str) -> BatchItem:
-        done = _finished_folder(out_root, question)
-        if done is not None:
-            return BatchItem(question, done, "skipped")
+        done = finished_folder(out_root, question)
+        if done is not None:  # said, never silent: the CLI prints why and how to run it again
+            return BatchItem(question, done, "skipped", "already researched by an earlier batch run; delete the "
+                                                        "folder to research it again")
         folder = out_root / report_folder_name(question, day)
         try:
             if not question.strip():

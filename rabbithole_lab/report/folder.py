@@ -41,6 +41,20 @@ def report_folder_name(question: str, day: date | None = None) -> str:
     return f"{(day or date.today()).isoformat()}_{question_slug(question)}"
 
 
+SAVED_SUFFIX = "_saved"  # a report saved from the workbench: never taken for a batch run's folder
+
+
+def new_saved_folder(reports_dir: Path, question: str, day: date | None = None) -> Path:
+    """A folder of its own for a report saved from the workbench: `<date>_<question>_saved`, then
+    `_saved-2`, `_saved-3`… — a save never overwrites an earlier one or a batch run's folder."""
+    base = f"{report_folder_name(question, day)}{SAVED_SUFFIX}"
+    folder, number = Path(reports_dir) / base, 1
+    while folder.exists():
+        number += 1
+        folder = Path(reports_dir) / f"{base}-{number}"
+    return folder
+
+
 def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
     """Write every artefact of a finished run; returns name -> path."""
     if not state.get("final_report"):

@@ -17,7 +17,7 @@ import ipywidgets as w
 from rabbithole_lab.agent.session import RunStatus
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import ui_text
-from rabbithole_lab.report.folder import report_folder_name, write_report_folder
+from rabbithole_lab.report.folder import new_saved_folder, write_report_folder
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
 from rabbithole_lab.ui.kernel import shutdown_kernel
 from rabbithole_lab.ui.panels import (
@@ -130,7 +130,7 @@ class Workbench:
         under the reports folder; its path is shown."""
         if not self._finished:
             return None
-        folder = self.reports_dir / report_folder_name(self._finished.get("query", "report"))
+        folder = new_saved_folder(self.reports_dir, self._finished.get("query", "report"))
         try:
             write_report_folder(self._finished, folder)
         except (OSError, ValueError) as exc:

@@ -260,6 +260,7 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     assert bench.results.save.description == "Bericht speichern" and bench.results.saved.value == ""
     bench.results.save.click()
     [folder] = (bench.reports_dir).iterdir()
+    assert folder.name.endswith("_saved")  # a folder of its own, never a batch run's
     assert {"report.md", "report.html", "report.json", "graph.html",
             "tier_primary.csv"} <= {p.name for p in folder.iterdir()}
     assert "20 Millisievert" in (folder / "report.md").read_text(encoding="utf-8")
