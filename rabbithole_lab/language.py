@@ -32,14 +32,17 @@ def detect_language(text: str, default: str = "de") -> str:
     return "en" if found == Language.ENGLISH else "de"
 
 
+def _in_latin_script(text: str) -> bool:
+    letters = [ch for ch in text if ch.isalpha()]
+    return not letters or sum(1 for ch in letters if "LATIN" in unicodedata.name(ch, "")) / len(letters) >= LATIN_SHARE
+
+
 def written_in(text: str, language: str) -> bool:
     """Whether `text` is in `language` ('de'/'en'): in Latin script (a Chinese or Russian answer is in
     neither, although a detector that knows only German and English would pick one) and detected as it."""
-    letters = [ch for ch in text if ch.isalpha()]
-    if not letters:
+    if not any(ch.isalpha() for ch in text):
         return True
-    latin = sum(1 for ch in letters if "LATIN" in unicodedata.name(ch, ""))
-    return latin / len(letters) >= LATIN_SHARE and detect_language(text, language) == language
+    return _in_latin_script(text) and detect_language(text, language) == language
 
 
 MIN_DETECT_CHARS = 20  # below this a detector guesses; the script is still checked
@@ -48,13 +51,9 @@ MIN_DETECT_CHARS = 20  # below this a detector guesses; the script is still chec
 def may_show(text: str, language: str) -> bool:
     """Whether a model's text may be shown to a reader of `language` ('de'/'en'): in Latin script at any
     length, and detected as the language once it is long enough for detection to mean something."""
-    letters = [ch for ch in text if ch.isalpha()]
-    if not letters:
-        return True
-    latin = sum(1 for ch in letters if "LATIN" in unicodedata.name(ch, ""))
-    if latin / len(letters) < LATIN_SHARE:
-        return False
-    return len(text.strip()) < MIN_DETECT_CHARS or detect_language(text, language) == language
+    if len(text.strip()) < MIN_DETECT_CHARS:
+        return _in_latin_script(text)
+    return written_in(text, language)
 
 
 STEMMER_LANGUAGE_CODES = {"german": "de", "english": "en"}  # Snowball's names of the languages we serve

@@ -61,9 +61,8 @@ class _Ingest:
     chunk_bar: object = None
 
     def drop(self, collection: str, doc: str) -> None:
-        """Take a document out of the index when it is in it (it left the folder or cannot be read)."""
-        if collection not in self.index.collections():
-            return
+        """Take a document out of the index when it is in it (it left the folder or cannot be read); its
+        collection exists (every file's state was read from it, departed documents come from it)."""
         removed = self.index.delete_document(collection, doc)
         if removed:
             self.report.removed.append(f"{collection}/{doc}")
