@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 # package data: found the same way in a checkout and in an installed wheel
 REPORT_NOTEBOOK = Path(str(resources.files("rabbithole_lab").joinpath("notebooks", "research_report.ipynb")))
 EXECUTED_NOTEBOOK = "research_report.ipynb"
+NOTEBOOK_HTML = "research_report.html"
 
 
 @dataclass
@@ -148,6 +149,26 @@ def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: P
     if trust:  # only when asked: a trusted notebook runs its HTML (the interactive graph) when opened
         book = nbformat.read(executed, as_version=4)
         NotebookNotary().sign(book)
+    write_notebook_html(executed, folder / NOTEBOOK_HTML)
+
+
+def write_notebook_html(executed: Path, target: Path) -> Path:
+    """The executed notebook as a static page for a browser (nbconvert): code hidden, outputs sanitised as
+    an untrusted notebook shows them, nothing loaded from a CDN. The interactive graph is left out (its
+    page, graph.html, is linked from the notebook and the index)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    book = nbformat.read(executed, as_version=4)
+    for cell in book.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [output for output in cell.get("outputs", [])
+                            if 'class="rh-graph"' not in str(output.get("data", {}).get("text/html", ""))]
+    exporter = HTMLExporter(exclude_input=True, sanitize_html=True, embed_images=True, mathjax_url="",
+                            require_js_url="", jquery_url="", mermaid_js_url="", mermaid_layout_elk_js_url="")
+    page, _ = exporter.from_notebook_node(book)
+    target.write_text(page, encoding="utf-8")
+    return target
 
 
 def run_batch(questions_file: Path, kb: Path, out_root: Path, workers: int = 1, db: Path | None = None,
@@ -205,7 +226,8 @@ def write_index(out_root: Path, items: list[BatchItem]) -> Path:
             quality = f"{report.get('quality_score', 0)}/500, {len(report.get('sources', []))} sources"
         links = " · ".join(
             f'<a href="{relative}/{name}">{label}</a>'
-            for name, label in (("report.html", "report"), ("graph.html", "graph"), (EXECUTED_NOTEBOOK, "notebook"))
+            for name, label in (("report.html", "report"), ("graph.html", "graph"),
+                                (NOTEBOOK_HTML, "notebook (HTML)"), (EXECUTED_NOTEBOOK, "notebook (.ipynb)"))
             if (item.folder / name).is_file()
         )
         detail = html.escape(item.error) if item.error else html.escape(quality)

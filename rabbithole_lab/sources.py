@@ -28,8 +28,10 @@ def page_link(path: Path, page: int) -> str:
 
 
 def relative_page_link(path: Path, page: int, start: Path) -> str:
-    """The same link relative to `start` (JupyterLab opens relative links inside its file browser)."""
+    """The same link relative to `start`, percent-encoded (a space would end a Markdown link); JupyterLab opens
+    relative links inside its file browser."""
     import os
+    from urllib.parse import quote
 
     relative = os.path.relpath(Path(path).resolve(), Path(start).resolve())
-    return f"{Path(relative).as_posix()}#page={max(1, int(page))}"
+    return f"{quote(Path(relative).as_posix())}#page={max(1, int(page))}"

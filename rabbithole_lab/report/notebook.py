@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from IPython.display import Markdown, display
 
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_markdown
+from rabbithole_lab.sources import relative_page_link
 
 
-def show_report(state: dict) -> None:
+def show_report(state: dict, notebook_dir: str | Path | None = None) -> None:
+    """The report as Markdown. With `notebook_dir` (the folder of the notebook showing it) citations and
+    sources are links relative to it, which JupyterLab opens at the page, also in an untrusted notebook
+    (its sanitiser drops file:// links)."""
     report = FinalReport.model_validate(state["final_report"])
-    display(Markdown(render_markdown(report, state.get("reference_edges", []) or [])))
+    link = None
+    if notebook_dir is not None:
+        start = Path(notebook_dir)
+
+        def link(path: Path, page: int) -> str:
+            return relative_page_link(path, page, start)
+
+    display(Markdown(render_markdown(report, state.get("reference_edges", []) or [], link=link)))

@@ -7,11 +7,11 @@ its own); the citations in the answer are links that open the PDF at the page.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache
 
 from rabbithole_lab.records import FinalReport
-from rabbithole_lab.report.view import ReportView, labels, report_view
+from rabbithole_lab.report.view import PageLink, ReportView, labels, report_view
+from rabbithole_lab.sources import page_link
 
 __all__ = ["answer_markdown", "answer_text", "labels", "render_html", "render_markdown"]
 
@@ -62,19 +62,11 @@ def _citation_list(view: ReportView) -> list[str]:
     return lines
 
 
-def answer_markdown(report: FinalReport, link: Callable[[str, int], str] | None = None) -> str:
+def answer_markdown(report: FinalReport, link: PageLink | None = None) -> str:
     """The answer alone as Markdown (the workbench shows it) with its numbered sources: its text escaped,
     citations linked. `link` turns (source path, page) into the URL, e.g. relative to the notebook for
     JupyterLab."""
-    view = report_view(report, [], graph_file=None)
-    if link is not None:
-        paths = {source.doc_id: source.path for source in report.sources if source.path}
-        for piece in (piece for line in view.answer for piece in line if piece.kind == "cite"):
-            path = paths.get(piece.doc)
-            piece.url = link(path, piece.page) if path else ""
-        for citation in view.citations:
-            piece = next(p for line in view.answer for p in line if p.kind == "cite" and p.number == citation.number)
-            citation.link.url = piece.url
+    view = report_view(report, [], graph_file=None, link=link or page_link)
     lines = _answer_markdown(view.answer)
     return "\n".join(lines + ([""] + _citation_list(view) if view.citations else []))
 
@@ -120,8 +112,9 @@ def _markdown(view: ReportView) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_markdown(report: FinalReport, edges: list[dict]) -> str:
-    return _markdown(report_view(report, edges, graph_file=None))
+def render_markdown(report: FinalReport, edges: list[dict], link: PageLink | None = None) -> str:
+    """The whole report as Markdown; `link` as in `answer_markdown` (file URIs by default)."""
+    return _markdown(report_view(report, edges, graph_file=None, link=link or page_link))
 
 
 def answer_text(report: FinalReport) -> str:

@@ -9,11 +9,12 @@ only format it; neither decides anything.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rabbithole_lab.messages import dialogue_end, report_labels, run_text
-from rabbithole_lab.records import FinalReport
+from rabbithole_lab.records import FinalReport, LinkedSource
 from rabbithole_lab.reference_edges import distinct_references, reference_label
 from rabbithole_lab.sources import page_link
 
@@ -95,7 +96,10 @@ class ReportView:
     extra: dict = field(default_factory=dict)
 
 
-def _answer_lines(answer: str, link_of: dict[str, str]) -> list[list[Piece]]:
+PageLink = Callable[[Path, int], str]
+
+
+def _answer_lines(answer: str, link_of: dict[str, str], link: PageLink = page_link) -> list[list[Piece]]:
     """The answer's lines as pieces; citations numbered in the order they first appear."""
     numbers: dict[tuple[str, int], int] = {}
     lines = []
@@ -109,7 +113,7 @@ def _answer_lines(answer: str, link_of: dict[str, str]) -> list[list[Piece]]:
                 doc, page = cite["doc"].strip(), int(cite["page"])
                 number = numbers.setdefault((doc, page), len(numbers) + 1)
                 path = link_of.get(doc)
-                url = page_link(Path(path), page) if path else ""
+                url = link(Path(path), page) if path else ""
                 pieces.append(Piece("cite", f"[{number}]", url, number, doc, page))
             elif part.startswith("**") and part.endswith("**"):
                 pieces.append(Piece("strong", part[2:-2]))
@@ -160,25 +164,32 @@ def _chains(edges: list[dict]) -> list[Chain]:
     return chains
 
 
-def _consulted(report: FinalReport, cited_pages: set) -> list[Link]:
+def _consulted(report: FinalReport, cited_pages: set, url: Callable[[LinkedSource], str]) -> list[Link]:
     """What the answer was written from without citing it: each document once, with its sections."""
     by_doc: dict[str, tuple[str, list[str]]] = {}
     for source in report.sources:
         if (source.doc_id, source.page_number) in cited_pages:
             continue
-        link, sections = by_doc.setdefault(source.doc_id, (source.link, []))
+        link, sections = by_doc.setdefault(source.doc_id, (url(source), []))
         if source.section and source.section not in sections:
             sections.append(source.section)
     return [Link(f"{doc} ({', '.join(sections)})" if sections else doc, link)
             for doc, (link, sections) in by_doc.items()]
 
 
-def report_view(report: FinalReport, edges: list[dict], graph_file: str | None = "graph.html") -> ReportView:
+def report_view(report: FinalReport, edges: list[dict], graph_file: str | None = "graph.html",
+                link: PageLink = page_link) -> ReportView:
+    """What a report shows, in its language. `link` turns (source path, page) into a URL: a file URI by
+    default, a link relative to a notebook's folder where JupyterLab shows the report."""
     language = report.metadata.get("language", "de")
     t = labels(language)
     link_of = {source.doc_id: source.path for source in report.sources if source.path}
     page_word = run_text(language)["page_short"]
-    answer = _answer_lines(report.answer, link_of)
+    answer = _answer_lines(report.answer, link_of, link)
+
+    def url(source: LinkedSource) -> str:
+        return link(Path(source.path), source.page_number) if source.path else source.link
+
     numbered = citations(answer, page_word, {(s.doc_id, s.page_number): s.section for s in report.sources})
     cited_pages = {(piece.doc, piece.page) for line in answer for piece in line if piece.kind == "cite"}
     info = report.metadata.get("reasoner", {})
@@ -190,17 +201,17 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         query=report.query,
         answer=answer,
         findings=[
-            (finding.claim, [Link(f"{s.doc_id}, {t['page']} {s.page_number}", s.link) for s in finding.sources])
+            (finding.claim, [Link(f"{s.doc_id}, {t['page']} {s.page_number}", url(s)) for s in finding.sources])
             for finding in report.findings
         ],
         quality_score=report.quality_score,
         quality=[(t.get(name, name), value) for name, value in report.quality_breakdown.items()],
         issues=list(report.metadata.get("quality_issues", [])),
         sources=[
-            (Link(s.doc_id, s.link), Link(str(s.page_number), s.link), s.section, s.relevance_score)
+            (Link(s.doc_id, url(s)), Link(str(s.page_number), url(s)), s.section, s.relevance_score)
             for s in report.sources if (s.doc_id, s.page_number) in cited_pages
         ],
-        consulted=_consulted(report, cited_pages),
+        consulted=_consulted(report, cited_pages, url),
         citations=numbered,
         chains=_chains(edges),
         tasks=_task_rows(report.metadata.get("tasks", []), t),

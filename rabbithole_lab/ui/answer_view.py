@@ -59,9 +59,11 @@ def answer_html(
             f' title="{html.escape(title, quote=True)}">{html.escape(text)}</a>'
         )
 
-    lines = []
+    lines, cited_quotes = [], {}
     for raw_line, pieces in zip(report.answer.splitlines(), view.answer, strict=True):
         quotes = _quotes_of_line(raw_line)
+        for key, quote in quotes.items():
+            cited_quotes.setdefault(key, quote)
         rendered = ""
         for piece in pieces:
             if piece.kind == "cite" and paths.get(piece.doc):
@@ -74,12 +76,12 @@ def answer_html(
                 rendered += html.escape(piece.text)
         lines.append(f"<p>{rendered}</p>" if rendered.strip() else "")
     t = view.t
-    sections = {(s.doc_id, s.page_number): s.section for s in report.sources}
     items = []
     for citation in view.citations:  # the numbered sources: [n] document, page (section)
         doc, page = citation.doc, citation.page
         label = f"[{citation.number}] {citation.link.text}"
-        shown = (anchor(CitationTarget(doc, page, paths[doc], sections.get((doc, page), "")), label, "rh-source")
+        # the source opens its page with the quote the answer takes from it marked (never its heading)
+        shown = (anchor(CitationTarget(doc, page, paths[doc], cited_quotes.get((doc, page), "")), label, "rh-source")
                  if paths.get(doc) else html.escape(label))
         items.append(f"<li>{shown} {html.escape(citation.section)}</li>")
     consulted = ", ".join(html.escape(link.text) for link in view.consulted)

@@ -2,7 +2,8 @@
 
 A citation or a source in the workbench opens its page here, beside the answer, in the same
 JupyterLab: the page is rendered by PyMuPDF (no browser PDF plug-in needed) and the text the answer
-relies on is marked on it. Prev/next turn the page; the quote is searched on every page shown.
+relies on is marked on it. Prev/next turn the page, −/+ zoom (the page is drawn again at the zoom, so
+text stays sharp); the quote is searched on every page shown, and the title says whether it was found.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rabbithole_lab.messages import ui_text
 logger = logging.getLogger(__name__)
 
 RENDER_ZOOM = 1.4  # 72 dpi x 1.4: a legible A4 page about 830 px wide
+ZOOM_STEPS = (0.75, 1.0, 1.5, 2.0, 3.0)  # of the panel's width; 1.0 fits the page to the panel
 HIGHLIGHT_RGB = (1.0, 0.85, 0.0)
 # a quote is looked up in windows of this many words: a whole quote rarely matches a page's text
 # verbatim (hyphenation at line ends, footnote marks), a few words in a row almost always do
@@ -33,6 +35,16 @@ class RenderedPage:
     page: int  # 1-based, clamped to the document
     pages: int
     highlights: int  # marked passages of the quote on this page
+    windows: int = 0  # passages of the quote searched for
+
+    @property
+    def quote_found(self) -> str:
+        """"" (no quote), "marked" (at least half the quote found), "partly" or "missing"."""
+        if not self.windows:
+            return ""
+        if self.highlights * 2 >= self.windows:
+            return "marked"
+        return "partly" if self.highlights else "missing"
 
 
 class PdfViewError(ValueError):
@@ -44,8 +56,10 @@ def _windows(quote: str) -> list[str]:
     words = [word for word in words if word]
     if len(words) <= QUOTE_WINDOW_WORDS:
         return [" ".join(words)] if words else []
-    return [" ".join(words[start:start + QUOTE_WINDOW_WORDS])
-            for start in range(0, len(words) - QUOTE_WINDOW_WORDS + 1, QUOTE_WINDOW_WORDS)]
+    starts = list(range(0, len(words) - QUOTE_WINDOW_WORDS + 1, QUOTE_WINDOW_WORDS))
+    if starts[-1] + QUOTE_WINDOW_WORDS < len(words):  # the quote's last words too, not only whole windows
+        starts.append(len(words) - QUOTE_WINDOW_WORDS)
+    return [" ".join(words[start:start + QUOTE_WINDOW_WORDS]) for start in starts]
 
 
 def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOOM) -> RenderedPage:
@@ -66,10 +80,10 @@ def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOO
             raise PdfViewError(f"{path.name} is encrypted")
         number = max(1, min(int(page), document.page_count))
         shown = document[number - 1]
-        highlights = 0
+        highlights, windows = 0, _windows(quote)
         # ligatures ("ﬀ") expanded and words hyphenated at a line end joined, as the indexed text has them
         flags = pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
-        for window in _windows(quote):
+        for window in windows:
             quads = shown.search_for(window, quads=True, flags=flags)
             if quads and highlights < MAX_HIGHLIGHTS:
                 annotation = shown.add_highlight_annot(quads)
@@ -77,38 +91,52 @@ def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOO
                 annotation.update()
                 highlights += 1
         pixmap = shown.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), annots=True)
-        return RenderedPage(pixmap.tobytes("png"), number, document.page_count, highlights)
+        return RenderedPage(pixmap.tobytes("png"), number, document.page_count, highlights, len(windows))
     finally:
         document.close()  # the highlights were made on this copy in memory; the file is never written
 
 
 class PdfPageView:
-    """The page viewer panel: title (document, page), prev / next / close, the rendered page."""
+    """The page viewer panel: title (document, page, whether the quote is marked), prev / next, zoom out /
+    in, close, and the rendered page. At zoom 1 the page is as wide as the panel; above it the page
+    scrolls inside its own frame, so the panel never grows past its column."""
 
     def __init__(self, language: str = "de"):
         self.text = ui_text(language)
         self.title = w.HTML()
         # no side margin or border on the image: with width 100% either would widen the panel past its column
-        self.image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", margin="2px 0"))
+        self.image = w.Image(format="png", layout=w.Layout(width="100%", height="auto", margin="2px 0",
+                                                           max_width="none"))
+        self.frame = w.Box([self.image], layout=w.Layout(overflow="auto", width="100%", max_height="90vh"))
+        self.frame.add_class("rh-pdf-frame")
         self.previous = w.Button(description="◀", layout=w.Layout(width="3em"))
         self.next = w.Button(description="▶", layout=w.Layout(width="3em"))
+        self.zoom_out = w.Button(description="−", layout=w.Layout(width="3em"))
+        self.zoom_in = w.Button(description="+", layout=w.Layout(width="3em"))
+        self.zoom_label = w.HTML(layout=w.Layout(width="auto"))
         self.close = w.Button(description=self.text["close"], icon="times", layout=w.Layout(width="auto"))
         self.previous.on_click(lambda _: self.turn(-1))
         self.next.on_click(lambda _: self.turn(1))
+        self.zoom_out.on_click(lambda _: self.step_zoom(-1))
+        self.zoom_in.on_click(lambda _: self.step_zoom(1))
         self.close.on_click(lambda _: self.hide())
         self.path: Path | None = None
-        self.page = 0
-        self.pages = 0
-        self.quote = ""
-        self.label = ""
-        self.widget = w.VBox([w.HBox([self.title, self.previous, self.next, self.close],
-                                     layout=w.Layout(align_items="center", flex_flow="row wrap")), self.image],
-                             layout=w.Layout(display="none", flex="1 1 45%", min_width="0", border="1px solid #ccc"))
+        self.page = self.pages = 0
+        self.zoom = 1.0
+        self.quote = self.label = ""
+        self.set_language(language)
+        controls = w.HBox([self.previous, self.next, self.zoom_out, self.zoom_label, self.zoom_in, self.close],
+                          layout=w.Layout(align_items="center", flex_flow="row wrap"))
+        self.widget = w.VBox([self.title, controls, self.frame],
+                             layout=w.Layout(display="none", flex="1 1 50%", min_width="0", border="1px solid #ccc"))
         self.widget.add_class("rh-pdf-view")
 
     def set_language(self, language: str) -> None:
         self.text = ui_text(language)
         self.close.description = self.text["close"]
+        for button, key in ((self.previous, "pdf_previous"), (self.next, "pdf_next"),
+                            (self.zoom_out, "pdf_zoom_out"), (self.zoom_in, "pdf_zoom_in")):
+            button.tooltip = self.text[key]
 
     def open(self, path: str | Path, page: int, quote: str = "", label: str = "") -> bool:
         """Show `page` of the PDF at `path` with `quote` marked; a problem shows as a message."""
@@ -119,27 +147,39 @@ class PdfPageView:
         if self.path is not None:
             self._show(self.page + step)
 
+    def step_zoom(self, step: int) -> None:
+        """One zoom step out (-1) or in (+1); the page is drawn again at the new size."""
+        index = min(range(len(ZOOM_STEPS)), key=lambda i: abs(ZOOM_STEPS[i] - self.zoom))
+        self.zoom = ZOOM_STEPS[max(0, min(len(ZOOM_STEPS) - 1, index + step))]
+        if self.path is not None:
+            self._show(self.page)
+
     def hide(self) -> None:
         self.widget.layout.display = "none"
 
     def _show(self, page: int) -> bool:
         self.widget.layout.display = "flex"
         try:
-            rendered = render_page(self.path, page, self.quote)
+            rendered = render_page(self.path, page, self.quote, zoom=RENDER_ZOOM * max(1.0, self.zoom))
         except PdfViewError as exc:
             self.title.value = (
                 f"<span class='rh-pdf-error'>{html.escape(self.text['pdf_failed'].format(error=exc))}</span>"
             )
-            self.image.layout.display = "none"
+            self.frame.layout.display = "none"
             return False
         self.page, self.pages = rendered.page, rendered.pages
         self.image.value = rendered.png
-        self.image.layout.display = "block"
-        marked = self.text["pdf_marked"] if rendered.highlights else ""
+        self.image.layout.width = f"{self.zoom * 100:.0f}%"
+        self.frame.layout.display = "block"
+        found = rendered.quote_found
+        status = self.text[f"pdf_quote_{found}"] if found else ""
         self.title.value = (
             f"<b class='rh-pdf-title'>{html.escape(self.label)}, {self.text['page']} {rendered.page}"
-            f"</b> <span style='color:#666'>/ {rendered.pages}{html.escape(marked)}</span>"
+            f"</b> <span style='color:#666'>/ {rendered.pages}</span>"
+            + (f" <span class='rh-pdf-quote rh-pdf-quote-{found}'>· {html.escape(status)}</span>" if status else "")
         )
+        self.zoom_label.value = f"<span class='rh-pdf-zoom'>{self.zoom * 100:.0f} %</span>"
         self.previous.disabled = rendered.page <= 1
         self.next.disabled = rendered.page >= rendered.pages
+        self.zoom_out.disabled, self.zoom_in.disabled = self.zoom <= ZOOM_STEPS[0], self.zoom >= ZOOM_STEPS[-1]
         return True

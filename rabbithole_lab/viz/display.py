@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import html
+from urllib.parse import quote
 
-from IPython.display import HTML, SVG, Markdown, display
+from IPython.display import HTML, Image, Markdown, display
 
 from rabbithole_lab.messages import column_headers, graph_text, ui_text
 from rabbithole_lab.reference_edges import distinct_references, followed_count, reference_label
-from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_svg, reference_graph
+from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_png, reference_graph
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
 
@@ -25,23 +26,29 @@ class GraphFrame:
 
 
 def show_tiers(state: dict) -> None:
-    language = state.get("detected_language", "de")
+    language = state.get("detected_language") or run_language(state)
     for tier, frame in tier_tables(state).items():
         display(Markdown(f"### {ui_text(language)[tier]} ({len(frame)})"))
         display(HTML(tier_table_html(frame, column_headers(language), full_extracts(state, tier))))
 
 
-def show_graph(state: dict, interactive: bool = True, include_skipped: bool = False) -> None:
-    """The graph by depth with its legend, as SVG (renders everywhere) and, in trusted notebooks, as the
-    interactive pyvis view. Skipped references only with `include_skipped`."""
-    language = state.get("detected_language", "de")
+def show_graph(state: dict, interactive: bool = True, include_skipped: bool = False,
+               graph_file: str | None = None) -> None:
+    """The graph by depth with its legend, as a PNG (shows in every notebook, also untrusted ones, where
+    SVG and scripts are not shown), a link to the saved interactive page `graph_file` (relative to the
+    notebook) and, in trusted notebooks, the interactive pyvis view. Skipped references only with
+    `include_skipped`."""
+    language = state.get("detected_language") or run_language(state)
     edges = state.get("reference_edges", []) or []
     graph = reference_graph(edges, context_chunks(state), include_skipped=include_skipped, question=True)
     followed, skipped = followed_count(edges)
-    summary = f"**{graph_text(language)['summary'].format(followed=followed, skipped=skipped)}**"
-    display(Markdown(summary))
+    said = graph_text(language)
+    summary = said["summary"].format(followed=followed, skipped=skipped)
+    display(Markdown(f"**{summary}**"))
     display(HTML(graph_legend_html(graph, language)))
-    display(SVG(graph_svg(graph, language)))
+    display(Image(data=graph_png(graph, language), format="png", alt=summary))
+    if graph_file:
+        display(Markdown(f"[{said['interactive']}]({quote(graph_file)})"))
     if interactive:
         display(GraphFrame(graph_html(graph, height="520px", language=language)))
 

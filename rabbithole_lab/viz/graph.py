@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 
 import networkx as nx
@@ -194,9 +195,7 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
             boxes[node] = (left[level], top + row * ROW_PX + (ROW_PX - NODE_HEIGHT_PX) / 2, box_width)
     order = _collections(graph)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="reference-graph" width="{width_px:.0f}" '
-             f'height="{height_px:.0f}" font-family="sans-serif" font-size="12">',
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
-             'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#555"/></marker></defs>']
+             f'height="{height_px:.0f}" font-family="Helvetica, Arial, sans-serif" font-size="12">']
     for source, target, data in graph.edges(data=True):
         sx, sy, sw = boxes[source]
         tx, ty, _ = boxes[target]
@@ -209,9 +208,9 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
             x1 = sx
         parts.append(
             f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" '
-            f'stroke-width="1.5"{dash} marker-end="url(#arrow)"><title>'
+            f'stroke-width="1.5"{dash}><title>'
             f'{html.escape(data["target"])}: {html.escape(_edge_label(data, t))} — {html.escape(data["reason"])}'
-            '</title></line>'
+            f'</title></line>{_arrowhead(x1, y1, x2, y2, colour)}'
         )
     for node, data in graph.nodes(data=True):
         bx, by, bw = boxes[node]
@@ -227,6 +226,24 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _arrowhead(x1: float, y1: float, x2: float, y2: float, colour: str, size_px: float = 7.0) -> str:
+    """A filled triangle at (x2, y2) pointing along the line: drawn, not an SVG marker, so that renderers
+    without marker support (MuPDF, which makes the PNG) show the direction too."""
+    length = math.hypot(x2 - x1, y2 - y1) or 1.0
+    ux, uy = (x2 - x1) / length, (y2 - y1) / length
+    bx, by = x2 - ux * size_px, y2 - uy * size_px
+    points = [(x2, y2), (bx - uy * size_px / 2, by + ux * size_px / 2), (bx + uy * size_px / 2, by - ux * size_px / 2)]
+    return f'<path d="M {" L ".join(f"{x:.1f} {y:.1f}" for x, y in points)} z" fill="{colour}"/>'
+
+
+def graph_png(graph: nx.DiGraph, language: str = "de", dpi: int = 120) -> bytes:
+    """The static graph as PNG: the SVG drawn by MuPDF (untrusted notebooks show images, not SVG)."""
+    import pymupdf
+
+    with pymupdf.open(stream=graph_svg(graph, language).encode("utf-8"), filetype="svg") as drawing:
+        return drawing[0].get_pixmap(dpi=dpi).tobytes("png")
 
 
 def svg_boxes_overlap(svg: str) -> bool:

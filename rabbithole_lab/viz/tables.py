@@ -14,6 +14,15 @@ COLUMNS = ["doc", "section", "page", "depth", "score", "task", "cited_by", "cite
 EXTRACT_CHARS = 300
 
 
+def shorten(text: str, max_chars: int) -> str:
+    """`text` on one line, cut at a word before `max_chars` and ended with "…" when it was cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= max_chars:
+        return flat
+    cut = flat[: max_chars - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[max_chars // 2:] else cut).rstrip(" ,;:") + "…"
+
+
 def context_chunks(state: dict) -> list[dict]:
     """Every context entry of a run's state, primary first."""
     return context_entries(state)
@@ -58,29 +67,39 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
                               if t in task_number),
             "cited_by": label_of.get(entry.get("cited_by", ""), entry.get("cited_by", "")),
             "cites": label_of.get(entry.get("cites", ""), entry.get("cites", "")),
-            "extract": " ".join((entry.get("extracted_info") or "").split())[:EXTRACT_CHARS],
+            "extract": shorten(entry.get("extracted_info") or "", EXTRACT_CHARS),
         } for entry in tier_entries(state, tier)]
         frame = pd.DataFrame(rows, columns=COLUMNS)
         tables[tier] = frame.sort_values("score", ascending=False, kind="stable").reset_index(drop=True)
     return tables
 
 
+_CELL_STYLE = ("text-align:left; vertical-align:top; padding:2px 6px; overflow-wrap:anywhere; "
+               "border-bottom:1px solid #e0e0e0;")
+
+
 def tier_table_html(frame: pd.DataFrame, headers: dict[str, str], full_texts: list[str] | None = None) -> str:
-    """A tier table as HTML: `headers` names the columns in the reader's language (no field names), the
-    extract is left-aligned and wraps, and its full text shows as a tooltip. Every cell is escaped."""
-    shown = frame.rename(columns={column: headers.get(column, column) for column in frame.columns})
-    extract = headers.get("extract", "extract")
-    styler = (shown.style.hide(axis="index").format(escape="html", precision=3, na_rep="")
-              .set_table_attributes('class="rh-tier-table"')
-              .set_table_styles([{"selector": "th", "props": "text-align:left; vertical-align:bottom;"},
-                                 {"selector": "td", "props": "text-align:left; vertical-align:top; padding:2px 6px;"}])
-              .set_properties(subset=[extract], **{"white-space": "normal", "min-width": "24em", "max-width": "48em"}))
-    if full_texts is not None and len(full_texts) == len(frame):
-        # pandas puts tooltips into the title attribute unescaped: escape them here
-        tips = pd.DataFrame("", index=shown.index, columns=shown.columns)
-        tips[extract] = [html.escape(" ".join(text.split()), quote=True) for text in full_texts]
-        styler = styler.set_tooltips(tips, as_title_attribute=True)
-    return styler.to_html()
+    """A tier table as HTML: `headers` names the columns in the reader's language (no field names), every
+    cell is left-aligned by an inline style (a notebook opened untrusted drops `<style>` blocks but keeps
+    inline styles), the table fits its panel (long words wrap), and a cut extract shows its full text as a
+    tooltip. Every cell and tooltip is escaped."""
+    tips = full_texts if full_texts is not None and len(full_texts) == len(frame) else None
+
+    def cell(column: str, value: object, row: int) -> str:
+        text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else value
+        shown = f"{text:.3f}" if isinstance(text, float) else str(text)
+        title = ""
+        if column == "extract" and tips is not None:
+            title = f' title="{html.escape(" ".join(tips[row].split()), quote=True)}"'
+        width = " min-width:12em;" if column == "extract" else ""
+        return f'<td style="{_CELL_STYLE}{width}"{title}>{html.escape(shown)}</td>'
+
+    head = "".join(f'<th style="{_CELL_STYLE} vertical-align:bottom;">{html.escape(headers.get(c, c))}</th>'
+                   for c in frame.columns)
+    body = "".join("<tr>" + "".join(cell(column, record[column], row) for column in frame.columns) + "</tr>"
+                   for row, record in enumerate(frame.to_dict("records")))
+    return (f'<table class="rh-tier-table" style="width:100%; border-collapse:collapse; table-layout:auto;">'
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def full_extracts(state: dict, tier: str) -> list[str]:

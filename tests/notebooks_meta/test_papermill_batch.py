@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 from datetime import date
 from pathlib import Path
+from urllib.parse import unquote
 
 import nbformat
 import papermill
@@ -56,7 +58,7 @@ def test_parameter_injection_reaches_the_run(tmp_path, demo_db):
     answers = [t["content"] for t in payload["hitl_conversation_history"] if t["role"] == "user"]
     assert answers == ["only pulsed sources"]
     outputs = json.dumps([c.get("outputs", []) for c in book.cells])
-    assert "image/svg+xml" in outputs and "rh-graph" in outputs
+    assert "image/png" in outputs and "rh-graph" in outputs
 
 
 def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db):
@@ -78,7 +80,7 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
                          "tier_primary.csv", "tier_secondary.csv", "tier_tertiary.csv"):
                 assert (folder / name).is_file(), (folder, name)
     index = (out / "index.html").read_text(encoding="utf-8")
-    assert index.count("report.html") == 3 and index.count("graph.html") == 3
+    assert index.count("/report.html\"") == 3 and index.count("/graph.html\"") == 3
     executed = nbformat.read(next(out.glob("*/research_report.ipynb")), as_version=4)
     assert not NotebookNotary().check_signature(executed)  # not trusted unless asked (--trust)
     german = nbformat.read(next(out.glob("*_welche-grenzwerte-*/research_report.ipynb")), as_version=4)
@@ -87,6 +89,8 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
     outputs = json.dumps([c.get("outputs", []) for c in german.cells])
     assert "widget-view" not in outputs  # no progress widget that an executed notebook cannot show
     assert "Consider using IPython.display.IFrame" not in outputs and "rh-graph" in outputs
+    _renders_untrusted(german, next(out.glob("*_welche-grenzwerte-*")))
+    assert index.count("research_report.html") == 3  # the notebook as a page a browser shows, beside the .ipynb
 
     # a second run redoes nothing; a failing question is recorded and the rest still run
     questions.write_text(questions.read_text(encoding="utf-8") + "   \n{\"question\": \"\"}\n", encoding="utf-8")
@@ -96,6 +100,30 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
     assert "empty question" in again[-1].error
     assert {p: p.stat().st_mtime for p in out.glob("*/report.json")} == before
     assert "failed" in (out / "index.html").read_text(encoding="utf-8")
+
+
+def _renders_untrusted(book, folder: Path) -> None:
+    """What an untrusted notebook shows: the graph as a PNG (SVG and scripts are not shown), citations as
+    links relative to the notebook that reach the PDF page (the sanitiser drops file:// links), tables aligned
+    by inline styles (it drops <style> blocks)."""
+    outputs = [output for cell in book.cells for output in cell.get("outputs", [])]
+    pngs = [output["data"]["image/png"] for output in outputs if "image/png" in output.get("data", {})]
+    assert pngs and base64.b64decode(pngs[0]).startswith(b"\x89PNG")
+    markdown = "\n".join(output["data"]["text/markdown"] for output in outputs
+                         if "text/markdown" in output.get("data", {}))
+    links = re.findall(r"\]\(([^)\s]+)\)", markdown)
+    pages = [link for link in links if "#page=" in link]
+    assert pages and "file://" not in markdown
+    for link in pages:  # each opens an existing PDF, relative to the notebook's folder
+        path, _, page = link.partition("#page=")
+        assert not path.startswith("/") and (folder / unquote(path)).resolve().is_file() and int(page) >= 1
+    assert "graph.html" in links and (folder / "graph.html").is_file()
+    tables = [output["data"]["text/html"] for output in outputs
+              if "rh-tier-table" in str(output.get("data", {}).get("text/html", ""))]
+    assert tables and all("<style" not in table for table in tables)
+    assert all("text-align:left" in cell for table in tables for cell in re.findall(r"<td[^>]*>", table))
+    page = (folder / "research_report.html").read_text(encoding="utf-8")
+    assert "<img" in page and "cdnjs" not in page and 'class="rh-graph"' not in page
 
 
 def test_batch_with_two_workers_and_relative_paths_finishes_every_question(tmp_path, demo_db, monkeypatch):

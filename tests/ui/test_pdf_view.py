@@ -67,6 +67,8 @@ def test_citations_become_numbered_links_and_a_click_opens_the_cited_page(two_pa
     assert 'class="rh-source" data-cite="1"' in body
     assert "<img" not in body and "&lt;img src=x" in body
     assert targets[0].page == 2 and targets[0].quote == "Die Protokolle sind zehn Jahre lang aufzubewahren"
+    # the source entry opens the same page with the cited quote marked, not its section's heading
+    assert targets[1].quote == targets[0].quote
     opened = []
     widget = CitedAnswer(on_citation=opened.append)
     widget.show(report, lambda path, page: f"Probe.pdf#page={page}", "de")
@@ -82,3 +84,27 @@ def test_a_quote_is_found_across_ligatures_as_the_index_has_it():
     assert not page.search_for("Grenzwert der effektiven Dosis")  # what a plain search misses
     assert render_page(DEMO_KB / "Recht__db_inserted" / "QStrG.pdf", 1,
                        "Grenzwert der effektiven Dosis").highlights == 1
+
+
+def test_the_viewer_zooms_and_says_honestly_whether_the_quote_is_on_the_page(two_page_pdf):
+    viewer = PdfPageView("de")
+    assert viewer.open(two_page_pdf, 2, "Die Protokolle sind zehn Jahre lang aufzubewahren und auf Verlangen")
+    assert "Zitat markiert" in viewer.title.value and viewer.image.layout.width == "100%"
+    small = len(viewer.image.value)
+    viewer.zoom_in.click()
+    viewer.zoom_in.click()
+    # drawn again at the zoom (sharper, a larger PNG), wider than the panel, scrolling inside its frame
+    assert viewer.zoom == 2.0 and viewer.image.layout.width == "200%" and len(viewer.image.value) > small
+    assert viewer.frame.layout.overflow == "auto" and "200 %" in viewer.zoom_label.value
+    for _ in range(6):
+        viewer.zoom_out.click()
+    assert viewer.zoom == 0.75 and viewer.zoom_out.disabled and not viewer.zoom_in.disabled
+    # the quote is on page 2: page 1 says it is not there instead of claiming a mark
+    viewer.previous.click()
+    assert viewer.page == 1 and "Zitat auf dieser Seite nicht gefunden" in viewer.title.value
+    assert "Zitat markiert" not in viewer.title.value
+    # five words of a long quote on the page: only partly found, not "marked"
+    partly = render_page(two_page_pdf, 2, "Die Protokolle sind zehn Jahre nach der Verordnung über Messgeräte "
+                                          "und deren Eichung von der zuständigen Behörde festzulegen")
+    assert partly.quote_found == "partly" and partly.highlights == 1
+    assert render_page(two_page_pdf, 2).quote_found == ""  # nothing asked, nothing claimed
