@@ -223,6 +223,11 @@ TERMINAL = {
 # what a run reports while it works (progress lines, warnings, errors) and why a reference was not followed
 RUN = {
     "de": {
+        "reason_configured": "eingestellt: {setting}",
+        "reason_ollama_down": "Ollama unter {url} antwortet nicht ({error})",
+        "reason_ollama_has": "Ollama unter {url} hat {model}",
+        "reason_ollama_lacks": "Ollama unter {url} antwortet, hat aber weder {model} noch {fallback} "
+                               "(ollama pull {model})",
         "task_progress": "Aufgabe {n}/{total}: {task}", "nothing_new": "Die Suche findet nichts Neues.",
         "round_line": "  Durchgang {n}: {reason}",
         "drift": "{share:.0%} des gesammelten Kontexts passt nicht zur Frage und wurde vor der Synthese entfernt",
@@ -262,6 +267,9 @@ RUN = {
         "page_short": "S.",
     },
     "en": {
+        "reason_configured": "set: {setting}", "reason_ollama_down": "Ollama at {url} does not answer ({error})",
+        "reason_ollama_has": "Ollama at {url} has {model}",
+        "reason_ollama_lacks": "Ollama at {url} answers but has neither {model} nor {fallback} (ollama pull {model})",
         "task_progress": "Task {n}/{total}: {task}", "nothing_new": "The search finds nothing new.",
         "round_line": "  Round {n}: {reason}",
         "drift": "{share:.0%} of the gathered context does not fit the question and was removed before synthesis",
@@ -344,3 +352,14 @@ def run_text(language: str) -> dict[str, str]:
 def dialogue_end(reason: str, language: str) -> str:
     """How the clarification dialogue ended, in words ("user_end" -> "vom Nutzer beendet")."""
     return run_text(language).get(f"hitl_{reason}", reason) if reason else "-"
+
+
+def reasoner_reason(info: dict, language: str) -> str:
+    """Why this reasoner runs, in the reader's language (`info` as the report's metadata holds it, or a
+    ReasonerInfo's fields); the English reason when there is no catalogue key."""
+    key, values = info.get("reason_key") or "", info.get("reason_values") or {}
+    template = run_text(language).get(f"reason_{key}") if key else None
+    try:
+        return template.format(**values) if template else str(info.get("reason", ""))
+    except (KeyError, IndexError):
+        return str(info.get("reason", ""))

@@ -32,6 +32,16 @@ UI = {
         "running": "Läuft: {node}", "done": "Fertig.", "error": "Fehler: {error}", "log": "Protokoll",
         "primary": "Primär", "secondary": "Sekundär", "tertiary": "Tertiär", "busy": "Bitte warten …",
         "empty_question": "Bitte eine Frage eingeben.", "shutdown_done": "Kernel wird beendet.",
+        "shutdown_question": "Kernel wirklich beenden? Gespeicherte Sitzungen und Berichte bleiben erhalten, "
+                             "die Anzeige hier wird inaktiv.",
+        "shutdown_confirm": "Ja, beenden", "shutdown_cancel": "Abbrechen",
+        "kernel_gone": "Der Kernel ist beendet; die Schaltflächen sind inaktiv. Zum Weiterarbeiten den Kernel neu "
+                       "starten (Kernel → Restart Kernel) und die Zellen erneut ausführen.",
+        "date_format": "%d.%m.%Y %H:%M", "phase_hitl": "wartet auf Klärung",
+        "phase_todo_approval": "wartet auf Genehmigung der Aufgaben", "phase_planning": "Planung",
+        "phase_research": "Recherche unterbrochen", "phase_synthesis": "Antwort wird geschrieben",
+        "phase_quality": "Qualitätsprüfung", "phase_done": "fertig", "phase_error": "mit Fehler beendet",
+        "phase_none": "begonnen", "phase_unknown": "unterbrochen",
         "task_summaries": "Aufgaben und ihre Ergebnisse", "relevance": "Relevanz", "irrelevant": "nicht zur Frage",
         "added_during_research": "während der Recherche hinzugefügt", "closed_early": "vorzeitig erledigt",
         "added_short": "neu", "closed_short": "vorzeitig erledigt", "rounds": "Durchgänge",
@@ -86,6 +96,16 @@ UI = {
         "running": "Running: {node}", "done": "Done.", "error": "Error: {error}", "log": "Log",
         "primary": "Primary", "secondary": "Secondary", "tertiary": "Tertiary", "busy": "Please wait …",
         "empty_question": "Please enter a question.", "shutdown_done": "Shutting down the kernel.",
+        "shutdown_question": "Really shut down the kernel? Saved sessions and reports are kept; this view becomes "
+                             "inactive.",
+        "shutdown_confirm": "Yes, shut down", "shutdown_cancel": "Cancel",
+        "kernel_gone": "The kernel has been shut down; the controls are inactive. To continue, restart the kernel "
+                       "(Kernel → Restart Kernel) and run the cells again.",
+        "date_format": "%Y-%m-%d %H:%M", "phase_hitl": "waiting for clarification",
+        "phase_todo_approval": "waiting for task approval", "phase_planning": "planning",
+        "phase_research": "research interrupted", "phase_synthesis": "writing the answer",
+        "phase_quality": "quality check", "phase_done": "done", "phase_error": "ended with an error",
+        "phase_none": "started", "phase_unknown": "interrupted",
         "task_summaries": "Tasks and what they found", "relevance": "relevance", "irrelevant": "off the question",
         "added_during_research": "added during research", "closed_early": "closed early",
         "added_short": "new", "closed_short": "closed early", "rounds": "rounds",

@@ -80,7 +80,9 @@ class ReasonerInfo:
 
     provider: str  # "ollama" or "extractive"
     model: str | None
-    reason: str
+    reason: str  # in English, for logs and the terminal
+    reason_key: str = ""  # the catalogue's key for the reason (messages.reasoner_reason), "" when there is none
+    reason_values: dict = field(default_factory=dict)
 
 
 class Clarifier(Protocol):

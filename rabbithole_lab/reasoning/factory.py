@@ -39,7 +39,7 @@ def build_reasoner(settings: Settings, embedder, choice=None):
         from rabbithole_lab.reasoning.llm import LLMReasoner
 
         reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
-        reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason)
+        reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason, choice.reason_key, choice.reason_values)
         from rabbithole_lab.rabbithole.gate import ExtractiveDecider
 
         # a step the model answers with garbage is answered by the extractive reasoner instead, and every
@@ -48,7 +48,9 @@ def build_reasoner(settings: Settings, embedder, choice=None):
                                   gate=ExtractiveDecider(embedder, settings.references.gate_threshold),
                                   breaker_failures=settings.llm.breaker_failures)
     logger.info("Extractive reasoner: %s", choice.reason)
-    return ExtractiveReasoner(embedder, reason=choice.reason)
+    extractive = ExtractiveReasoner(embedder, reason=choice.reason)
+    extractive.info = ReasonerInfo("extractive", None, choice.reason, choice.reason_key, choice.reason_values)
+    return extractive
 
 
 def build_gate(settings: Settings, embedder, reasoner=None):

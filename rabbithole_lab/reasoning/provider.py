@@ -31,7 +31,9 @@ class OllamaStatus:
 class ProviderChoice:
     provider: Literal["ollama", "extractive"]
     model: str | None
-    reason: str
+    reason: str  # in English (logs, terminal)
+    reason_key: str = ""  # the same in the reader's language: messages.reasoner_reason(key, values)
+    reason_values: dict = field(default_factory=dict)
 
 
 def probe_ollama(settings: Settings) -> OllamaStatus:
@@ -58,20 +60,24 @@ def probe_ollama(settings: Settings) -> OllamaStatus:
 def choose_provider(settings: Settings, status: OllamaStatus | None = None) -> ProviderChoice:
     configured = settings.llm.provider
     if configured == "extractive":
-        return ProviderChoice("extractive", None, "LLM_PROVIDER=extractive")
+        return ProviderChoice("extractive", None, "LLM_PROVIDER=extractive", "configured",
+                              {"setting": "LLM_PROVIDER=extractive"})
     status = status or probe_ollama(settings)
     if configured == "ollama":
-        return ProviderChoice("ollama", settings.ollama.model, "LLM_PROVIDER=ollama")
+        return ProviderChoice("ollama", settings.ollama.model, "LLM_PROVIDER=ollama", "configured",
+                              {"setting": "LLM_PROVIDER=ollama"})
     if not status.reachable:
-        return ProviderChoice(
-            "extractive", None, f"Ollama at {status.base_url} does not answer ({status.error})"
-        )
+        return ProviderChoice("extractive", None, f"Ollama at {status.base_url} does not answer ({status.error})",
+                              "ollama_down", {"url": status.base_url, "error": status.error})
     for model in (settings.ollama.model, settings.ollama.fallback_model):
         if status.has(model):
-            return ProviderChoice("ollama", model, f"Ollama at {status.base_url} has {model}")
+            return ProviderChoice("ollama", model, f"Ollama at {status.base_url} has {model}", "ollama_has",
+                                  {"url": status.base_url, "model": model})
     return ProviderChoice(
         "extractive",
         None,
         f"Ollama at {status.base_url} answers but has neither {settings.ollama.model} "
         f"nor {settings.ollama.fallback_model} (ollama pull {settings.ollama.model})",
+        "ollama_lacks", {"url": status.base_url, "model": settings.ollama.model,
+                         "fallback": settings.ollama.fallback_model},
     )

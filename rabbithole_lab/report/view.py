@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rabbithole_lab.messages import dialogue_end, report_labels, run_text
+from rabbithole_lab.messages import dialogue_end, reasoner_reason, report_labels, run_text
 from rabbithole_lab.records import FinalReport, LinkedSource
 from rabbithole_lab.reference_edges import distinct_references, reference_label
 from rabbithole_lab.sources import page_link
@@ -194,7 +194,7 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
     cited_pages = {(piece.doc, piece.page) for line in answer for piece in line if piece.kind == "cite"}
     info = report.metadata.get("reasoner", {})
     model = " " + info["model"] if info.get("model") else ""
-    reasoner = f"{info.get('provider', '?')}{model} ({info.get('reason', '')})"
+    reasoner = f"{info.get('provider', '?')}{model} ({reasoner_reason(info, language)})"
     return ReportView(
         language=language,
         t=t,

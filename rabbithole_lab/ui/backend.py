@@ -2,7 +2,7 @@
 
 Panels talk to a `WorkbenchBackend`; `GraphBackend` is the real one (the LangGraph on a knowledge
 base). Long work never blocks the notebook: every call returns at once and the outcome arrives as
-an event (progress per node, then a status: interrupt, done, stopped or error).
+an event (running when a run begins, progress per node, then a status: interrupt, done, stopped or error).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class BackendEvent:
-    kind: Literal["progress", "status"]
+    kind: Literal["running", "progress", "status"]  # running: a run began in the worker
     node: str = ""
     update: dict | None = None
     status: RunStatus | None = None
@@ -105,6 +105,7 @@ class GraphBackend:
                 status = RunStatus("error", error=str(exc), state=self.research.state())
             self._emit(BackendEvent("status", status=status))
 
+        self._emit(BackendEvent("running"))
         if self.run_in_thread:
             self._worker = threading.Thread(target=run, name="rabbithole-run", daemon=True)
             self._worker.start()

@@ -10,7 +10,7 @@ from pathlib import Path
 import ipywidgets as w
 from IPython.display import HTML
 
-from rabbithole_lab.messages import column_headers, report_labels, ui_text
+from rabbithole_lab.messages import column_headers, reasoner_reason, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.sources import relative_page_link
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
@@ -33,7 +33,7 @@ class QueryPanel:
 
     def __init__(self, backend: WorkbenchBackend):
         self.backend = backend
-        self.text = ui_text("de")
+        self.text, self.shown_language = ui_text("de"), "de"
         self.info = backend.reasoner_status()
         self.embedder_info = backend.embedder_status()
         self.question = w.Textarea(placeholder=self.text["question_placeholder"], layout=full_width(height="4em"))
@@ -59,7 +59,7 @@ class QueryPanel:
                   if embedder.notice else "")
         self.reasoner.value = (
             f"<b>{html.escape(self.text['reasoner'])}:</b> {html.escape(self.info.provider + model)} "
-            f"<span style='color:#666'>({html.escape(self.info.reason)})</span> · "
+            f"<span style='color:#666'>({html.escape(reasoner_reason(vars(self.info), self.shown_language))})</span> · "
             f"<b>{html.escape(self.text['embedder'])}:</b> "
             f"{html.escape(embedder.model)} <span style='color:#666'>({html.escape(embedder.backend)})"
             f"</span>{notice}")
@@ -69,7 +69,7 @@ class QueryPanel:
         return None if self.language.value == "auto" else self.language.value
 
     def set_language(self, language: str) -> None:
-        self.text = ui_text(language)
+        self.text, self.shown_language = ui_text(language), language
         self.question.placeholder = self.text["question_placeholder"]
         self.collection.description = self.text["collection"]
         chosen = self.language.value
@@ -274,38 +274,6 @@ class ContextPanel:
         self.graph.value = (f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '
                             f'style="width:100%;height:560px;border:1px solid #ddd"></iframe>'
                             f"<details><summary>SVG</summary>{graph_svg(graph, self._language)}</details>")
-
-
-class SessionPanel:
-    """Stop (at the next node), saved sessions with Resume, and kernel shutdown."""
-
-    def __init__(self, backend: WorkbenchBackend):
-        self.backend = backend
-        self.text = ui_text("de")
-        self.stop = w.Button(description=self.text["stop"], icon="stop", button_style="warning")
-        self.sessions = w.Dropdown(options=[], description=self.text["sessions"], layout=w.Layout(width="60%"))
-        self.resume = w.Button(description=self.text["resume"], icon="repeat", layout=w.Layout(width="auto"))
-        self.shutdown = w.Button(description=self.text["shutdown"], icon="power-off", button_style="danger",
-                                 layout=w.Layout(width="auto"))
-        self.status = w.HTML()
-        self.stop.on_click(lambda _: self.backend.stop())
-        self.stop.layout.width = "auto"
-        self.widget = w.VBox([w.HBox([self.stop, self.sessions, self.resume, self.shutdown]), self.status])
-        self.refresh()
-
-    def set_language(self, language: str) -> None:
-        self.text = ui_text(language)
-        self.stop.description, self.resume.description = self.text["stop"], self.text["resume"]
-        self.sessions.description, self.shutdown.description = self.text["sessions"], self.text["shutdown"]
-
-    def refresh(self, current: str | None = None) -> None:
-        """Newest first; keeps (or selects) `current`, else the newest session."""
-        options = [(f"{s['thread_id']} · {s['query'][:50]} · {s['phase'] or '-'}", s["thread_id"])
-                   for s in self.backend.sessions()]
-        keep = current or self.sessions.value
-        self.sessions.options = options
-        ids = [value for _, value in options]
-        self.sessions.value = keep if keep in ids else (ids[0] if ids else None)
 
 
 class LogPanel:

@@ -26,9 +26,9 @@ from rabbithole_lab.ui.panels import (
     LogPanel,
     QueryPanel,
     ResultsPanel,
-    SessionPanel,
 )
 from rabbithole_lab.ui.progress import ProgressPanel
+from rabbithole_lab.ui.session_panel import SessionPanel, disable_all
 from rabbithole_lab.ui.todo_panel import TodoPanel
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class Workbench:
         self.status = self.progress.label  # the step now running, or how the run ended
         self.query.start.on_click(lambda _: self.start())
         self.sessions.resume.on_click(lambda _: self.resume())
-        self.sessions.shutdown.on_click(lambda _: self.shutdown())
+        self.sessions.confirm.on_click(lambda _: self.shutdown())
         self.results.save.on_click(lambda _: self.save_report())
         backend.add_listener(self._on_event)
         self.widget = w.VBox([self.query.widget, self.sessions.widget, self.progress.widget, self.hitl.widget,
@@ -143,15 +143,24 @@ class Workbench:
         if self.sessions.sessions.value and not self.backend.busy():
             self.backend.resume(self.sessions.sessions.value)
 
-    def shutdown(self) -> None:
+    def shutdown(self) -> bool:
+        """Shut the kernel down (asked for and confirmed in the session panel): the run is stopped and its
+        checkpoint kept, every control is disabled and the panel says the kernel is gone."""
         self._say("shutdown_done")
         self.backend.close()
         self.log.detach()
-        shutdown_kernel()
+        disable_all(self.widget)
+        self.sessions.confirm_row.layout.display = "none"
+        gone = ui_text(self.language)["kernel_gone"]
+        self.sessions.status.value = f"<div class='rh-kernel-gone'><b>{html.escape(gone)}</b></div>"
+        self.progress.idle(gone)
+        return shutdown_kernel()
 
     # ---- events from the back end (worker thread) ----------------------------------------------
     def _on_event(self, event: BackendEvent) -> None:
-        if event.kind == "progress":
+        if event.kind == "running":
+            self.sessions.running(True)
+        elif event.kind == "progress":
             self._on_progress(event.node, event.update or {})
         elif event.status is not None:
             self._on_status(event.status)
@@ -170,6 +179,7 @@ class Workbench:
         state = status.state or {}
         if state.get("detected_language"):
             self._set_language(state["detected_language"])
+        self.sessions.running(False)  # a run paused for the researcher, or ended: nothing to stop
         self.sessions.refresh(state.get("thread_id"))
         if status.kind == "interrupt" and status.interrupt:
             self.progress.idle("")

@@ -12,6 +12,7 @@ import pytest
 
 from rabbithole_lab import deadline
 from rabbithole_lab.cli import main
+from rabbithole_lab.messages import reasoner_reason
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.factory import build_reasoner
@@ -60,6 +61,9 @@ def test_tags_of_the_wrong_shape_give_the_extractive_reasoner_with_a_reason(tags
         choice = choose_provider(_settings(server.url))
     assert choice.provider == "extractive"
     assert server.url in choice.reason
+    # the same reason in the reader's language, from the catalogue
+    said = reasoner_reason(vars(choice), "de")
+    assert server.url in said and ("antwortet nicht" in said or "hat aber weder" in said)
 
 
 def test_a_probe_that_trickles_is_given_up_within_its_deadline():

@@ -171,8 +171,14 @@ def test_english_question_switches_the_ui_to_english():
 def test_stop_resume_and_error_messages():
     backend = FakeBackend()
     bench = Workbench(backend)
+    assert bench.sessions.stop.disabled and not bench.sessions.resume.disabled  # nothing runs: nothing to stop
+    for listener in backend.listeners:
+        listener(BackendEvent("running"))
+    assert not bench.sessions.stop.disabled and bench.sessions.resume.disabled
     bench.sessions.stop.click()
     assert backend.calls[-1] == ("stop", None)
+    backend.emit(RunStatus("stopped", state={"detected_language": "de"}))
+    assert bench.sessions.stop.disabled and not bench.sessions.resume.disabled
     assert bench.sessions.sessions.value == "t1"
     bench.sessions.resume.click()
     assert backend.calls[-1] == ("resume", "t1")
@@ -180,6 +186,40 @@ def test_stop_resume_and_error_messages():
     assert "Fortschritt ist gespeichert" in bench.status.value and not bench.query.start.disabled
     backend.emit(RunStatus("error", error="Ollama <down>", state={}))
     assert "Fehler: Ollama &lt;down&gt;" in bench.status.value
+
+
+def test_sessions_are_listed_by_question_date_and_phase_in_words():
+    backend = FakeBackend()
+    backend.sessions = lambda: [{"thread_id": "9f3a2b1c0d", "query": GERMAN, "phase": "todo_approval", "error": "",
+                                 "updated_at": "2026-11-24T13:05:00+00:00"}]
+    bench = Workbench(backend)
+    label = bench.sessions.sessions.options[0][0]
+    assert label.startswith(GERMAN[:40]) and "wartet auf Genehmigung der Aufgaben" in label
+    assert re.search(r"\d{2}\.11\.2026 \d{2}:\d{2}", label)
+    assert "9f3a2b1c0d" not in label and "todo_approval" not in label  # no ids, no internal phase names
+    bench._set_language("en")
+    assert "waiting for task approval" in bench.sessions.sessions.options[0][0]
+
+
+def test_shutdown_asks_first_and_then_disables_every_control():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    bench.sessions.shutdown.click()
+    assert bench.sessions.confirm_row.layout.display == "flex" and ("close", None) not in backend.calls
+    bench.sessions.cancel.click()  # changed their mind: nothing happened
+    assert bench.sessions.confirm_row.layout.display == "none" and not bench.query.start.disabled
+    bench.sessions.shutdown.click()
+    bench.sessions.confirm.click()
+    assert ("close", None) in backend.calls
+    controls = [widget for widget in _all_widgets(bench.widget) if hasattr(widget, "disabled")]
+    assert controls and all(widget.disabled for widget in controls)
+    assert "Kernel ist beendet" in bench.sessions.status.value
+
+
+def _all_widgets(widget):
+    yield widget
+    for child in getattr(widget, "children", ()) or ():
+        yield from _all_widgets(child)
 
 
 def test_kernel_id_is_read_from_the_connection_file_name():
@@ -332,3 +372,15 @@ def test_an_english_session_shows_no_german_ui_text(question, choice):
     seen = " ".join(_visible_texts(bench.widget))
     assert "Clarification" in seen and "Collection" in seen and "Sessions" in seen and "Resume" in seen
     assert [word for word in GERMAN_ONLY if word in seen] == []
+
+
+def test_the_reasoner_status_speaks_the_sessions_language():
+    backend = FakeBackend()
+    backend.reasoner_status = lambda: ReasonerInfo(
+        "extractive", None, "Ollama at http://127.0.0.1:9 does not answer (refused)", "ollama_down",
+        {"url": "http://127.0.0.1:9", "error": "refused"})
+    bench = Workbench(backend)
+    assert "Ollama unter http://127.0.0.1:9 antwortet nicht (refused)" in bench.query.reasoner.value
+    assert "does not answer" not in bench.query.reasoner.value
+    bench._set_language("en")
+    assert "Ollama at http://127.0.0.1:9 does not answer (refused)" in bench.query.reasoner.value

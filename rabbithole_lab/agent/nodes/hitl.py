@@ -48,7 +48,8 @@ def hitl_init(state: AgentState, runtime: Runtime[Services]) -> dict:
         "hitl_termination_reason": "",
         "reflection_count": 0,
         "phase": "hitl",
-        "reasoner": {"provider": reasoner.info.provider, "model": reasoner.info.model, "reason": reasoner.info.reason},
+        "reasoner": {"provider": reasoner.info.provider, "model": reasoner.info.model, "reason": reasoner.info.reason,
+                     "reason_key": reasoner.info.reason_key, "reason_values": reasoner.info.reason_values},
         "messages": [run_text(lang)["session_line"].format(language=lang, provider=reasoner.info.provider,
                                                             reason=reasoner.info.reason)],
     }
