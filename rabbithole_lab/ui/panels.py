@@ -12,6 +12,7 @@ from IPython.display import HTML
 
 from rabbithole_lab.messages import column_headers, reasoner_reason, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
+from rabbithole_lab.shown_text import shorten
 from rabbithole_lab.sources import relative_page_link
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
@@ -42,7 +43,8 @@ class QueryPanel:
         self.language = w.Dropdown(options=self._language_options(), value="auto", description=self.text["language"],
                                    layout=w.Layout(width="auto"))
         self.reasoner = w.HTML()
-        self.start = w.Button(description=self.text["start"], button_style="primary", icon="play")
+        self.start = w.Button(description=self.text["start"], button_style="primary", icon="play",
+                              layout=w.Layout(width="auto"))
         self.message = w.HTML()
         self.widget = w.VBox([self.question, w.HBox([self.collection, self.language, self.start],
                                                     layout=w.Layout(flex_flow="row wrap")),
@@ -95,8 +97,8 @@ class HITLPanel:
         self.questions = w.HTML()
         self.coverage = w.HTML()
         self.answer_box = w.Textarea(placeholder=self.text["answer_placeholder"], layout=full_width())
-        self.send = w.Button(description=self.text["send"], button_style="primary")
-        self.end = w.Button(description=self.text["end"])
+        self.send = w.Button(description=self.text["send"], button_style="primary", layout=w.Layout(width="auto"))
+        self.end = w.Button(description=self.text["end"], layout=w.Layout(width="auto"))
         self.history = w.Accordion(children=[])
         self.send.on_click(lambda _: self._reply(self.answer_box.value.strip()))
         self.end.on_click(lambda _: self._reply("/end"))
@@ -143,7 +145,8 @@ class HITLPanel:
         for entry in history:
             rows = "".join(
                 f"<tr><td>{html.escape(c['doc'])}</td><td>{html.escape(c.get('section', ''))}</td>"
-                f"<td>{c['page']}</td><td>{c['score']:.2f}</td><td>{html.escape(c['preview'][:PREVIEW_CHARS])}</td></tr>"
+                f"<td>{c['page']}</td><td>{c['score']:.2f}</td><td title=\"{html.escape(c['preview'], quote=True)}\">"
+                f"{html.escape(shorten(c['preview'], PREVIEW_CHARS))}</td></tr>"
                 for c in entry.get("chunks", []))
             queries = "".join(f"<li>{html.escape(q)}</li>" for q in entry.get("queries", []))
             counts = t["round_counts"].format(retrieved=entry.get("retrieved", 0), new=entry.get("new", 0),
@@ -177,7 +180,7 @@ class ResultsPanel:
         self.quality = w.HTML()
         self.tasks = w.HTML()
         self.warnings = w.HTML()
-        self.save = w.Button(description=self.text["save_report"], icon="save")
+        self.save = w.Button(description=self.text["save_report"], icon="save", layout=w.Layout(width="auto"))
         self.saved = w.HTML()
         column = w.VBox([self.hint, self.answer], layout=w.Layout(flex="1 1 55%", min_width="0"))
         self.widget = w.VBox([w.HTML(), w.HBox([column, self.viewer.widget], layout=w.Layout(width="100%")),

@@ -8,8 +8,11 @@ import html
 import ipywidgets as w
 
 from rabbithole_lab.messages import ui_text
+from rabbithole_lab.shown_text import shorten
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.panels import full_width
+
+TITLE_CHARS = 70  # a task's title in the list; the whole task shows when it is opened
 
 
 class TodoPanel:
@@ -23,8 +26,9 @@ class TodoPanel:
         self.remove_boxes: list[w.Checkbox] = []
         self.task_ids: list[int] = []
         self.new_task = w.Text(placeholder=self.text["add_placeholder"], layout=w.Layout(width="70%"))
-        self.add = w.Button(description=self.text["add"], icon="plus")
-        self.approve = w.Button(description=self.text["approve"], button_style="success", icon="check")
+        self.add = w.Button(description=self.text["add"], icon="plus", layout=w.Layout(width="auto"))
+        self.approve = w.Button(description=self.text["approve"], button_style="success", icon="check",
+                                layout=w.Layout(width="auto"))
         self.progress = w.HTML()
         # what the clarification settled, and the researcher's correction of it (read like an answer)
         self.summary = w.HTML()
@@ -71,7 +75,7 @@ class TodoPanel:
 
     def _retitle(self, index: int) -> None:
         text = " ".join(self.task_texts[index].value.split())
-        title = f"{index + 1}. {text[:60]}"  # numbered 1..N everywhere
+        title = f"{index + 1}. {shorten(text, TITLE_CHARS)}"  # numbered 1..N everywhere
         if self.remove_boxes[index].value:
             title = f"{title} ({self.text['removed_short']})"
         self.tasks.set_title(index, title)
@@ -83,7 +87,7 @@ class TodoPanel:
         self.added.append(task)
         self.new_task.value = ""
         self.tasks.children = [*self.tasks.children, w.HTML(f"+ {html.escape(task)}")]
-        self.tasks.set_title(len(self.tasks.children) - 1, f"+ {task[:60]}")
+        self.tasks.set_title(len(self.tasks.children) - 1, f"+ {shorten(task, TITLE_CHARS)}")
 
     def decision(self) -> dict:
         """The approval answer: removed ids, edited tasks (text changed) and added tasks."""
@@ -121,7 +125,7 @@ class TodoPanel:
             mark = "[x]" if item["completed"] else ("[>]" if item["id"] == current_id else "[ ]")
             flag = (f" ({t['added_short']})" if item.get("origin") == "added" else "") + \
                 (f" ({t['closed_short']})" if item.get("closed_reason") else "")
-            self.tasks.set_title(index, f"{mark} {index + 1}. {item['task'][:60]}{flag}")
+            self.tasks.set_title(index, f"{mark} {index + 1}. {shorten(item['task'], TITLE_CHARS)}{flag}")
         position = next((i for i, item in enumerate(items) if item["id"] == current_id), None)
         self.tasks.selected_index = position
         if position is not None:

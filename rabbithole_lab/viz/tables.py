@@ -9,18 +9,10 @@ import pandas as pd
 
 from rabbithole_lab.findings import TIERS, context_entries, finding_tasks, tier_entries
 from rabbithole_lab.pages import find_span, page_at
+from rabbithole_lab.shown_text import shorten
 
 COLUMNS = ["doc", "section", "page", "depth", "score", "task", "cited_by", "cites", "extract"]
 EXTRACT_CHARS = 300
-
-
-def shorten(text: str, max_chars: int) -> str:
-    """`text` on one line, cut at a word before `max_chars` and ended with "…" when it was cut."""
-    flat = " ".join(text.split())
-    if len(flat) <= max_chars:
-        return flat
-    cut = flat[: max_chars - 1]
-    return (cut.rsplit(" ", 1)[0] if " " in cut[max_chars // 2:] else cut).rstrip(" ,;:") + "…"
 
 
 def context_chunks(state: dict) -> list[dict]:

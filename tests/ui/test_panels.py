@@ -384,3 +384,17 @@ def test_the_reasoner_status_speaks_the_sessions_language():
     assert "does not answer" not in bench.query.reasoner.value
     bench._set_language("en")
     assert "Ollama at http://127.0.0.1:9 does not answer (refused)" in bench.query.reasoner.value
+
+
+def test_long_task_titles_end_in_an_ellipsis_at_a_word_and_the_whole_task_stays_readable():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    long_task = ("Prüfen, welche Aufzeichnungspflichten für die Messprotokolle der Quantenquellen gelten und wie "
+                 "lange sie aufzubewahren sind")
+    todo = TODO | {"todo_list": {"items": [{"id": 0, "task": long_task, "completed": False}]}}
+    backend.emit(RunStatus("interrupt", todo, state={"detected_language": "de"}))
+    title = bench.todo.tasks.get_title(0)
+    assert title.endswith("…") and len(title) < len(long_task) and not title.endswith(" …")
+    assert title[:-1].split()[-1] in long_task.split()  # cut between words, not inside one
+    assert bench.todo.task_texts[0].value == long_task
+    assert all(button.layout.width == "auto" for button in (bench.todo.approve, bench.results.save))

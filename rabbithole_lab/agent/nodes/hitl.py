@@ -18,10 +18,11 @@ from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND, a
 from rabbithole_lab.reasoning.text import concepts as query_concepts
 from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
 from rabbithole_lab.schemas import RetrievalAnalysis
+from rabbithole_lab.shown_text import shorten
 
 logger = logging.getLogger(__name__)
 
-PREVIEW_CHARS = 300
+PREVIEW_CHARS = 1200  # the panel shows the first words, the rest as a tooltip
 
 
 def hitl_init(state: AgentState, runtime: Runtime[Services]) -> dict:
@@ -99,7 +100,7 @@ def hitl_retrieve_chunks(state: AgentState, runtime: Runtime[Services]) -> dict:
         within_round_duplicates=len(retrieved) - len(distinct), seen_before=seen_before, new=len(new),
         dedup_ratio=ratio,
         chunks=[RetrievedPreview(chunk_id=h.chunk_id, doc=h.doc, page=h.page_start, section=h.section,
-                                 score=round(h.score, 4), preview=" ".join(h.text.split())[:PREVIEW_CHARS])
+                                 score=round(h.score, 4), preview=shorten(h.text, PREVIEW_CHARS))
                 for h in new])
     return {
         "query_retrieval": [h.model_dump() for h in new],

@@ -1,0 +1,13 @@
+"""How text is cut where the reader sees only part of it: at a word, ended with "…" (the full text goes
+into a tooltip or a panel that opens)."""
+
+from __future__ import annotations
+
+
+def shorten(text: str, max_chars: int) -> str:
+    """`text` on one line, cut at a word before `max_chars` and ended with "…" when it was cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= max_chars:
+        return flat
+    cut = flat[: max_chars - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut[max_chars // 2:] else cut).rstrip(" ,;:") + "…"
