@@ -31,6 +31,14 @@ def followed_count(edges: list[dict]) -> tuple[int, int]:
 _FILE_NAME = re.compile(r"(?<=\s)([^\s/]+)\.(?:pdf|md|txt)$", re.IGNORECASE)
 
 
+_EXTENSION = re.compile(r"(?<=\S)\.(?:pdf|md|txt)(?=[\s,;)]|$)", re.IGNORECASE)
+
+
+def section_label(node: str) -> str:
+    """A section as a reader names it: "QStrG.pdf § 12" is shown as "QStrG § 12" (the law's short name)."""
+    return _EXTENSION.sub("", node.strip())
+
+
 def reference_label(target: str) -> str:
     """A reference as a reader names it: a book-less reference carries its document's file name
     ("§ 6 QStrV.pdf"); shown, it is the law's short name, the file's stem ("§ 6 QStrV")."""

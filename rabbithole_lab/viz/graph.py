@@ -16,7 +16,7 @@ import re
 import networkx as nx
 
 from rabbithole_lab.messages import graph_text
-from rabbithole_lab.reference_edges import reference_label
+from rabbithole_lab.reference_edges import reference_label, section_label
 
 TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
                 "absent": "#b0b0b0", "question": "#35618f"}
@@ -98,7 +98,8 @@ def _collections(graph: nx.DiGraph) -> list[str]:
 
 
 def _label(node: str, t: dict[str, str]) -> str:
-    return t["question"] if node == QUESTION_NODE else node
+    """The question's word for the root; a section as the law's short name and its number ("QStrG § 12")."""
+    return t["question"] if node == QUESTION_NODE else section_label(node)
 
 
 def _edge_label(data: dict, t: dict[str, str]) -> str:

@@ -3,6 +3,8 @@ either task followed it; the report, the graph summary and the edge table agree.
 
 from __future__ import annotations
 
+import re
+
 from rabbithole_lab.reference_edges import distinct_references, followed_count
 from rabbithole_lab.viz.display import edge_table
 
@@ -40,3 +42,13 @@ def test_a_reference_is_labelled_by_the_laws_short_name_not_its_file():
         "section 4.2 guide"
     frame = edge_table({"reference_edges": [_edge("§ 3", "§ 9 Hafengesetz.pdf", "followed", 1)]}, language="de").data
     assert list(frame["Verweis"]) == ["§ 9 Hafengesetz"]
+
+
+def test_graph_nodes_name_the_law_not_its_file():
+    from rabbithole_lab.viz.graph import graph_svg, reference_graph
+
+    edge = _edge("§ 3", "§ 9 Hafengesetz.pdf", "followed", 1)
+    svg = graph_svg(reference_graph([edge], [], question=True), "de")
+    labels = re.findall(r"<text[^>]*>([^<]+)</text>", svg)
+    assert labels and not any(".pdf" in label for label in labels)
+    assert any(label.endswith("§ 9") for label in labels)

@@ -1,0 +1,59 @@
+"""An executed batch notebook opened as shipped (untrusted) in JupyterLab in Chromium: the graph is a picture,
+the citations open their PDF inside JupyterLab, the tier tables are left-aligned, and nothing runs.
+
+Screenshots are written to test-artifacts/browser/report_notebook_untrusted/.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import date
+
+import pytest
+
+from rabbithole_lab.batch import run_batch
+from tests.browser.conftest import ARTIFACTS, Shots
+from tests.browser.test_workbench_browser import QUESTION, _open_notebook
+from tests.conftest import DEMO_KB, REPO
+
+pytestmark = pytest.mark.browser
+OUT = REPO / "reports" / "browser-untrusted"  # inside JupyterLab's root (and the demo KB is too), gitignored
+
+
+def test_an_untrusted_batch_notebook_shows_the_graph_links_and_aligned_tables(jupyter_lab, page, tmp_path):
+    questions = tmp_path / "questions.txt"
+    questions.write_text(QUESTION + "\n", encoding="utf-8")
+    shutil.rmtree(OUT, ignore_errors=True)
+    [item] = run_batch(questions, DEMO_KB, OUT, day=date(2026, 11, 25))  # not --trust
+    assert item.status == "done", item.error
+    shot = Shots(page, ARTIFACTS / "report_notebook_untrusted")
+    try:
+        _open_notebook(page, jupyter_lab, (item.folder / "research_report.ipynb").relative_to(REPO).as_posix())
+        image = page.locator(".jp-RenderedImage img").first
+        image.scroll_into_view_if_needed()
+        image.wait_for(timeout=60_000)
+        size = image.evaluate("img => [img.naturalWidth, img.naturalHeight]")
+        assert size[0] > 200 and size[1] > 40  # a drawn graph, not "<IPython.core.display.SVG object>"
+        assert page.get_by_text("<IPython.core.display").count() == 0
+        shot("graph_as_png")
+        # left-aligned cells: the inline styles survived the sanitiser
+        aligns = page.evaluate("""() => [...document.querySelectorAll('table.rh-tier-table td')]
+            .map(td => getComputedStyle(td).textAlign)""")
+        assert aligns and set(aligns) == {"left"}, set(aligns)
+        table = page.locator("table.rh-tier-table").first
+        table.scroll_into_view_if_needed()
+        shot("tier_table")
+        # a citation is a link JupyterLab opens itself: the PDF in a tab of this Lab, at the page
+        citation = page.locator(".jp-RenderedMarkdown a[href*='.pdf']").first
+        citation.scroll_into_view_if_needed()
+        href = citation.get_attribute("href")
+        assert href and not href.startswith("file:") and "#page=" in href
+        pdf_name = href.split("#", 1)[0].split("?", 1)[0].rsplit("/", 1)[-1]
+        tabs_before = len(page.context.pages)
+        citation.click()
+        page.locator(".lm-TabBar-tab", has_text=pdf_name).first.wait_for(timeout=30_000)
+        assert len(page.context.pages) == tabs_before
+        shot("citation_opened_in_lab")
+    except Exception:
+        shot("failure")
+        raise
