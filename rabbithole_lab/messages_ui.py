@@ -31,7 +31,7 @@ UI = {
         "stopped": "Angehalten. Der Fortschritt ist gespeichert; über „Fortsetzen“ geht es weiter.",
         "running": "Läuft: {node}", "done": "Fertig.", "error": "Fehler: {error}", "log": "Protokoll",
         "primary": "Primär", "secondary": "Sekundär", "tertiary": "Tertiär", "busy": "Bitte warten …",
-        "empty_question": "Bitte eine Frage eingeben.", "shutdown_done": "Kernel wird beendet.",
+        "empty_question": "Bitte eine Frage eingeben.",
         "shutdown_question": "Kernel wirklich beenden? Gespeicherte Sitzungen und Berichte bleiben erhalten, "
                              "die Anzeige hier wird inaktiv.",
         "shutdown_confirm": "Ja, beenden", "shutdown_cancel": "Abbrechen",
@@ -95,7 +95,7 @@ UI = {
         "stopped": "Stopped. Progress is saved; use “Resume” to continue.",
         "running": "Running: {node}", "done": "Done.", "error": "Error: {error}", "log": "Log",
         "primary": "Primary", "secondary": "Secondary", "tertiary": "Tertiary", "busy": "Please wait …",
-        "empty_question": "Please enter a question.", "shutdown_done": "Shutting down the kernel.",
+        "empty_question": "Please enter a question.",
         "shutdown_question": "Really shut down the kernel? Saved sessions and reports are kept; this view becomes "
                              "inactive.",
         "shutdown_confirm": "Yes, shut down", "shutdown_cancel": "Cancel",

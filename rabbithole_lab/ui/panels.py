@@ -275,7 +275,7 @@ class ContextPanel:
         page = graph_html(graph, height="520px", language=self._language)
         self.legend.value = graph_legend_html(graph, self._language)
         self.graph.value = (f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '
-                            f'style="width:100%;height:560px;border:1px solid #ddd"></iframe>'
+                            f'style="width:100%;box-sizing:border-box;height:560px;border:1px solid #ddd"></iframe>'
                             f"<details><summary>SVG</summary>{graph_svg(graph, self._language)}</details>")
 
 

@@ -146,14 +146,13 @@ class Workbench:
     def shutdown(self) -> bool:
         """Shut the kernel down (asked for and confirmed in the session panel): the run is stopped and its
         checkpoint kept, every control is disabled and the panel says the kernel is gone."""
-        self._say("shutdown_done")
         self.backend.close()
         self.log.detach()
         disable_all(self.widget)
         self.sessions.confirm_row.layout.display = "none"
         gone = ui_text(self.language)["kernel_gone"]
         self.sessions.status.value = f"<div class='rh-kernel-gone'><b>{html.escape(gone)}</b></div>"
-        self.progress.idle(gone)
+        self.progress.idle("")
         return shutdown_kernel()
 
     # ---- events from the back end (worker thread) ----------------------------------------------

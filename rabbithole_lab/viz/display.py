@@ -22,7 +22,7 @@ class GraphFrame:
 
     def _repr_html_(self) -> str:
         return (f'<iframe class="rh-graph" srcdoc="{html.escape(self.page, quote=True)}" '
-                f'style="width:100%;height:{self.height_px}px;border:1px solid #ddd"></iframe>')
+                f'style="width:100%;box-sizing:border-box;height:{self.height_px}px;border:1px solid #ddd"></iframe>')
 
 
 def show_tiers(state: dict) -> None:

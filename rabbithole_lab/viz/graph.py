@@ -195,8 +195,10 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
             box_width = CHAR_PX * len(label(node)) + 14
             boxes[node] = (left[level], top + row * ROW_PX + (ROW_PX - NODE_HEIGHT_PX) / 2, box_width)
     order = _collections(graph)
+    # a viewBox and max-width: a wide graph scales down to its panel instead of widening it
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="reference-graph" width="{width_px:.0f}" '
-             f'height="{height_px:.0f}" font-family="Helvetica, Arial, sans-serif" font-size="12">']
+             f'height="{height_px:.0f}" viewBox="0 0 {width_px:.0f} {height_px:.0f}" '
+             'style="max-width:100%;height:auto" font-family="Helvetica, Arial, sans-serif" font-size="12">']
     for source, target, data in graph.edges(data=True):
         sx, sy, sw = boxes[source]
         tx, ty, _ = boxes[target]

@@ -151,19 +151,14 @@ def _research_run(jupyter_lab, page, shot) -> None:
     assert box["x"] > answer_box["x"] + answer_box["width"] / 2  # beside the answer, not below it
     viewer.scroll_into_view_if_needed()
     shot("citation_opened")
+    _zoom_and_sources(page, viewer, shot)
     _panel_shot(page, "results")
     tiers = page.locator("table.rh-tier-table").first
     tiers.scroll_into_view_if_needed()
     assert tiers.is_visible()
     assert ">Auszug</th>" in tiers.inner_html() and "cited_by" not in tiers.inner_html()
     shot("tier_tables")
-    # nothing in the workbench is wider than the notebook: no scrollbar under a panel
-    overflowing = page.evaluate("""() => [...document.querySelectorAll('.jp-OutputArea-output .widget-vbox')]
-        .filter(el => el.offsetParent && el.scrollWidth > el.clientWidth + 1)
-        .map(el => el.className + ' ' + el.scrollWidth + '>' + el.clientWidth + ' ' + el.innerText.slice(0, 60))""")
-    assert overflowing == []
-    assert page.evaluate("""() => [...document.querySelectorAll('.jupyter-widgets button')]
-        .filter(b => b.offsetParent && b.scrollWidth > b.clientWidth + 1).map(b => b.textContent)""") == []
+    _no_overflow(page, shot)
     # "Bericht speichern" writes the report folder and says where
     page.locator("button", has_text="Bericht speichern").click()
     saved = page.get_by_text(re.compile(r"Bericht gespeichert in "))
@@ -181,14 +176,74 @@ def _research_run(jupyter_lab, page, shot) -> None:
     _panel_shot(page, "context")
     shot("graph")
 
+    _shut_down(page, jupyter_lab, shot)
+
+
+def _zoom_and_sources(page, viewer, shot) -> None:
+    """The page viewer zooms (drawn again, wider than its panel, scrolling inside its frame), and a source in
+    the list opens its page with the quote the answer took from it marked."""
+    image = viewer.locator("img").first
+    width = image.bounding_box()["width"]
+    assert "100 %" in viewer.inner_text()
+    viewer.locator("button", has_text="+").click()
+    page.wait_for_function("(w) => document.querySelector('.rh-pdf-view img').getBoundingClientRect().width > w * 1.3",
+                           arg=width, timeout=30_000)
+    assert "150 %" in viewer.inner_text()
+    shot("pdf_zoomed_in")
+    viewer.locator("button", has_text="−").click()
+    page.wait_for_function("(w) => Math.abs(document.querySelector('.rh-pdf-view img').getBoundingClientRect().width"
+                           " - w) < 2", arg=width, timeout=30_000)
+    source = page.locator("a.rh-source").first
+    source.click()
+    page.wait_for_function("() => /Zitat markiert|nicht gefunden/.test("
+                           "document.querySelector('.rh-pdf-view').innerText)", timeout=30_000)
+    assert "Zitat markiert" in viewer.inner_text(), viewer.inner_text()
+    shot("source_opened_quote_marked")
+
+
+# every element of the workbench that shows something: panels, text, tables, controls
+_OVERFLOW_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output *')]
+    .filter(el => el.offsetParent && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1
+            && !['CANVAS', 'IFRAME', 'OPTION', 'svg'].includes(el.tagName))
+    .map(el => el.tagName + '.' + String(el.className).slice(0, 40) + ' ' + el.scrollWidth + '>' + el.clientWidth
+         + ' ' + (el.innerText || '').slice(0, 40))"""
+
+
+def _no_overflow(page, shot) -> None:
+    """Nothing in the workbench is wider than its panel: every element's scroll width against its client width,
+    on every tier table tab too; labels fit their buttons."""
+    tabs = page.locator(".jp-OutputArea-output .lm-TabBar-tab")
+    for index in range(tabs.count()):
+        if tabs.nth(index).is_visible():
+            tabs.nth(index).click()
+            assert page.evaluate(_OVERFLOW_JS) == [], tabs.nth(index).inner_text()
+    assert page.evaluate(_OVERFLOW_JS) == []
+    shot("no_overflow")
+
+
+def _shut_down(page, jupyter_lab, shot) -> None:
+    """Shutdown asks first; after it every control is disabled and the panel says the kernel is gone."""
+    assert page.locator("button", has_text="Stopp").first.is_disabled()  # nothing runs: nothing to stop
     before = len(_kernels(jupyter_lab))
     page.locator("button", has_text="Kernel beenden").click()
+    confirm = page.locator("button", has_text="Ja, beenden")
+    confirm.wait_for(timeout=10_000)
+    assert len(_kernels(jupyter_lab)) == before  # asking shut nothing down
+    shot("shutdown_asks")
+    confirm.click()
+    page.get_by_text("Der Kernel ist beendet").first.wait_for(timeout=30_000)
     for _ in range(40):
         if len(_kernels(jupyter_lab)) < before:
             break
         page.wait_for_timeout(500)
     assert len(_kernels(jupyter_lab)) == before - 1
-    shot("kernel_shut_down")
+    enabled = page.evaluate("""() => [...document.querySelectorAll(
+        '.jp-OutputArea-output button, .jp-OutputArea-output input, .jp-OutputArea-output textarea, '
+        + '.jp-OutputArea-output select')].filter(el => el.offsetParent && !el.disabled)
+        .map(el => el.tagName + ' ' + (el.textContent || el.placeholder || ''))""")
+    assert enabled == []
+    page.get_by_text("Der Kernel ist beendet").first.scroll_into_view_if_needed()
+    shot("controls_disabled_after_shutdown")
 
 
 def test_executed_report_notebook_shows_the_graph(jupyter_lab, page, tmp_path):
