@@ -306,7 +306,10 @@ class _OutputHandler(logging.Handler):
     def __init__(self, output: w.Output):
         super().__init__(logging.INFO)
         self.output = output
-        self.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s", "%H:%M:%S"))
+        # time and message only: level names and module paths are the program's words, not the reader's
+        self.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.output.append_stdout(self.format(record) + "\n")
+        mark = "⚠ " if record.levelno >= logging.WARNING else ""
+        line = self.format(record)
+        self.output.append_stdout(line.replace(" ", f" {mark}", 1) + "\n" if mark else line + "\n")

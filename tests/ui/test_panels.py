@@ -295,7 +295,9 @@ def test_full_run_by_clicking_against_the_real_graph(real_bench):
     assert bench.todo.tasks.get_title(0).startswith("[x] 1.")
     titles = [bench.todo.tasks.get_title(i) for i in range(len(bench.todo.tasks.children))]
     assert any("Grenzwerte für Jugendliche" in title for title in titles)
-    assert any("Aufgabe 1/" in output.get("text", "") for output in bench.log.output.outputs)
+    logged = "".join(output.get("text", "") for output in bench.log.output.outputs)
+    assert "Aufgabe 1/" in logged
+    assert "INFO" not in logged and "rabbithole_lab." not in logged  # the reader's words, not the program's
     # "Bericht speichern" writes the report folder the CLI writes and says where
     assert bench.results.save.description == "Bericht speichern" and bench.results.saved.value == ""
     bench.results.save.click()
