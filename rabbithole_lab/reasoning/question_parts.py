@@ -1,0 +1,44 @@
+"""The parts of a question: a researcher often asks several things at once ("Welche Einwendungen werden
+behandelt, wie viel Zeit soll mindestens dazwischen liegen, und wie lange können sie erhoben werden?").
+Each interrogative clause is a part the answer's findings should state, read by its own words: the
+sentence that best answers the whole question rarely answers its second and third part.
+
+A part starts where a question word opens a new clause after a comma or "und"/"oder"/"and"/"or" (with a
+preposition before it: "bis wann", "unter welchen", "to whom"); statements before the question ("Wir
+betreiben ein Labor.") are context, not parts. German and English question words.
+"""
+
+from __future__ import annotations
+
+import re
+
+_QUESTION_WORD = (r"(?:welche[rsmn]?|wie|wann|wer|wem|wen|was|wo|wor\w+|wozu|wofür|womit|wodurch|warum|weshalb|"
+                  r"ob|what|which|how|when|who|whom|whose|whether|where|why)")
+_PREPOSITION = r"(?:(?:bis|nach|unter|in|an|bei|für|mit|durch|von|aus|zu|ab|seit|by|under|in|to|for|from|with|at)\s+)?"
+_JOIN = r"(?:,\s*(?:(?:und|oder|and|or)\s+)?|\s+(?:und|oder|and|or)\s+)"
+_SPLIT = re.compile(rf"{_JOIN}(?={_PREPOSITION}{_QUESTION_WORD}\b)", re.IGNORECASE)
+_STARTS_AS_QUESTION = re.compile(rf"^\s*{_PREPOSITION}{_QUESTION_WORD}\b", re.IGNORECASE)
+_SENTENCES = re.compile(r"(?<=[.?!])\s+(?=[A-ZÄÖÜ])")
+MIN_PART_WORDS = 3  # "und wann?" alone says nothing to search by
+
+
+def question_parts(question: str) -> list[str]:
+    """The question's interrogative clauses, in order; one part when it asks one thing (or none is found)."""
+    asked = [sentence for sentence in _SENTENCES.split(" ".join(question.split())) if sentence.endswith("?")]
+    parts: list[str] = []
+    for sentence in asked:
+        clauses = [clause.strip(" ,?") for clause in _SPLIT.split(sentence)]
+        for clause in clauses:
+            if len(clause.split()) < MIN_PART_WORDS and parts:
+                parts[-1] = f"{parts[-1]}, {clause}"  # too short to stand alone: it belongs to the clause before
+            elif clause:
+                parts.append(clause)
+    # a clause that does not open with a question word continues the one before ("Welche Pflichten gelten,
+    # wenn …" is one part)
+    merged: list[str] = []
+    for part in parts:
+        if merged and not _STARTS_AS_QUESTION.match(part):
+            merged[-1] = f"{merged[-1]}, {part}"
+        else:
+            merged.append(part)
+    return merged or [question.strip()]
