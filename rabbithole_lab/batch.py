@@ -149,7 +149,11 @@ def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: P
     if trust:  # only when asked: a trusted notebook runs its HTML (the interactive graph) when opened
         book = nbformat.read(executed, as_version=4)
         NotebookNotary().sign(book)
-    write_notebook_html(executed, folder / NOTEBOOK_HTML)
+    try:
+        write_notebook_html(executed, folder / NOTEBOOK_HTML)
+    except Exception as exc:  # the executed notebook and the report stand; only their static page is missing
+        logger.warning("No HTML page of %s (nbconvert: %s); the notebook and report.html are there", executed,
+                       " ".join(str(exc).split())[:300])
 
 
 def write_notebook_html(executed: Path, target: Path) -> Path:

@@ -46,7 +46,11 @@ def test_an_installed_wheel_runs_a_batch_from_outside_the_repository(tmp_path):
     done = subprocess.run([str(venv / "bin" / "rabbithole"), "--env-file", "none", "batch", "questions.txt", "--kb",
                            "kb", "--out", "out"], cwd=tmp_path, capture_output=True, text=True, timeout=900,
                           env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path),
-                               "LLM_PROVIDER": "extractive"})
+                               "LLM_PROVIDER": "extractive",
+                               # the dependencies' data files (nbconvert's templates) live with them, as in
+                               # an install that brought them along
+                               "JUPYTER_PATH": str(Path(sys.prefix) / "share" / "jupyter")})
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
     assert (folder / "research_report.ipynb").is_file() and (folder / "report.html").is_file()
+    assert (folder / "research_report.html").is_file()
