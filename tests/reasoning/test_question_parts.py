@@ -21,3 +21,34 @@ def test_a_question_asking_one_thing_is_one_part():
         "Gilt die Meldepflicht auch für Werkstätten und Labore"]
     # too short to stand alone: "und wann?" stays with the clause before it
     assert question_parts("Wer prüft die Quellen und wann?") == ["Wer prüft die Quellen, wann"]
+
+
+def test_the_findings_state_a_sentence_for_each_part_of_the_question(demo_kb):
+    from rabbithole_lab.reasoning.base import SynthesisInput
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.records import ChunkWithInfo
+
+    reasoner = ExtractiveReasoner(demo_kb.index.embedder)
+    limits = ("§ 3 Grenzwerte\n(1) Für Beschäftigte an Quantenquellen gilt ein Grenzwert der effektiven Dosis von "
+              "6 Millisievert im Kalenderjahr. (2) Für die Hände der Beschäftigten an Quantenquellen gilt ein "
+              "Grenzwert der Organdosis von 150 Millisievert im Kalenderjahr. (3) Die Grenzwerte gelten auch für "
+              "Auszubildende an Quantenquellen.")
+    records = ("§ 7 Messprotokolle\n(1) Der Betreiber führt über jede Messung an Quantenquellen ein Messprotokoll. "
+               "(2) Die Messprotokolle sind acht Jahre lang aufzubewahren und der Aufsicht auf Verlangen vorzulegen.")
+    # more limits than the findings hold: what the first part asks for alone would fill them
+    visitors = ("§ 4 Besucher\n(1) Für Besucher einer Quantenwerkstatt gilt ein Grenzwert der effektiven Dosis von "
+                "1 Millisievert im Kalenderjahr. (2) Für Besucher gilt ein Grenzwert der Organdosis der Haut von "
+                "50 Millisievert im Kalenderjahr.")
+    pregnant = ("§ 5 Schwangere Beschäftigte\n(1) Für das ungeborene Kind einer Beschäftigten an Quantenquellen gilt "
+                "ein Grenzwert von 1 Millisievert ab der Mitteilung der Schwangerschaft. (2) Für stillende "
+                "Beschäftigte gilt ein Grenzwert der Organdosis von 2 Millisievert im Monat.")
+    sections = [("§ 3", limits), ("§ 4", visitors), ("§ 5", pregnant), ("§ 7", records)]
+    chunks = [ChunkWithInfo(chunk_text=text, extracted_info=text, document="Probegesetz.pdf", page=page,
+                            chunk_id=f"c{page}", section=section, tier="primary", relevance_score=0.8)
+              for page, (section, text) in enumerate(sections, start=1)]
+    question = ("Welche Grenzwerte gelten für Beschäftigte an Quantenquellen, und wie lange sind die Messprotokolle "
+                "aufzubewahren?")
+    out = reasoner.synthesize(SynthesisInput(anchor=question, question=question, language="de", primary=chunks))
+    stated = " ".join(finding.claim for finding in out.key_findings)
+    assert "acht Jahre lang aufzubewahren" in stated  # the second part's answer, in the findings
+    assert "6 Millisievert" in stated  # and the first part's
