@@ -363,7 +363,8 @@ Task summaries:
 ### Rules
 1. Open with a short statement of the findings (two to four sentences in {language}): what the question
    asks for (amounts with units, deadlines, bodies, conditions), each with its citation, from the provision
-   that decides it and the provisions it refers to.
+   that decides it and the provisions it refers to. A question that asks several things gets a statement
+   for each of them.
 2. Then one section per approved task, in the listed order, headed "**<number>. <task>**": its finding
    with quotations and citations, or, when the context holds nothing for it, "not found" (in {language})
    and what was searched.
