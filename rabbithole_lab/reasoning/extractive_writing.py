@@ -39,6 +39,7 @@ from rabbithole_lab.reasoning.text import (
     has_figure,
     stems,
 )
+from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import (
     SynthesisFinding,
     SynthesisOutput,
@@ -46,7 +47,6 @@ from rabbithole_lab.schemas import (
 
 logger = logging.getLogger(__name__)
 PART_SHARE = 0.5  # a part's sentence is read by the part's words and the whole question's in equal shares
-
 
 
 class ExtractiveWriter(ExtractiveBase):
@@ -112,7 +112,7 @@ class ExtractiveWriter(ExtractiveBase):
         return out
 
     def _part_sentences(self, question: str, provisions: list[Provision],
-                        chunks: list) -> list[tuple[Provision, Sentence]]:
+                        chunks: list[ChunkWithInfo]) -> list[tuple[Provision, Sentence]]:
         """For each part of a question that asks several things (`question_parts`), the sentence that best
         answers that part: read by the part's own words and the whole question's alike (a part's "dabei"
         or "it" means the question's subject), carrying what the part asks for (a figure, a period, a body)
