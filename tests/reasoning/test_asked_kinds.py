@@ -17,6 +17,10 @@ from rabbithole_lab.records import ChunkWithInfo
     ("Unter welchen Voraussetzungen darf der Kran betrieben werden?", {"condition"}),
     ("How quickly must the operator notify the authority?", {"deadline", "body"}),
     ("Was regelt das Kranbuch?", set()),
+    ("Wie oft ist der Kran zu prüfen?", {"frequency"}),
+    ("At what intervals must the crane be inspected?", {"frequency"}),
+    ("By what date must the crane log be submitted?", {"deadline"}),
+    ("Für welchen Zeitraum wird die Kranerlaubnis erteilt?", {"deadline"}),
 ])
 def test_a_question_asks_for_kinds_by_its_words(question, kinds):
     assert asked_kinds(question) == kinds
@@ -29,6 +33,12 @@ def test_a_sentence_carries_a_kind_by_its_figures_and_words():
     assert carries("Zuständig ist die Landesbehörde für Arbeitsschutz.", {"body"})
     assert carries("Der Kran darf betrieben werden, wenn er abgenommen ist.", {"condition"})
     assert not carries("Das Logbuch ist zehn Jahre lang aufzubewahren.", {"amount", "body"})
+    # an interval is a frequency; a date and "längstens" are deadlines
+    assert carries("Der Kran ist alle vier Jahre zu prüfen.", {"frequency"})
+    assert carries("Die Sichtprüfung ist mindestens einmal jährlich durchzuführen.", {"frequency"})
+    assert not carries("Die Sichtprüfung ist sorgfältig durchzuführen.", {"frequency", "deadline"})
+    assert carries("Das Logbuch ist bis zum 30.6.2031 vorzulegen.", {"deadline"})
+    assert carries("Die Kranerlaubnis wird längstens für drei Jahre erteilt.", {"deadline"})
 
 
 def _provision(section: str, texts: list[str], scores: list[float]) -> Provision:
