@@ -3,6 +3,7 @@ attribution, report, workbench)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rabbithole_lab.kb.kb_folder import COLLECTION_SUFFIX
@@ -35,3 +36,8 @@ def relative_page_link(path: Path, page: int, start: Path) -> str:
 
     relative = os.path.relpath(Path(path).resolve(), Path(start).resolve())
     return f"{quote(Path(relative).as_posix())}#page={max(1, int(page))}"
+
+
+def links_relative_to(start: Path) -> Callable[[Path, int], str]:
+    """A `(path, page) -> link` function for links relative to `start` (a notebook's folder)."""
+    return lambda path, page: relative_page_link(Path(path), page, start)

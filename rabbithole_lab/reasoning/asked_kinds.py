@@ -1,9 +1,9 @@
 """What a question asks for, and which sentences carry it: an amount (a figure with its unit), a deadline
 (a period, a date or "unverzüglich"), a frequency ("alle zehn Jahre", "jährlich"), a body (an authority, an
-office) or a condition ("wenn", "sofern"). The answer's
-findings state first the sentences that carry what was asked ("Wie hoch ist der Grenzwert …?" → the
-sentence with the figure; "Wer ist zuständig …?" → the sentence naming the authority). German and English
-question words; sentences in either language (the corpus is German, a question may be English)."""
+office) or a condition ("wenn", "sofern"). The answer's findings state first the sentences that carry what
+was asked ("Wie hoch ist der Grenzwert …?" → the sentence with the figure; "Wer ist zuständig …?" → the
+sentence naming the authority). German and English question words; sentences in either language (the
+corpus is German, a question may be English)."""
 
 from __future__ import annotations
 

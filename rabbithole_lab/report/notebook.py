@@ -8,7 +8,7 @@ from IPython.display import Markdown, display
 
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_markdown
-from rabbithole_lab.sources import relative_page_link
+from rabbithole_lab.sources import links_relative_to
 
 
 def show_report(state: dict, notebook_dir: str | Path | None = None) -> None:
@@ -16,11 +16,5 @@ def show_report(state: dict, notebook_dir: str | Path | None = None) -> None:
     sources are links relative to it, which JupyterLab opens at the page, also in an untrusted notebook
     (its sanitiser drops file:// links)."""
     report = FinalReport.model_validate(state["final_report"])
-    link = None
-    if notebook_dir is not None:
-        start = Path(notebook_dir)
-
-        def link(path: Path, page: int) -> str:
-            return relative_page_link(path, page, start)
-
+    link = links_relative_to(Path(notebook_dir)) if notebook_dir is not None else None
     display(Markdown(render_markdown(report, state.get("reference_edges", []) or [], link=link)))

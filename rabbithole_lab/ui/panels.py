@@ -13,7 +13,7 @@ from IPython.display import HTML
 from rabbithole_lab.messages import column_headers, reasoner_reason, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.shown_text import shorten
-from rabbithole_lab.sources import relative_page_link
+from rabbithole_lab.sources import links_relative_to
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.pdf_view import PdfPageView
@@ -208,8 +208,7 @@ class ResultsPanel:
         self.viewer.hide()
         self.hint.value = f"<i style='color:#666'>{html.escape(t['open_page_hint'])}</i>"
         # the answer's text (question and document text included) is escaped: it renders as the text it is
-        self.answer.show(FinalReport.model_validate(report),
-                         lambda path, page: relative_page_link(Path(path), page, self.notebook_dir), language)
+        self.answer.show(FinalReport.model_validate(report), links_relative_to(self.notebook_dir), language)
         self.findings.value = f"<h4>{t['findings']}</h4><ul>" + "".join(
             f"<li>{html.escape(f['claim'])}</li>" for f in report.get("findings", [])) + "</ul>"
         names = report_labels(language)
