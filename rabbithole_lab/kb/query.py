@@ -37,16 +37,53 @@ def glossary() -> dict[str, list[str]]:
     return entries
 
 
+_ENGLISH_WORD = re.compile(r"[a-z0-9]+")
+_DOUBLED_END = re.compile(r"([bdfgklmnprt])\1$")
+
+
+def _inflection_stem(word: str) -> str:
+    """An English word without its inflection (plural, past, -ing) and a final e: "checked", "checks" and
+    "checking" are "check", "capped" is "cap", "licensed" and "licence" meet at "licens"/"licenc" alike.
+    Only inflections: a derivational stemmer would make "integrity" and "integrated" one word."""
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-2] if word.endswith(("ches", "shes", "sses", "xes", "zes")) else word[:-1]
+    elif len(word) > 4 and word.endswith("ied"):
+        word = word[:-3] + "y"
+    elif (len(word) > 4 and word.endswith("ed")) or (len(word) > 5 and word.endswith("ing")):
+        word = _DOUBLED_END.sub(r"\1", word[:-2] if word.endswith("ed") else word[:-3])
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+def _english_stems(text: str) -> tuple[str, ...]:
+    """An English phrase as inflection stems, hyphens as word breaks: "checked" meets the glossary's
+    "check", "leak-tightness" its "leak tightness"."""
+    return tuple(_inflection_stem(word) for word in _ENGLISH_WORD.findall(text.lower()))
+
+
+@lru_cache(maxsize=1)
+def _glossary_by_stems() -> dict[tuple[str, ...], list[str]]:
+    """The glossary keyed by the stems of its English side; entries that stem alike ("record", "records")
+    pool their German terms."""
+    entries: dict[tuple[str, ...], list[str]] = {}
+    for english, german in glossary().items():
+        pooled = entries.setdefault(_english_stems(english), [])
+        pooled.extend(term for term in german if term not in pooled)
+    return {key: terms for key, terms in entries.items() if key}
+
+
 def german_terms(query: str) -> str:
-    """The German glossary terms for an English query (longest phrases first), space-joined."""
-    terms = glossary()
-    longest = max((len(key.split()) for key in terms), default=1)
-    words = [w.lower() for w in _WORDS.findall(query)]
+    """The German glossary terms for an English query (longest phrases first), space-joined. Words are
+    compared by their stems, so an inflected or hyphenated form finds its entry."""
+    terms = _glossary_by_stems()
+    longest = max((len(key) for key in terms), default=1)
+    words = _english_stems(query)
     found: list[str] = []
     position = 0
     while position < len(words):
         for size in range(min(longest, len(words) - position), 0, -1):
-            phrase = " ".join(words[position : position + size])
+            phrase = words[position : position + size]
             if phrase in terms:
                 found.extend(terms[phrase])
                 position += size
