@@ -127,11 +127,18 @@ class AnswerPlan:
         return [sentence for _, _, sentences in self.parts for sentence in sentences]
 
 
-def entry_provisions(provisions: list[Provision], relevant_below: float) -> list[Provision]:
-    """The provisions search found (not reached by following), best first; the first is the decisive one."""
+def entry_provisions(provisions: list[Provision], relevant_below: float,
+                     answers: Callable[[Provision], float] | None = None) -> list[Provision]:
+    """The provisions search found (not reached by following), best first; the first is the decisive one.
+    `answers`: how much of the question a provision answers, with what it refers to (a question asking
+    several things); the strongest sentence decides between equals, and alone without it."""
     useful = [p for p in provisions if p.strength >= relevant_below]
-    entries = sorted((p for p in useful if p.depth == 0), key=lambda p: -p.strength)
-    return entries or sorted(useful, key=lambda p: -p.strength)
+
+    def rank(provision: Provision) -> tuple[float, float]:
+        return (-answers(provision) if answers else 0.0, -provision.strength)
+
+    entries = sorted((p for p in useful if p.depth == 0), key=rank)
+    return entries or sorted(useful, key=rank)
 
 
 Links = dict[tuple[str, str], set[tuple[str, str]]]  # (doc, section) -> the (doc, section)s it cites
@@ -155,11 +162,12 @@ def reached_from(provisions: list[Provision], source: Provision, links: Links | 
 
 
 def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES,
-                links: Links | None = None) -> AnswerPlan:
-    """Decisive provision, then the chains out of the provisions in the answer, then further provisions."""
+                links: Links | None = None, answers: Callable[[Provision], float] | None = None) -> AnswerPlan:
+    """Decisive provision (`entry_provisions`), then the chains out of the provisions in the answer, then
+    further provisions."""
     plan = AnswerPlan()
     useful = [p for p in provisions if p.strength >= relevant_below]
-    entries = entry_provisions(provisions, relevant_below)
+    entries = entry_provisions(provisions, relevant_below, answers)
     if not entries:
         return plan
     used: set[int] = set()

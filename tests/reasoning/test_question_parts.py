@@ -52,3 +52,44 @@ def test_the_findings_state_a_sentence_for_each_part_of_the_question(demo_kb):
     stated = " ".join(finding.claim for finding in out.key_findings)
     assert "acht Jahre lang aufzubewahren" in stated  # the second part's answer, in the findings
     assert "6 Millisievert" in stated  # and the first part's
+
+
+def _provision(section: str, texts_scores: list[tuple[str, float]], cited_by: str = ""):
+    from rabbithole_lab.reasoning.answer import Provision, Sentence
+    from rabbithole_lab.records import ChunkWithInfo
+
+    chunk = ChunkWithInfo(chunk_text=" ".join(t for t, _ in texts_scores), document="QuellV.pdf", page=1,
+                          chunk_id=f"chunk {section}", cited_by=cited_by)
+    provision = Provision("QuellV.pdf", section, [chunk], [chunk])
+    provision.sentences = [Sentence(text, chunk, score, order) for order, (text, score) in enumerate(texts_scores)]
+    return provision
+
+
+def test_the_decisive_provision_answers_one_part_itself_and_refers_to_the_answer_of_the_other():
+    from rabbithole_lab.reasoning.answer import plan_answer
+    from rabbithole_lab.reasoning.extractive_writing import answered_parts
+
+    # § 8 states when to report and refers to the annex for the thresholds; § 9 has the single strongest
+    # sentence (on the first part) but points nowhere; the annex holds the thresholds
+    entry = _provision("§ 8", [("Die Meldung ist spätestens nach drei Monaten vorzulegen, Schwellen nach Anlage 2.", 0.5)])
+    strongest = _provision("§ 9", [("Die Behörde wertet die Meldungen über Quellenvorfälle aus.", 0.6)])
+    annex = _provision("Anlage 2", [("Zu melden ist eine Überschreitung um mehr als 5 Millieinheiten.", 0.55)])
+    provisions = [entry, strongest, annex]
+    links = {("QuellV.pdf", "§ 8"): {("QuellV.pdf", "Anlage 2")}}
+    by_part = [  # ab welcher Überschreitung, bis wann: each sentence's value on the part (by id)
+        {id(entry.sentences[0]): 0.2, id(strongest.sentences[0]): 0.45, id(annex.sentences[0]): 0.6},
+        {id(entry.sentences[0]): 0.55, id(strongest.sentences[0]): 0.3, id(annex.sentences[0]): 0.0},
+    ]
+    plan = plan_answer(provisions, 0.12, links=links, answers=answered_parts(by_part, provisions, links))
+    assert plan.parts[0][0] is entry
+    assert any(provision is annex and source is entry for provision, source, _ in plan.parts)
+    # by the strongest sentence alone, § 9 would be decisive
+    assert plan_answer(provisions, 0.12, links=links).parts[0][0] is strongest
+    # a provision that answers no part itself is not credited with what it refers to
+    pointer = _provision("§ 10", [("Im Übrigen gilt Anlage 2.", 0.3)])
+    pointing = [*provisions, pointer]
+    links[("QuellV.pdf", "§ 10")] = {("QuellV.pdf", "Anlage 2")}
+    by_part[0][id(pointer.sentences[0])] = 0.1
+    by_part[1][id(pointer.sentences[0])] = 0.0
+    answers = answered_parts(by_part, pointing, links)
+    assert answers(pointer) == 0.1 and answers(entry) == 0.6 + 0.55
