@@ -63,29 +63,34 @@ def _english_stems(text: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
-def _glossary_by_stems() -> dict[tuple[str, ...], list[str]]:
-    """The glossary keyed by the stems of its English side; entries that stem alike ("record", "records")
-    pool their German terms."""
-    entries: dict[tuple[str, ...], list[str]] = {}
+def _glossary_by_words() -> tuple[dict[tuple[str, ...], list[str]], dict[tuple[str, ...], list[str]]]:
+    """The glossary keyed by its English side's words, and by their stems; entries that stem alike
+    ("record", "records") pool their German terms for a form the glossary does not list itself."""
+    exact: dict[tuple[str, ...], list[str]] = {}
+    by_stems: dict[tuple[str, ...], list[str]] = {}
     for english, german in glossary().items():
-        pooled = entries.setdefault(_english_stems(english), [])
+        exact.setdefault(tuple(_ENGLISH_WORD.findall(english)), list(german))
+        pooled = by_stems.setdefault(_english_stems(english), [])
         pooled.extend(term for term in german if term not in pooled)
-    return {key: terms for key, terms in entries.items() if key}
+    return ({key: terms for key, terms in exact.items() if key},
+            {key: terms for key, terms in by_stems.items() if key})
 
 
 def german_terms(query: str) -> str:
-    """The German glossary terms for an English query (longest phrases first), space-joined. Words are
-    compared by their stems, so an inflected or hyphenated form finds its entry."""
-    terms = _glossary_by_stems()
-    longest = max((len(key) for key in terms), default=1)
-    words = _english_stems(query)
+    """The German glossary terms for an English query (longest phrases first), space-joined. A phrase the
+    glossary lists as written takes its own entry ("tested": geprüft, not also "testing": Erprobung); an
+    inflected or hyphenated form takes the entries of its stems."""
+    exact, by_stems = _glossary_by_words()
+    longest = max((len(key) for key in by_stems), default=1)
+    words = tuple(_ENGLISH_WORD.findall(query.lower()))
+    stems = tuple(_inflection_stem(word) for word in words)
     found: list[str] = []
     position = 0
     while position < len(words):
         for size in range(min(longest, len(words) - position), 0, -1):
-            phrase = words[position : position + size]
-            if phrase in terms:
-                found.extend(terms[phrase])
+            terms = exact.get(words[position : position + size]) or by_stems.get(stems[position : position + size])
+            if terms:
+                found.extend(terms)
                 position += size
                 break
         else:
