@@ -4,7 +4,8 @@ No model writes the answer; it is built from verbatim sentences of the graded co
 provision (document + section, so "§ 12 StrlSchG" and "§ 12 StrlSchV" never mix):
 
 1. the decisive provision — the question's best entry: the first-stage provision whose sentences
-   carry most of the question's terms and figures — with those sentences;
+   carry most of the question's terms and figures (for a question asking several things, the one that
+   answers most of its parts, itself or through what it cites) — with those sentences;
 2. each provision reached by following a reference from a provision already in the answer, said as a
    chain ("§ 55 StrlSchV verweist auf § 78 StrlSchG: „…“"); what the decisive provision cites is quoted
    even when it does not repeat the question's words;
