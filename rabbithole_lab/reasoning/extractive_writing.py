@@ -4,19 +4,16 @@ a section per approved task, the reference chain (the quality check is `extracti
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from statistics import median
 
 from rabbithole_lab.kb.query import glossary
 from rabbithole_lab.reasoning.answer import (
     MAX_SENTENCES,
-    Links,
     Provision,
     Sentence,
     links_of,
     plan_answer,
     provisions_of,
-    reached_from,
 )
 from rabbithole_lab.reasoning.answer_shape import (
     SENTENCES_PER_TASK,
@@ -33,23 +30,22 @@ from rabbithole_lab.reasoning.extractive_base import (
     IRRELEVANT_BELOW,
     REMEDIATED_SENTENCES,
     ExtractiveBase,
+    answered_parts,
+    part_sentences,
     reasoner_words,
     sentences_of,
 )
-from rabbithole_lab.reasoning.question_parts import question_parts
 from rabbithole_lab.reasoning.text import (
     contains_concept,
     has_figure,
     stems,
 )
-from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import (
     SynthesisFinding,
     SynthesisOutput,
 )
 
 logger = logging.getLogger(__name__)
-PART_SHARE = 0.5  # a part's sentence is read by the part's words and the whole question's in equal shares
 
 
 class ExtractiveWriter(ExtractiveBase):
@@ -116,26 +112,6 @@ class ExtractiveWriter(ExtractiveBase):
                 out.append(max(candidates, key=lambda item: item[1].score))
         return out
 
-    def _part_values(self, question: str, provisions: list[Provision],
-                     chunks: list[ChunkWithInfo]) -> list[dict[int, float]]:
-        """For each part of a question that asks several things (`question_parts`), how well each sentence
-        (by id) answers that part: read by the part's own words and the whole question's alike (a part's
-        "dabei" or "it" means the question's subject); 0 for a sentence without what the part asks for (a
-        figure, a period, a body) when it asks for one. A question asking one thing has none."""
-        asked = question_parts(question)
-        values: list[dict[int, float]] = []
-        for part in asked if len(asked) > 1 else []:
-            kinds = asked_kinds(part)
-            score = self._sentence_scorer(part, chunks)
-            by_sentence: dict[int, float] = {}
-            for provision in provisions:
-                by_part = score([sentence.text for sentence in provision.sentences])
-                for sentence, on_part in zip(provision.sentences, by_part, strict=True):
-                    by_sentence[id(sentence)] = (0.0 if kinds and not carries(sentence.text, kinds) else
-                                                 PART_SHARE * on_part + (1 - PART_SHARE) * sentence.score)
-            values.append(by_sentence)
-        return values
-
     def _own_sentences(self, task: AnswerTask, found: list[Provision], exclusions: list[str],
                        quoted: set[int], on_question: float) -> list[tuple[Provision, list[Sentence]]]:
         """A task's best sentences by its own words: what a task the researcher wrote asked for. A planned
@@ -160,32 +136,3 @@ class ExtractiveWriter(ExtractiveBase):
             out.setdefault(id(provision), (provision, []))[1].append(sentence)
         return [(provision, sorted(sentences, key=lambda s: s.order)) for provision, sentences in out.values()]
 
-
-def part_sentences(parts: list[dict[int, float]], provisions: list[Provision]) -> list[tuple[Provision, Sentence]]:
-    """For each part of a question that asks several things, the sentence that answers it best (when it is on
-    the question at all), each once."""
-    out: list[tuple[Provision, Sentence]] = []
-    for values in parts:
-        scored = [(values[id(s)], p, s) for p in provisions for s in p.sentences]
-        best = max(scored, key=lambda item: item[0], default=None)
-        if best is not None and best[0] >= IRRELEVANT_BELOW and all(best[2] is not s for _, s in out):
-            out.append((best[1], best[2]))
-    return out
-
-
-def answered_parts(parts: list[dict[int, float]], provisions: list[Provision],
-                   links: Links) -> Callable[[Provision], float]:
-    """How much of a question that asks several things a provision answers: for each part, its best
-    sentence on that part, or the best of a provision it refers to ("bis wann" in the provision, "ab welcher
-    Dosis" in the annex it cites). The entry a question is asked about usually answers one part itself and
-    points to the rest; a provision that answers no part itself is credited only with its own."""
-
-    def answers(provision: Provision) -> float:
-        cited = reached_from(provisions, provision, links)
-        own = [max((values[id(s)] for s in provision.sentences), default=0.0) for values in parts]
-        further = [max((values[id(s)] for p in cited for s in p.sentences), default=0.0) for values in parts]
-        if not any(mine >= max(theirs, IRRELEVANT_BELOW) for mine, theirs in zip(own, further, strict=True)):
-            return sum(own)
-        return sum(max(mine, theirs) for mine, theirs in zip(own, further, strict=True))
-
-    return answers

@@ -71,7 +71,8 @@ def test_the_decisive_provision_answers_one_part_itself_and_refers_to_the_answer
 
     # § 8 states when to report and refers to the annex for the thresholds; § 9 has the single strongest
     # sentence (on the first part) but points nowhere; the annex holds the thresholds
-    entry = _provision("§ 8", [("Die Meldung ist spätestens nach drei Monaten vorzulegen, Schwellen nach Anlage 2.", 0.5)])
+    entry = _provision("§ 8", [("Die Meldung ist spätestens nach drei Monaten vorzulegen, Schwellen nach Anlage 2.",
+                                0.5)])
     strongest = _provision("§ 9", [("Die Behörde wertet die Meldungen über Quellenvorfälle aus.", 0.6)])
     annex = _provision("Anlage 2", [("Zu melden ist eine Überschreitung um mehr als 5 Millieinheiten.", 0.55)])
     provisions = [entry, strongest, annex]
