@@ -43,8 +43,8 @@ _DOUBLED_END = re.compile(r"([bdfgklmnprt])\1$")
 
 def _inflection_stem(word: str) -> str:
     """An English word without its inflection (plural, past, -ing) and a final e: "checked", "checks" and
-    "checking" are "check", "capped" is "cap", "licensed" and "licence" meet at "licens"/"licenc" alike.
-    Only inflections: a derivational stemmer would make "integrity" and "integrated" one word."""
+    "checking" are "check", "capped" is "cap", "licensed" and "license" are "licens". Only inflections: a
+    derivational stemmer would make "containment" and "contains", "integrity" and "integrated" one word."""
     if len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
