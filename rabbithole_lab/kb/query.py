@@ -38,27 +38,23 @@ def glossary() -> dict[str, list[str]]:
 
 
 _ENGLISH_WORD = re.compile(r"[a-z0-9]+")
-_DOUBLED_END = re.compile(r"([bdfgklmnprt])\1$")
 
 
 def _inflection_stem(word: str) -> str:
-    """An English word without its inflection (plural, past, -ing) and a final e: "checked", "checks" and
-    "checking" are "check", "capped" is "cap", "licensed" and "license" are "licens". Only inflections: a
-    derivational stemmer would make "containment" and "contains", "integrity" and "integrated" one word."""
+    """A noun's singular: "approvals" is "approval", "facilities" is "facility", "boxes" is "box". The
+    glossary is a dictionary of terms, nearly all nouns; stripping a verb's or adjective's ending
+    ("planned", "testing") would meet a noun of another sense ("plan": Pläne, "testing": Erprobung), so
+    only the plural ending is stripped."""
     if len(word) > 4 and word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-2] if word.endswith(("ches", "shes", "sses", "xes", "zes")) else word[:-1]
-    elif len(word) > 4 and word.endswith("ied"):
-        word = word[:-3] + "y"
-    elif (len(word) > 4 and word.endswith("ed")) or (len(word) > 5 and word.endswith("ing")):
-        word = _DOUBLED_END.sub(r"\1", word[:-2] if word.endswith("ed") else word[:-3])
-    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-2] if word.endswith(("ches", "shes", "sses", "xes", "zes")) else word[:-1]
+    return word
 
 
 def _english_stems(text: str) -> tuple[str, ...]:
-    """An English phrase as inflection stems, hyphens as word breaks: "checked" meets the glossary's
-    "check", "leak-tightness" its "leak tightness"."""
+    """An English phrase as singular words, hyphens as word breaks: "approvals" meets the glossary's
+    "approval", "leak-tightness" its "leak tightness"."""
     return tuple(_inflection_stem(word) for word in _ENGLISH_WORD.findall(text.lower()))
 
 
@@ -78,8 +74,8 @@ def _glossary_by_words() -> tuple[dict[tuple[str, ...], list[str]], dict[tuple[s
 
 def german_terms(query: str) -> str:
     """The German glossary terms for an English query (longest phrases first), space-joined. A phrase the
-    glossary lists as written takes its own entry ("tested": geprüft, not also "testing": Erprobung); an
-    inflected or hyphenated form takes the entries of its stems."""
+    glossary lists as written takes its own entry ("records": Aufzeichnungen); a plural or hyphenated form
+    it does not list takes the entries of its singular words."""
     exact, by_stems = _glossary_by_words()
     longest = max((len(key) for key in by_stems), default=1)
     words = tuple(_ENGLISH_WORD.findall(query.lower()))
