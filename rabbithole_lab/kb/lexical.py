@@ -46,7 +46,7 @@ def _bm25s():
 
 
 @lru_cache(maxsize=4)
-def stemmer(language: str):
+def _stemmer(language: str):
     import Stemmer
 
     return Stemmer.Stemmer(language)
@@ -111,7 +111,7 @@ def words(text: str, language: str = "german") -> list[str]:
 
 def analyze(text: str, language: str = "german") -> list[str]:
     """The tokens BM25 and keyword overlap compare: stemmed words and compound parts, section labels."""
-    return stemmer(language).stemWords(words(text, language)) + label_tokens(text)
+    return _stemmer(language).stemWords(words(text, language)) + label_tokens(text)
 
 
 def content_terms(text: str, language: str = "german") -> set[str]:

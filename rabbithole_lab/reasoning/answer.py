@@ -4,8 +4,7 @@ No model writes the answer; it is built from verbatim sentences of the graded co
 provision (document + section, so "§ 12 StrlSchG" and "§ 12 StrlSchV" never mix):
 
 1. the decisive provision — the question's best entry: the first-stage provision whose sentences
-   carry most of the question's terms and figures (for a question asking several things, the one that
-   answers most of its parts, itself or through what it cites) — with those sentences;
+   carry most of the question's terms and figures — with those sentences;
 2. each provision reached by following a reference from a provision already in the answer, said as a
    chain ("§ 55 StrlSchV verweist auf § 78 StrlSchG: „…“"); what the decisive provision cites is quoted
    even when it does not repeat the question's words;
@@ -128,18 +127,11 @@ class AnswerPlan:
         return [sentence for _, _, sentences in self.parts for sentence in sentences]
 
 
-def entry_provisions(provisions: list[Provision], relevant_below: float,
-                     answers: Callable[[Provision], float] | None = None) -> list[Provision]:
-    """The provisions search found (not reached by following), best first; the first is the decisive one.
-    `answers`: how much of the question a provision answers, with what it refers to (a question asking
-    several things); the strongest sentence decides between equals, and alone without it."""
+def entry_provisions(provisions: list[Provision], relevant_below: float) -> list[Provision]:
+    """The provisions search found (not reached by following), best first; the first is the decisive one."""
     useful = [p for p in provisions if p.strength >= relevant_below]
-
-    def rank(provision: Provision) -> tuple[float, float]:
-        return (-answers(provision) if answers else 0.0, -provision.strength)
-
-    entries = sorted((p for p in useful if p.depth == 0), key=rank)
-    return entries or sorted(useful, key=rank)
+    entries = sorted((p for p in useful if p.depth == 0), key=lambda p: -p.strength)
+    return entries or sorted(useful, key=lambda p: -p.strength)
 
 
 Links = dict[tuple[str, str], set[tuple[str, str]]]  # (doc, section) -> the (doc, section)s it cites
@@ -163,12 +155,11 @@ def reached_from(provisions: list[Provision], source: Provision, links: Links | 
 
 
 def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES,
-                links: Links | None = None, answers: Callable[[Provision], float] | None = None) -> AnswerPlan:
-    """Decisive provision (`entry_provisions`), then the chains out of the provisions in the answer, then
-    further provisions."""
+                links: Links | None = None) -> AnswerPlan:
+    """Decisive provision, then the chains out of the provisions in the answer, then further provisions."""
     plan = AnswerPlan()
     useful = [p for p in provisions if p.strength >= relevant_below]
-    entries = entry_provisions(provisions, relevant_below, answers)
+    entries = entry_provisions(provisions, relevant_below)
     if not entries:
         return plan
     used: set[int] = set()

@@ -16,10 +16,7 @@ from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import reasoner_text
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.relevance import keyword_overlap
-from rabbithole_lab.reasoning.answer import Links, Provision, Sentence, reached_from
-from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
 from rabbithole_lab.reasoning.base import ReasonerInfo, citation_label
-from rabbithole_lab.reasoning.question_parts import question_parts
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import (
     asks_about_authorisation,
@@ -47,7 +44,6 @@ LANGUAGE_SAMPLE_CHARS = 2_000  # of the context, to tell its language
 REMEDIATED_SENTENCES = 5
 VECTOR_CACHE_SIZE = 20_000  # 384 floats each: ~30 MB at most
 MMR_LAMBDA = 0.7
-PART_SHARE = 0.5  # a part's sentence is read by the part's words and the whole question's in equal shares
 SUPPORT_OVERLAP = 0.6
 ON_TOPIC_OVERLAP = 0.3
 
@@ -194,26 +190,6 @@ class ExtractiveBase:
 
         return score
 
-    def _part_values(self, question: str, provisions: list[Provision],
-                     chunks: list[ChunkWithInfo]) -> list[dict[int, float]]:
-        """For each part of a question that asks several things (`question_parts`), how well each sentence
-        (by id) answers that part: read by the part's own words and the whole question's alike (a part's
-        "dabei" or "it" means the question's subject); 0 for a sentence without what the part asks for (a
-        figure, a period, a body) when it asks for one. A question asking one thing has none."""
-        asked = question_parts(question)
-        values: list[dict[int, float]] = []
-        for part in asked if len(asked) > 1 else []:
-            kinds = asked_kinds(part)
-            score = self._sentence_scorer(part, chunks)
-            by_sentence: dict[int, float] = {}
-            for provision in provisions:
-                by_part = score([sentence.text for sentence in provision.sentences])
-                for sentence, on_part in zip(provision.sentences, by_part, strict=True):
-                    by_sentence[id(sentence)] = (0.0 if kinds and not carries(sentence.text, kinds) else
-                                                 PART_SHARE * on_part + (1 - PART_SHARE) * sentence.score)
-            values.append(by_sentence)
-        return values
-
     # ---- helpers ----------------------------------------------------------------------------
     def _mmr(self, anchor: str, candidates: list[tuple[str, float]], limit: int) -> list[str]:
         """Maximal marginal relevance over (sentence, weight) pairs; returns sentences in pick order."""
@@ -301,33 +277,3 @@ def passage_provisions(passages: list[VectorResult]) -> list[tuple[str, str]]:
         title = heading[len(passage.section):].strip(" .:-") if heading.startswith(passage.section) else heading
         out.setdefault(label, title[:70])
     return list(out.items())
-
-
-def part_sentences(parts: list[dict[int, float]], provisions: list[Provision]) -> list[tuple[Provision, Sentence]]:
-    """For each part of a question that asks several things, the sentence that answers it best (when it is on
-    the question at all), each once."""
-    out: list[tuple[Provision, Sentence]] = []
-    for values in parts:
-        scored = [(values[id(s)], p, s) for p in provisions for s in p.sentences]
-        best = max(scored, key=lambda item: item[0], default=None)
-        if best is not None and best[0] >= IRRELEVANT_BELOW and all(best[2] is not s for _, s in out):
-            out.append((best[1], best[2]))
-    return out
-
-
-def answered_parts(parts: list[dict[int, float]], provisions: list[Provision],
-                   links: Links) -> Callable[[Provision], float]:
-    """How much of a question that asks several things a provision answers: for each part, its best
-    sentence on that part, or the best of a provision it refers to ("bis wann" in the provision, "ab welcher
-    Dosis" in the annex it cites). The entry a question is asked about usually answers one part itself and
-    points to the rest; a provision that answers no part itself is credited only with its own."""
-
-    def answers(provision: Provision) -> float:
-        cited = reached_from(provisions, provision, links)
-        own = [max((values[id(s)] for s in provision.sentences), default=0.0) for values in parts]
-        further = [max((values[id(s)] for p in cited for s in p.sentences), default=0.0) for values in parts]
-        if not any(mine >= max(theirs, IRRELEVANT_BELOW) for mine, theirs in zip(own, further, strict=True)):
-            return sum(own)
-        return sum(max(mine, theirs) for mine, theirs in zip(own, further, strict=True))
-
-    return answers

@@ -16,7 +16,6 @@ from rabbithole_lab.reasoning.extractive_base import (
     IRRELEVANT_BELOW,
     ON_TOPIC_OVERLAP,
     ExtractiveBase,
-    answered_parts,
     reasoner_words,
     sentences_of,
     supported_by_source,
@@ -84,10 +83,7 @@ class ExtractiveJudge(ExtractiveBase):
         issues = []
         # the decisive provision and what it refers to: the same choice the answer is built from
         provisions = provisions_of(sources, sentences_of, self._sentence_scorer(query, sources))
-        parts = self._part_values(query, provisions, sources)
-        # (the writer also reads the followed references' links; the judge sees the passages' own)
-        entries = entry_provisions(provisions, IRRELEVANT_BELOW,
-                                   answered_parts(parts, provisions, {}) if parts else None)
+        entries = entry_provisions(provisions, IRRELEVANT_BELOW)
         if entries and not quality.cites_provision(found, entries[0]):
             relevance, semantic = 0, min(semantic, 50)  # it does not answer the question
             issues.append(text["issue_entry"].format(provision=entries[0].label))

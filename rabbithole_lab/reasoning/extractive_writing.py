@@ -30,22 +30,23 @@ from rabbithole_lab.reasoning.extractive_base import (
     IRRELEVANT_BELOW,
     REMEDIATED_SENTENCES,
     ExtractiveBase,
-    answered_parts,
-    part_sentences,
     reasoner_words,
     sentences_of,
 )
+from rabbithole_lab.reasoning.question_parts import question_parts
 from rabbithole_lab.reasoning.text import (
     contains_concept,
     has_figure,
     stems,
 )
+from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import (
     SynthesisFinding,
     SynthesisOutput,
 )
 
 logger = logging.getLogger(__name__)
+PART_SHARE = 0.5  # a part's sentence is read by the part's words and the whole question's in equal shares
 
 
 class ExtractiveWriter(ExtractiveBase):
@@ -64,10 +65,8 @@ class ExtractiveWriter(ExtractiveBase):
         if request.remediation:
             for provision in provisions:
                 provision.sentences = [s for s in provision.sentences if self._overlap(request.anchor, s.text) > 0]
-        links = links_of(request.chains)
-        parts = self._part_values(request.question or request.anchor, provisions, chunks)
         plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES,
-                           links, answered_parts(parts, provisions, links) if parts else None)
+                           links_of(request.chains))
         if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
         # a rewrite keeps to the plan's fewer sentences: no task adds its own
@@ -80,7 +79,7 @@ class ExtractiveWriter(ExtractiveBase):
         asked = self._asked_sentences(request.parts, provisions, [sentence.text for _, sentence in opening])
         opening += [(p, s) for p, s in asked if all(s is not held for _, held in opening)]
         # a question that asks several things gets a statement for each part it asks
-        for provision, sentence in part_sentences(parts, provisions):
+        for provision, sentence in self._part_sentences(request.question or request.anchor, provisions, chunks):
             if all(sentence is not held for _, held in opening):
                 opening.append((provision, sentence))
         shaped = shape_answer(plan, provisions, request.tasks,
@@ -112,6 +111,32 @@ class ExtractiveWriter(ExtractiveBase):
                 out.append(max(candidates, key=lambda item: item[1].score))
         return out
 
+    def _part_sentences(self, question: str, provisions: list[Provision],
+                        chunks: list[ChunkWithInfo]) -> list[tuple[Provision, Sentence]]:
+        """For each part of a question that asks several things (`question_parts`), the sentence that best
+        answers that part: read by the part's own words and the whole question's alike (a part's "dabei"
+        or "it" means the question's subject), carrying what the part asks for (a figure, a period, a body)
+        when it asks for one. One question asking one thing gets nothing here."""
+        parts = question_parts(question)
+        if len(parts) < 2:
+            return []
+        out: list[tuple[Provision, Sentence]] = []
+        for part in parts:
+            kinds = asked_kinds(part)
+            score = self._sentence_scorer(part, chunks)
+            best: tuple[float, Provision, Sentence] | None = None
+            for provision in provisions:
+                by_part = score([sentence.text for sentence in provision.sentences])
+                for sentence, on_part in zip(provision.sentences, by_part, strict=True):
+                    if kinds and not carries(sentence.text, kinds):
+                        continue
+                    value = PART_SHARE * on_part + (1 - PART_SHARE) * sentence.score
+                    if best is None or value > best[0]:
+                        best = (value, provision, sentence)
+            if best is not None and best[0] >= IRRELEVANT_BELOW and all(best[2] is not s for _, s in out):
+                out.append((best[1], best[2]))
+        return out
+
     def _own_sentences(self, task: AnswerTask, found: list[Provision], exclusions: list[str],
                        quoted: set[int], on_question: float) -> list[tuple[Provision, list[Sentence]]]:
         """A task's best sentences by its own words: what a task the researcher wrote asked for. A planned
@@ -135,4 +160,3 @@ class ExtractiveWriter(ExtractiveBase):
         for _, provision, sentence in best:
             out.setdefault(id(provision), (provision, []))[1].append(sentence)
         return [(provision, sorted(sentences, key=lambda s: s.order)) for provision, sentences in out.values()]
-
