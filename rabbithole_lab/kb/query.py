@@ -40,7 +40,7 @@ def glossary() -> dict[str, list[str]]:
 _ENGLISH_WORD = re.compile(r"[a-z0-9]+")
 
 
-def _inflection_stem(word: str) -> str:
+def _singular(word: str) -> str:
     """A noun's singular: "approvals" is "approval", "facilities" is "facility", "boxes" is "box". The
     glossary is a dictionary of terms, nearly all nouns; stripping a verb's or adjective's ending
     ("planned", "testing") would meet a noun of another sense ("plan": Pläne, "testing": Erprobung), so
@@ -52,39 +52,40 @@ def _inflection_stem(word: str) -> str:
     return word
 
 
-def _english_stems(text: str) -> tuple[str, ...]:
+def _singular_words(text: str) -> tuple[str, ...]:
     """An English phrase as singular words, hyphens as word breaks: "approvals" meets the glossary's
     "approval", "leak-tightness" its "leak tightness"."""
-    return tuple(_inflection_stem(word) for word in _ENGLISH_WORD.findall(text.lower()))
+    return tuple(_singular(word) for word in _ENGLISH_WORD.findall(text.lower()))
 
 
 @lru_cache(maxsize=1)
 def _glossary_by_words() -> tuple[dict[tuple[str, ...], list[str]], dict[tuple[str, ...], list[str]]]:
-    """The glossary keyed by its English side's words, and by their stems; entries that stem alike
-    ("record", "records") pool their German terms for a form the glossary does not list itself."""
+    """The glossary keyed by its English side's words, and by their singular words; entries alike in the
+    singular ("record", "records") pool their German terms for a form the glossary does not list itself."""
     exact: dict[tuple[str, ...], list[str]] = {}
-    by_stems: dict[tuple[str, ...], list[str]] = {}
+    by_singular: dict[tuple[str, ...], list[str]] = {}
     for english, german in glossary().items():
         exact.setdefault(tuple(_ENGLISH_WORD.findall(english)), list(german))
-        pooled = by_stems.setdefault(_english_stems(english), [])
+        pooled = by_singular.setdefault(_singular_words(english), [])
         pooled.extend(term for term in german if term not in pooled)
     return ({key: terms for key, terms in exact.items() if key},
-            {key: terms for key, terms in by_stems.items() if key})
+            {key: terms for key, terms in by_singular.items() if key})
 
 
 def german_terms(query: str) -> str:
     """The German glossary terms for an English query (longest phrases first), space-joined. A phrase the
     glossary lists as written takes its own entry ("records": Aufzeichnungen); a plural or hyphenated form
     it does not list takes the entries of its singular words."""
-    exact, by_stems = _glossary_by_words()
-    longest = max((len(key) for key in by_stems), default=1)
+    exact, by_singular = _glossary_by_words()
+    longest = max((len(key) for key in by_singular), default=1)
     words = tuple(_ENGLISH_WORD.findall(query.lower()))
-    stems = tuple(_inflection_stem(word) for word in words)
+    singular = tuple(_singular(word) for word in words)
     found: list[str] = []
     position = 0
     while position < len(words):
         for size in range(min(longest, len(words) - position), 0, -1):
-            terms = exact.get(words[position : position + size]) or by_stems.get(stems[position : position + size])
+            end = position + size
+            terms = exact.get(words[position:end]) or by_singular.get(singular[position:end])
             if terms:
                 found.extend(terms)
                 position += size
