@@ -27,7 +27,7 @@ _QUESTION = {
         r"wiederhol\w*|repeat\w*|recurr\w*)", re.IGNORECASE),
     "body": re.compile(
         r"\b(?:wer\b|wem\b|an\s+wen|welche\s+behörde|behörde\w*|zuständig\w*|who\b|whom\b|authorit\w+|"
-        r"responsible|competent|notif\w+|melde\w*|anzeige\w*)", re.IGNORECASE),
+        r"responsib\w*|competent|notif\w+|melde\w*|anzeige\w*)", re.IGNORECASE),
     "condition": re.compile(
         r"\b(?:voraussetzung\w*|unter\s+welchen|in\s+welchen\s+fällen|ob\b|wann\b|conditions?\b|"
         r"under\s+what|whether|when\b|if\b)", re.IGNORECASE),

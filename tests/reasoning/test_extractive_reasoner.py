@@ -312,3 +312,19 @@ def test_a_term_two_documents_define_is_asked_about(reasoner):
     one = reasoner.follow_up_questions(question, reasoner.analyze_retrieval(question, passages[:1], "de"),
                                        passages[:1], "de", 9)
     assert not any("Bedeutung" in q for q in one)
+
+
+def test_an_english_question_reads_a_german_sentence_by_its_meaning_too(reasoner):
+    """e5 sets an English question far from the German sentence that answers it; the glossary's German terms
+    for the question are read alongside, so the English question ranks it nearly as the German one does."""
+    answering = "Der Betreiber hat die Aufzeichnungen über die Prüfungen eines Krans zehn Jahre lang aufzubewahren."
+    others = ["Kranführer tragen während des Betriebs einen Schutzhelm.",
+              "Die Kabine des Krans ist beheizbar auszuführen."]
+    chunk = ChunkWithInfo(chunk_text="§ 9 Kranbuch\n(1) " + " ".join([answering, *others]), document="KranV.pdf",
+                          page=3, chunk_id="kran-9", heading="§ 9 Kranbuch")
+    english = reasoner._sentence_scorer("How long must the operator keep the records of the crane inspections?",
+                                        [chunk])([answering, *others])
+    german = reasoner._sentence_scorer("Wie lange muss der Betreiber die Aufzeichnungen der Kranprüfungen "
+                                       "aufbewahren?", [chunk])([answering, *others])
+    assert english[0] >= 0.6 * german[0]  # the English question alone, without its German terms: 0.52 of it
+    assert all(other < english[0] / 2 for other in english[1:])
