@@ -52,12 +52,14 @@ class ShapedAnswer:
     rest: list[tuple[Provision, list[Sentence]]] = field(default_factory=list)  # found by no listed task
 
 
-def opening_statements(plan: AnswerPlan,
-                       carries: Callable[[str], bool] = lambda _: False) -> list[tuple[Provision, Sentence]]:
+def opening_statements(plan: AnswerPlan, carries: Callable[[str], bool] = lambda _: False,
+                       found: tuple[Provision, ...] = (), floor: float = 0.0) -> list[tuple[Provision, Sentence]]:
     """The decisive provision's best sentence; then, in the plan's order, the sentences that carry what the
     question asks for (`carries`: a figure for "how high", a period for "how long", an authority for "who"),
     at most OPENING_MAX and SENTENCES_PER_PROVISION of one provision; then, up to OPENING_STATEMENTS, the
-    best sentence of each provision the decisive one led to, then of the others."""
+    best sentence of each provision the decisive one led to, then of the others; then, while there is room,
+    the best sentences (at least `floor`) of any provision the research `found` that carry what was asked:
+    the findings state what the question asks for wherever the research found it, after what the plan quotes."""
     if not plan.parts:
         return []
     decisive, _, first = plan.parts[0]
@@ -79,7 +81,14 @@ def opening_statements(plan: AnswerPlan,
         if all(p is not provision for p, _ in chosen):
             take(provision, max(sentences, key=lambda s: s.score))
     order = {id(part[0]): index for index, part in enumerate(plan.parts)}
-    return sorted(chosen, key=lambda item: (order[id(item[0])], item[1].order))
+    chosen.sort(key=lambda item: (order[id(item[0])], item[1].order))
+    beyond = sorted(((p, s) for p in found for s in p.sentences if s.score >= floor and carries(s.text)),
+                    key=lambda item: -item[1].score)
+    for provision, sentence in beyond:
+        if len(chosen) >= OPENING_MAX:
+            break
+        take(provision, sentence)
+    return chosen
 
 
 def _owner(provision: Provision, tasks: list[AnswerTask]) -> AnswerTask | None:

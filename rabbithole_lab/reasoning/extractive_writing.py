@@ -75,7 +75,7 @@ class ExtractiveWriter(ExtractiveBase):
         typical = float(median(s.score for s in plan.sentences()))
         kinds = asked_kinds(request.question or request.anchor)
         carries_asked = (lambda sentence: carries(sentence, kinds)) if kinds else has_figure
-        opening = opening_statements(plan, carries_asked)
+        opening = opening_statements(plan, carries_asked, tuple(provisions) if kinds else (), IRRELEVANT_BELOW)
         asked = self._asked_sentences(request.parts, provisions, [sentence.text for _, sentence in opening])
         opening += [(p, s) for p, s in asked if all(s is not held for _, held in opening)]
         # a question that asks several things gets a statement for each part it asks

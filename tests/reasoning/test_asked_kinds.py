@@ -63,3 +63,20 @@ def test_the_findings_state_the_sentence_that_carries_what_was_asked_even_when_i
     plain = [s.text for _, s in opening_statements(plan)]
     assert "Das Logbuch ist zehn Jahre lang aufzubewahren." not in plain
     assert plain == ["Der Betreiber führt ein Logbuch über jeden Kran.", "Die Behörde kann Einsicht verlangen."]
+
+
+def test_the_findings_state_what_was_asked_wherever_the_research_found_it_after_the_plan():
+    decisive = _provision("§ 3", ["Der Betreiber führt ein Logbuch über jeden Kran."], [0.9])
+    beyond = _provision("§ 8", ["Die Prüfbescheinigung ist drei Jahre lang aufzubewahren.",
+                                "Die Prüfbescheinigung ist sorgfältig aufzubewahren.",
+                                "Eine Kopie ist zwei Wochen lang auszuhängen."], [0.5, 0.7, 0.05])
+    plan = AnswerPlan([(decisive, None, decisive.sentences)])
+    asked = asked_kinds("Wie lange ist die Prüfbescheinigung aufzubewahren?")
+    stated = [s.text for _, s in opening_statements(plan, lambda text: carries(text, asked), (decisive, beyond),
+                                                    floor=0.1)]
+    # the plan's statement first, then the sentence of a provision the plan does not quote that carries the
+    # period asked for; not the one without a period, and not one below the floor
+    assert stated == ["Der Betreiber führt ein Logbuch über jeden Kran.",
+                      "Die Prüfbescheinigung ist drei Jahre lang aufzubewahren."]
+    # without the provisions found beyond the plan, the findings are the plan's
+    assert [s.text for _, s in opening_statements(plan, lambda text: carries(text, asked))] == stated[:1]
