@@ -75,7 +75,9 @@ class ExtractiveWriter(ExtractiveBase):
         typical = float(median(s.score for s in plan.sentences()))
         kinds = asked_kinds(request.question or request.anchor)
         carries_asked = (lambda sentence: carries(sentence, kinds)) if kinds else has_figure
-        opening = opening_statements(plan, carries_asked, tuple(provisions) if kinds else (), IRRELEVANT_BELOW)
+        # a rewrite keeps to the plan's fewer sentences: its findings draw on nothing beyond them
+        beyond = () if request.remediation or not kinds else tuple(provisions)
+        opening = opening_statements(plan, carries_asked, beyond, IRRELEVANT_BELOW)
         asked = self._asked_sentences(request.parts, provisions, [sentence.text for _, sentence in opening])
         opening += [(p, s) for p, s in asked if all(s is not held for _, held in opening)]
         # a question that asks several things gets a statement for each part it asks
@@ -144,9 +146,6 @@ class ExtractiveWriter(ExtractiveBase):
         chunks = [chunk for provision in found for chunk in provision.chunks]
         if not chunks:
             return []
-        kinds = set() if task.own else asked_kinds(task.task)
-        if kinds:
-            return _carrying_sentences(found, kinds, exclusions, quoted)
         by_key = {(p.doc, p.section): p for p in found}
         candidates: list[tuple[float, Provision, Sentence]] = []
         for own in provisions_of(chunks, sentences_of, self._sentence_scorer(task.task, chunks)):
@@ -164,22 +163,3 @@ class ExtractiveWriter(ExtractiveBase):
             out.setdefault(id(provision), (provision, []))[1].append(sentence)
         return [(provision, sorted(sentences, key=lambda s: s.order)) for provision, sentences in out.values()]
 
-
-def _carrying_sentences(found: list[Provision], kinds: set[str], exclusions: list[str],
-                        quoted: set[int]) -> list[tuple[Provision, list[Sentence]]]:
-    """A planned task that asks for a kind ("Collect the limits, figures and deadlines …", "Clarify duties,
-    responsibilities and conditions …") is answered by the sentences of what it found that carry that kind,
-    best on the question first. The task's own words are a template and a few of the question's concepts:
-    what it asks for is the kind, and the question decides which of those sentences matter. Carrying the
-    asked kind is the task's evidence, so the relevance floor suffices (a sentence of a task that asks for
-    no kind must be as much on the question as the plan's typical sentence)."""
-    owner = {id(sentence): provision for provision in found for sentence in provision.sentences}
-    best = sorted((sentence for provision in found for sentence in provision.sentences
-                   if id(sentence) not in quoted and sentence.score >= IRRELEVANT_BELOW
-                   and carries(sentence.text, kinds) and not excluded(sentence.text, exclusions)),
-                  key=lambda sentence: -sentence.score)[:SENTENCES_PER_TASK]
-    out: dict[int, tuple[Provision, list[Sentence]]] = {}
-    for sentence in best:
-        provision = owner[id(sentence)]
-        out.setdefault(id(provision), (provision, []))[1].append(sentence)
-    return [(provision, sorted(sentences, key=lambda s: s.order)) for provision, sentences in out.values()]

@@ -7,6 +7,7 @@ import pytest
 from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence
 from rabbithole_lab.reasoning.answer_shape import opening_statements
 from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
+from rabbithole_lab.reasoning.extractive_base import reasoner_words
 from rabbithole_lab.records import ChunkWithInfo
 
 
@@ -24,6 +25,13 @@ from rabbithole_lab.records import ChunkWithInfo
 ])
 def test_a_question_asks_for_kinds_by_its_words(question, kinds):
     assert asked_kinds(question) == kinds
+
+
+@pytest.mark.parametrize("language", ["de", "en"])
+def test_the_planned_tasks_ask_for_the_same_kinds_in_either_language(language):
+    """"Zuständigkeiten" and "responsibilities" ask for a body alike."""
+    asked = [asked_kinds(task.format(focus="Kran")) for task, _ in reasoner_words(language)["tasks"]]
+    assert asked == [set(), {"amount", "deadline"}, {"body", "condition"}, set()]
 
 
 def test_a_sentence_carries_a_kind_by_its_figures_and_words():
