@@ -162,4 +162,3 @@ class ExtractiveWriter(ExtractiveBase):
         for _, provision, sentence in best:
             out.setdefault(id(provision), (provision, []))[1].append(sentence)
         return [(provision, sorted(sentences, key=lambda s: s.order)) for provision, sentences in out.values()]
-
