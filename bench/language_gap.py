@@ -18,6 +18,7 @@ import chromadb
 import numpy as np
 
 from rabbithole_lab.kb.factory import shared_embedder
+from rabbithole_lab.kb.index import get_all
 from rabbithole_lab.kb.query import glossary
 from rabbithole_lab.settings import load_settings
 
@@ -28,7 +29,7 @@ def stored_chunks(db: str) -> list[tuple[str, np.ndarray]]:
     out = []
     for collection in client.list_collections():
         handle = client.get_collection(getattr(collection, "name", collection))
-        got = handle.get(include=["metadatas", "embeddings"])
+        got = get_all(handle, ["metadatas", "embeddings"])
         out += [((metadata or {}).get("heading", ""), np.asarray(vector))
                 for metadata, vector in zip(got["metadatas"], got["embeddings"], strict=True)]
     return out

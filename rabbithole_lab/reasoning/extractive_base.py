@@ -174,16 +174,18 @@ class ExtractiveBase:
         sentences = [s for chunk in chunks for s in passage_sentences(chunk.chunk_text, chunk.heading,
                                                                        chunk.continuation)]
         weights = TermWeights(sentences)
-        question = sentence_terms(self._lexical_anchor(anchor)) | sentence_terms(anchor)
+        # the glossary's German terms for an English question: its words compared in the documents' language
+        german = german_terms(anchor) if detect_language(anchor) == "en" else ""
+        question = sentence_terms(f"{anchor} {german}") | sentence_terms(anchor)
         sample = " ".join(sentences)[:LANGUAGE_SAMPLE_CHARS]
-        meaning = bool(sample) and self._reads(sample)
+        sample_language = detect_language(sample)
+        meaning = bool(sample) and reads_language(self._embedder.languages, sample_language)
         # e5 sets an English question further from a German sentence than a German one of the same meaning
         # (the glossary's term pairs asked of the chunks their German term heads: 0.80 in English, 0.85 in
         # German; bench/RESULTS.md, session 22), so most answering sentences fell below the band's floor. The
         # glossary's German terms for the question, asked like a section title (the form the band was
         # measured on), read the sentence in its own language; its meaning is the better of the two readings.
-        rendering = german_terms(anchor) if detect_language(anchor) == "en" and detect_language(sample) == "de" \
-            else ""
+        rendering = german if sample_language == "de" else ""
         enabling_is_no_answer = not asks_about_authorisation(anchor)
 
         def score(batch: list[str]) -> list[float]:

@@ -75,7 +75,8 @@ class ExtractiveWriter(ExtractiveBase):
         typical = float(median(s.score for s in plan.sentences()))
         kinds = asked_kinds(request.question or request.anchor)
         carries_asked = (lambda sentence: carries(sentence, kinds)) if kinds else has_figure
-        # a rewrite keeps to the plan's fewer sentences: its findings draw on nothing beyond them
+        # a rewrite keeps to the plan's fewer sentences: its findings draw on nothing beyond them; nor does a
+        # question that asks for no kind (any figure would do, which says nothing about what it asks)
         beyond = () if request.remediation or not kinds else tuple(provisions)
         opening = opening_statements(plan, carries_asked, beyond, IRRELEVANT_BELOW)
         asked = self._asked_sentences(request.parts, provisions, [sentence.text for _, sentence in opening])
