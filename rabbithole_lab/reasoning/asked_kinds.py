@@ -11,12 +11,16 @@ import re
 
 _QUESTION = {
     "amount": re.compile(
-        r"\b(?:wie\s+(?:hoch|viel|viele|groß)|grenzwert\w*|höchstwert\w*|werte?\b|betrag|höhe\b|dosis\w*|"
-        r"mengen?\b|how\s+(?:much|high|many|large)|limits?\b|values?\b|amounts?\b|dose\b|thresholds?\b)",
+        # a German compound means what its last part means: "Jahresmenge", "Obergrenze", "Deckungssumme" ask for
+        # a quantity as "Menge", "Grenze", "Summe" do
+        r"\b(?:wie\s+(?:hoch|viel|viele|groß)|\w*(?:werte?|beträge?|betrag|summen?|grenzen?|mengen?|dosis|dosen|"
+        r"prozentsatz|anteil)\b|grenzwert\w*|höchstwert\w*|höhe\b|dosis\w*|"
+        r"how\s+(?:much|high|many|large)|limits?\b|values?\b|amounts?\b|sums?\b|dose\b|thresholds?\b|"
+        r"percent\w*|ceiling\b|cap\b)",
         re.IGNORECASE),
     "deadline": re.compile(
         r"\b(?:fristen?\b|wie\s+lange|bis\s+wann|wann\b|wie\s+schnell|innerhalb\s+welche\w*|aufbewahr\w*|"
-        r"welche[nm]?\s+(?:zeitraum|datum|termin|stichtag)|bis\s+zu\s+welche\w*|"
+        r"(?:welche[nm]?|bis\s+zu\s+welche[mnr]?)\s+(?:zeitraum|zeitpunkt|datum|termin|stichtag|tag)\b|"
         r"how\s+long|how\s+quickly|how\s+soon|by\s+when|by\s+(?:what|which)\s+date|(?:what|which)\s+period|"
         r"when\b|deadlines?\b|periods?\b|retain\w*|kept\b)",
         re.IGNORECASE),
@@ -34,11 +38,14 @@ _QUESTION = {
 }
 _SENTENCE = {
     "amount": re.compile(
-        r"\d[\d.,]*\s*(?:(?:[Mm]illi|[Mm]ikro|[Kk]ilo|[Gg]iga|[Mm]ega)?(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray)|mSv|µSv|"
-        r"Sv|Bq|GBq|MBq|kBq|TBq|Gy|mGy|%|Prozent|Euro|m|cm|mm|kg|g|t)\b"),
+        # a figure with its unit, its scale in words between them ("500 Millionen Euro")
+        r"\d[\d.,]*\s*(?:(?:Millionen|Milliarden|Tausend)\s+)?(?:(?:[Mm]illi|[Mm]ikro|[Kk]ilo|[Gg]iga|[Mm]ega|[Tt]era)?"
+        r"(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray|[Gg]ramm|[Ww]att|[Mm]eter|[Ll]iter)|Kubikmeter|Quadratmeter|Tonnen|mSv|µSv|"
+        r"Sv|Bq|GBq|MBq|kBq|TBq|Gy|mGy|%|Prozent|Euro|m|cm|mm|kg|g|t|Mg|MW|kW|ha)\b"),
     "deadline": re.compile(
-        r"\d[\d.,]*\s*(?:Jahre?n?|Monate?n?|Wochen?|Tage?n?|Stunden?|Kalenderjahr\w*)\b|\b(?:ein|zwei|drei|vier|"
-        r"fünf|sechs|sieben|acht|neun|zehn|zwölf|dreißig)\s+(?:Jahre?n?|Monate?n?|Wochen?|Tage?n?|Stunden?)\b|"
+        r"\d[\d.,]*\s*(?:(?:Millionen|Tausend)\s+)?(?:Jahre?n?|Monate?n?|Wochen?|Tage?n?|Stunden?|Kalenderjahr\w*)\b|"
+        r"\b(?:ein|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|zwölf|dreißig|hundert)\s+(?:(?:Millionen|Tausend)\s+)?"
+        r"(?:Jahre?n?|Monate?n?|Wochen?|Tage?n?|Stunden?)\b|"
         r"\b(?:unverzüglich|spätestens|binnen|innerhalb\s+von|Frist\w*|bis\s+zum|längstens)\b|"
         r"\b\d{1,2}\.\s?\d{1,2}\.\s?\d{4}\b|\b\d{1,2}\.\s+(?:Januar|Februar|März|April|Mai|Juni|Juli|August|"
         r"September|Oktober|November|Dezember)\s+\d{4}\b"),

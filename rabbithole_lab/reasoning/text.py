@@ -7,14 +7,15 @@ import re
 from rabbithole_lab.kb.lexical import analyze, compound_parts
 from rabbithole_lab.messages import run_text
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+\.|[a-z]\)|[-•])\s)")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+[.)]|[a-z]\)|[-•])\s)")
 _ABBREVIATION_END = re.compile(
     r"\b(?:Abs|Nr|Art|BGBl|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
 # German writes ordinals with a period ("das 75. Lebensjahr", "bis zum 31. Dezember"): after an article or
 # preposition, "<number>." opens a noun phrase, not a new sentence ("nach Absatz 2. Die Behörde" still ends one)
 _ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|einer|eines|am|im|vom|zum|zur|bis|ab|"
                           r"seit|jedes|jedem|jeden|jeder)\s+\d{1,4}\.$", re.IGNORECASE)
-_LIST_MARKER = re.compile(r"\d{1,3}[a-z]?\.")  # an enumeration's item number, alone on its line
+_LIST_MARKER = re.compile(r"\d{1,3}[a-z]?[.)]")  # an enumeration's item number, alone on its line
+_ITEM_START = re.compile(r"^(?:\d{1,3}[a-z]?[.)]|[a-z]{1,2}\))\s")  # "4. Absaugung …", "2) Jede …", "c) zu …"
 # The drafting formulas of an enabling clause (Verordnungsermächtigung): "Die Bundesregierung wird ermächtigt,
 # durch Rechtsverordnung ...", "In der Rechtsverordnung kann insbesondere festgelegt werden, ...". Such a sentence
 # lists what a regulation may govern, so it carries every term of a question on those topics, and states no
@@ -22,6 +23,11 @@ _LIST_MARKER = re.compile(r"\d{1,3}[a-z]?\.")  # an enumeration's item number, a
 _AUTHORISES_REGULATION = re.compile(
     r"\b(?:wird|werden)\s+ermächtigt\b|\b(?:kann|können)\s+durch\s+Rechtsverordnung\b"
     r"|\b(?:In|Durch)\s+(?:der|einer)?\s*Rechtsverordnung\b[^.;]{0,120}?\b(?:kann|können)\b")
+# an enabling clause lists what the regulation governs as indirect questions or "dass" clauses ("festgelegt
+# werden, 1. unter welchen Voraussetzungen …, 2. dass und wie …"); a rule's own items do not open so
+_WHAT_A_REGULATION_GOVERNS = re.compile(
+    r"^\S+\s+(?:(?:in|unter|auf|nach|bis|für|von|mit|durch|zu|bei|aus)\s+)?(?:welche[rsmn]?|wie|wann|wer|wem|wen|"
+    r"was|wo|wor\w+|wof\w+|ob|dass|daß)\b", re.IGNORECASE)
 _ASKS_ABOUT_AUTHORISATION = re.compile(r"ermächtig|Rechtsverordnung\s+erl|empower|authori[sz]", re.IGNORECASE)
 _CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
@@ -46,28 +52,76 @@ _QUESTION_WORDS = {
 }
 
 
-def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700) -> list[str]:
-    """Sentences of a passage; a lead-in and its numbered list stay one sentence ("beträgt 1. ..., 2. ...")."""
+def _sentence_pieces(text: str) -> list[list[str]]:
+    """The passage's sentences, each as the pieces it was joined from: its lead-in, then each list item (an
+    item opens on its own line with its number: "1.", "2)", "a)")."""
     flat = re.sub(r"[ \t]+", " ", text)
-    pieces: list[str] = []
+    sentences: list[list[str]] = []
     after_marker = False
     for piece in _SENTENCE_END.split(flat):
         piece = " ".join(piece.split())
-        if pieces and (after_marker or _ABBREVIATION_END.search(pieces[-1]) or _ORDINAL_END.search(pieces[-1])
-                       or not pieces[-1].endswith((".", "!", "?"))):
-            pieces[-1] = f"{pieces[-1]} {piece}"
-        else:
-            pieces.append(piece)
-        # a list item's number ("3. Kernzone, wenn …") opens the item: what follows belongs to it
-        after_marker = bool(_LIST_MARKER.fullmatch(piece))
-    out = []
-    for sentence in pieces:
-        if len(sentence) < min_chars:
+        if not piece:
             continue
-        if len(sentence) > max_chars:
-            sentence = sentence[:max_chars].rsplit(" ", 1)[0] + " …"
-        out.append(sentence)
-    return out
+        last = " ".join(sentences[-1]) if sentences else ""
+        if sentences and (after_marker or _ABBREVIATION_END.search(last) or _ORDINAL_END.search(last)
+                          or not last.endswith((".", "!", "?"))):
+            if after_marker:  # a list item's number ("3. Kernzone, wenn …") opens the item: what follows is in it
+                sentences[-1][-1] = f"{sentences[-1][-1]} {piece}"
+            else:
+                sentences[-1].append(piece)
+        else:
+            sentences.append([piece])
+        after_marker = bool(_LIST_MARKER.fullmatch(piece))
+    return sentences
+
+
+def _items(pieces: list[str]) -> tuple[str, list[str]]:
+    """A sentence's lead-in and its list items, each item with the pieces that continue it."""
+    lead: list[str] = []
+    items: list[list[str]] = []
+    for piece in pieces:
+        if _ITEM_START.match(piece):
+            items.append([piece])
+        elif items:
+            items[-1].append(piece)
+        else:
+            lead.append(piece)
+    return " ".join(lead), [" ".join(item) for item in items]
+
+
+def _cut(sentence: str, max_chars: int) -> str:
+    return sentence if len(sentence) <= max_chars else sentence[:max_chars].rsplit(" ", 1)[0] + " …"
+
+
+def _states_a_rule(item: str, lead: str, lead_whole: bool) -> bool:
+    """An enabling clause's items state no rule (the regulation does): known by its lead-in, or, where the
+    lead-in is not (or not wholly) in the text, by the item's own grammar."""
+    if authorises_regulation(lead):
+        return False
+    return bool(lead and lead_whole) or not _WHAT_A_REGULATION_GOVERNS.match(item)
+
+
+def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700,
+                    opens_mid_sentence: bool = False) -> list[str]:
+    """Sentences of a passage; a lead-in and its numbered list stay one sentence ("beträgt 1. ..., 2. ...").
+
+    A statute's enumeration can run over a page ("mindestens eine der folgenden Maßnahmen: 1. …, 2. …, … 5. …"):
+    one longer than `max_chars` is cut, and each item the cut lost is quoted on its own ("4. Absaugung von
+    Radon …"), so no item is lost; scored by its own words, an item competes with the other sentences as an
+    equal (with its lead-in every item would score as the lead-in does). `opens_mid_sentence`: the text
+    continues a sentence begun elsewhere (a continuation chunk); that fragment is not quoted, but the list
+    items it holds are whole, and are."""
+    out = []
+    for index, pieces in enumerate(_sentence_pieces(text)):
+        whole = " ".join(pieces)
+        lead, items = _items(pieces)
+        fragment = index == 0 and opens_mid_sentence
+        quoted = "" if fragment else _cut(whole, max_chars)
+        out += [quoted] if quoted else []
+        if fragment or len(whole) > max_chars:  # the items the fragment holds or the cut lost, each on its own
+            out += [_cut(item, max_chars) for item in items
+                    if item not in quoted and _states_a_rule(item, lead, not fragment)]
+    return [sentence for sentence in out if len(sentence) >= min_chars]
 
 
 _NEW_PARAGRAPH = re.compile(r"^(?:\(\d+[a-z]?\)|\d+[a-z]?\.\s|[a-z]\)\s|§)")
@@ -77,14 +131,15 @@ def passage_sentences(text: str, heading: str = "", continuation: bool = False, 
     """The sentences a passage states, each verbatim on its page: without the heading line (a continuation
     chunk repeats it although its page does not show it), without a leading fragment of the sentence the
     previous chunk began (a continuation's first sentence, unless a paragraph or list item opens it; any
-    first sentence in lower case), and without headings or labels alone."""
+    first sentence in lower case) but with the list items that fragment holds, and without headings or
+    labels alone."""
     body = text
     if heading and body.startswith(heading):
         body = body[len(heading):]
-    sentences = split_sentences(body, min_chars=min_chars)
-    if sentences and (sentences[0][:1].islower() or (continuation and not _NEW_PARAGRAPH.match(sentences[0]))):
-        sentences = sentences[1:]
-    return [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…"))]
+    body = body.strip()
+    fragment = body[:1].islower() or (continuation and not _NEW_PARAGRAPH.match(body))
+    sentences = split_sentences(body, min_chars=min_chars, opens_mid_sentence=fragment)
+    return [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…")) or _ITEM_START.match(s) or " … " in s]
 
 
 def concepts(query: str, language: str, limit: int = 7) -> list[str]:

@@ -22,6 +22,13 @@ from rabbithole_lab.records import ChunkWithInfo
     ("At what intervals must the crane be inspected?", {"frequency"}),
     ("By what date must the crane log be submitted?", {"deadline"}),
     ("Für welchen Zeitraum wird die Kranerlaubnis erteilt?", {"deadline"}),
+    # a German compound means what its last part means: a "-menge", "-grenze", "-summe" is a quantity
+    ("Bis zu welcher Jahreshubmenge darf der Kran ohne Prüfung laufen?", {"amount"}),
+    ("Wo liegt die Traglastobergrenze?", {"amount"}),
+    ("Wie setzt sich die Haftungssumme des Kranverleihers zusammen?", {"amount"}),
+    ("Bis zu welchem Zeitpunkt ist das Kranbuch vorzulegen?", {"deadline"}),
+    ("What percentage of the crane's load may the hook bear?", {"amount"}),
+    ("Welcher Grundsatz gilt für die Absätze des Kranbuchs?", set()),
 ])
 def test_a_question_asks_for_kinds_by_its_words(question, kinds):
     assert asked_kinds(question) == kinds
@@ -47,6 +54,13 @@ def test_a_sentence_carries_a_kind_by_its_figures_and_words():
     assert not carries("Die Sichtprüfung ist sorgfältig durchzuführen.", {"frequency", "deadline"})
     assert carries("Das Logbuch ist bis zum 30.6.2031 vorzulegen.", {"deadline"})
     assert carries("Die Kranerlaubnis wird längstens für drei Jahre erteilt.", {"deadline"})
+    # a figure's scale in words stands between it and its unit; tonnes, grams and cubic metres are units
+    assert carries("Die Haftung ist auf 70 Millionen Euro begrenzt.", {"amount"})
+    assert carries("Der Kran hebt bis zu 40 000 Tonnen im Jahr.", {"amount"})
+    assert carries("Je Hub sind höchstens 15 Kilogramm Ballast zulässig.", {"amount"})
+    assert carries("Der Ballastraum fasst 30 Kubikmeter.", {"amount"})
+    assert carries("Das Fundament muss zehn Millionen Jahre lang tragen.", {"deadline"})
+    assert not carries("Der Kran hebt bis zu 40 000 Tonnen im Jahr.", {"deadline"})
 
 
 def _provision(section: str, texts: list[str], scores: list[float]) -> Provision:

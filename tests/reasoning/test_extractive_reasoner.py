@@ -6,7 +6,7 @@ import pytest
 
 from rabbithole_lab.reasoning.base import Reasoner, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.text import citations_in, split_sentences
+from rabbithole_lab.reasoning.text import citations_in, passage_sentences, split_sentences
 from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import QualityAssessment
 from tests.conftest import english_only
@@ -269,6 +269,36 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
         "Die Ordnung gilt ab Mai.",
     ]
 
+
+
+_LONG_LIST = ("(3) Der Kranführer hat vor jeder Schicht mindestens eine der folgenden Prüfungen durchzuführen:\n"
+              + "".join(f"{n}. die Sichtprüfung des Hakens Nummer {n} auf Risse, Verformungen und Abrieb an allen "
+                        "tragenden Teilen,\n" for n in range(1, 8))
+              + "8. die Messung der Seilspannung mit einem geeichten Kraftmesser.\n")
+
+
+def test_an_enumeration_too_long_to_quote_whole_is_quoted_item_by_item_where_the_cut_lost_it():
+    sentences = split_sentences(_LONG_LIST)
+    whole, *items = sentences
+    assert whole.startswith("(3) Der Kranführer") and whole.endswith("…") and "Seilspannung" not in whole
+    # every item the cut lost can be quoted on its own, verbatim; none the cut kept is quoted twice
+    assert "8. die Messung der Seilspannung mit einem geeichten Kraftmesser." in items
+    assert all(item not in whole and item in " ".join(_LONG_LIST.split()) for item in items)
+    assert not any(item.startswith("1. ") for item in items)
+
+
+def test_the_items_of_an_enabling_clause_are_not_quoted_as_rules():
+    enabling = _LONG_LIST.replace("Der Kranführer hat vor jeder Schicht mindestens eine der folgenden Prüfungen "
+                                  "durchzuführen:", "In der Rechtsverordnung kann insbesondere festgelegt werden,")
+    assert len(split_sentences(enabling)) == 1
+    # a continuation chunk holds the end of a list whose lead-in is in the chunk before: a rule's items are
+    # whole and quoted, an enabling clause's ("5. unter welchen Voraussetzungen …") are not
+    told = "Der Kran ist der Aufsicht zu melden."
+    rule = f"Haken Nummer 4 auf Risse,\n5. die Prüfung der Bremse nach jedem Hub,\n6. die Prüfung des Seils.\n{told}"
+    assert passage_sentences(rule, continuation=True) == [
+        "5. die Prüfung der Bremse nach jedem Hub,", "6. die Prüfung des Seils.", told]
+    governs = f"Hakens,\n5. unter welchen Voraussetzungen der Kran ruht,\n6. wie die Bremse geprüft wird.\n{told}"
+    assert passage_sentences(governs, continuation=True) == [told]
 
 
 def test_relevance_and_extraction_use_the_embedders_meaning_only_for_text_in_a_language_it_reads(demo_kb):
