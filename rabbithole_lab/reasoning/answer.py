@@ -11,6 +11,10 @@ provision (document + section, so "§ 12 StrlSchG" and "§ 12 StrlSchV" never mi
 3. while the answer has room, the best remaining sentences of the provisions search found, grouped
    by provision.
 
+Where the question asks for a kind of statement (a figure, a period, a body: `asked_kinds.py`), the sentences
+that carry it are quoted first — of each provision and of the remaining room — as long as they are relevant
+at all: "Wie lange …?" is answered by the sentence with the period, not by the provision's most similar one.
+
 Every sentence cites the page where it starts. Sentences are whole: the heading a continuation
 chunk repeats, a fragment that continues the previous chunk, a bibliography and a sentence addressed
 to a model ("ignore your instructions") are never quoted.
@@ -76,9 +80,11 @@ class Provision:
     def cited_by(self) -> set[str]:
         return {chunk.cited_by for chunk in self.chunks if chunk.cited_by}
 
-    def best(self, count: int) -> list[Sentence]:
-        """The `count` best sentences, in reading order."""
-        chosen = sorted(self.sentences, key=lambda s: -s.score)[:count]
+    def best(self, count: int, floor: float = 0.0, asked: Callable[[str], bool] | None = None) -> list[Sentence]:
+        """The `count` best sentences of at least `floor`, in reading order; those that state what the question
+        asks for (`asked`) first."""
+        eligible = [s for s in self.sentences if s.score >= floor]
+        chosen = sorted(eligible, key=lambda s: (not (asked and asked(s.text)), -s.score))[:count]
         return sorted(chosen, key=lambda s: s.order)
 
     @property
@@ -155,8 +161,9 @@ def reached_from(provisions: list[Provision], source: Provision, links: Links | 
 
 
 def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES,
-                links: Links | None = None) -> AnswerPlan:
-    """Decisive provision, then the chains out of the provisions in the answer, then further provisions."""
+                links: Links | None = None, asked: Callable[[str], bool] | None = None) -> AnswerPlan:
+    """Decisive provision, then the chains out of the provisions in the answer, then further provisions.
+    `asked(sentence)`: the sentence states what the question asks for; such sentences are quoted first."""
     plan = AnswerPlan()
     useful = [p for p in provisions if p.strength >= relevant_below]
     entries = entry_provisions(provisions, relevant_below)
@@ -166,7 +173,7 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
 
     def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below) -> None:
         room = max_sentences - len(plan.sentences())
-        picked = [s for s in provision.best(min(count, room)) if s.score >= floor]
+        picked = provision.best(min(count, room), floor, asked)
         if picked:
             plan.parts.append((provision, source, picked))
             used.add(id(provision))
@@ -191,7 +198,8 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     # the rest of the room: the best remaining sentences of the provisions search found, by provision
     taken = {id(sentence) for sentence in plan.sentences()}
     rest = sorted((s for p in entries for s in p.sentences if id(s) not in taken and s.score >= relevant_below),
-                  key=lambda s: -s.score)[: max(0, max_sentences - len(plan.sentences()))]
+                  key=lambda s: (not (asked and asked(s.text)), -s.score))
+    rest = rest[: max(0, max_sentences - len(plan.sentences()))]
     owner = {id(s): p for p in entries for s in p.sentences}
     for provision in entries:
         picked = [s for s in rest if owner[id(s)] is provision]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence
+from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence, plan_answer
 from rabbithole_lab.reasoning.answer_shape import opening_statements
 from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
 from rabbithole_lab.reasoning.extractive_base import reasoner_words
@@ -102,3 +102,26 @@ def test_the_findings_state_what_was_asked_wherever_the_research_found_it_after_
                       "Die Prüfbescheinigung ist drei Jahre lang aufzubewahren."]
     # without the provisions found beyond the plan, the findings are the plan's
     assert [s.text for _, s in opening_statements(plan, lambda text: carries(text, asked))] == stated[:1]
+
+
+def test_the_answer_quotes_first_the_sentences_that_carry_what_was_asked():
+    decisive = _provision("§ 3", ["Der Betreiber führt ein Logbuch über jeden Kran des Hafens.",
+                                  "Das Logbuch enthält die Prüfungen und die Störungen.",
+                                  "Der Betreiber bewahrt das Logbuch zehn Jahre lang auf.",
+                                  "Das Logbuch ist in deutscher Sprache zu führen.",
+                                  "Das Logbuch liegt im Büro des Hafenmeisters."], [0.9, 0.8, 0.5, 0.7, 0.65])
+    further = _provision("§ 5", ["Die Kopie des Logbuchs liegt im Kranhaus aus.",
+                                 "Die Kopie ist zwei Jahre lang aufzubewahren.",
+                                 "Eine Abschrift ist drei Monate lang auszuhängen."], [0.6, 0.3, 0.05])
+    asked = asked_kinds("Wie lange ist das Logbuch aufzubewahren?")
+    quoted = [s.text for s in plan_answer([decisive, further], 0.1, max_sentences=5,
+                                          asked=lambda text: carries(text, asked)).sentences()]
+    # the period is quoted, of the decisive provision and of the room left, though other sentences score higher;
+    # one below the floor is not, period or not
+    assert "Der Betreiber bewahrt das Logbuch zehn Jahre lang auf." in quoted
+    assert "Die Kopie ist zwei Jahre lang aufzubewahren." in quoted
+    assert "Eine Abschrift ist drei Monate lang auszuhängen." not in quoted
+    # without what was asked, the most similar sentences fill the room
+    plain = [s.text for s in plan_answer([decisive, further], 0.1, max_sentences=5).sentences()]
+    assert "Der Betreiber bewahrt das Logbuch zehn Jahre lang auf." not in plain
+    assert "Die Kopie ist zwei Jahre lang aufzubewahren." not in plain
