@@ -52,7 +52,7 @@ _SENTENCE = {
     "frequency": re.compile(
         r"\b(?:alle[nrs]?|jede[nrs]?)\s+(?:\w+\s+)?(?:Jahre?n?|Monate?n?|Wochen?|Tage?n?|Kalenderjahr\w*)\b|"
         r"\b(?:jährlich|halbjährlich|vierteljährlich|monatlich|wöchentlich|täglich|einmal|zweimal)\b|"
-        r"\bin\s+(?:regelmäßigen\s+)?Abständen\b|\bIntervall\w*|\bturnusmäßig\b"),
+        r"\bin\s+(?:\w+\s+)?(?:Zeit)?[Aa]bständen\b|\bIntervall\w*|\bturnusmäßig\b"),
     "body": re.compile(r"\b\w*(?:[Bb]ehörde|[Bb]undesamt|[Mm]inisterium|[Ss]telle|[Kk]ommission|[Aa]mt)\b"),
     "condition": re.compile(r"\b(?:wenn|sofern|soweit|falls|vorausgesetzt|es\s+sei\s+denn|unless|provided)\b"),
 }

@@ -51,6 +51,8 @@ def test_a_sentence_carries_a_kind_by_its_figures_and_words():
     # an interval is a frequency; a date and "längstens" are deadlines
     assert carries("Der Kran ist alle vier Jahre zu prüfen.", {"frequency"})
     assert carries("Die Sichtprüfung ist mindestens einmal jährlich durchzuführen.", {"frequency"})
+    assert carries("Die Seile werden in zeitlichen Abständen von zwei bis vier Jahren geprüft.", {"frequency"})
+    assert carries("Die Haken werden in Zeitabständen von drei Monaten geprüft.", {"frequency"})
     assert not carries("Die Sichtprüfung ist sorgfältig durchzuführen.", {"frequency", "deadline"})
     assert carries("Das Logbuch ist bis zum 30.6.2031 vorzulegen.", {"deadline"})
     assert carries("Die Kranerlaubnis wird längstens für drei Jahre erteilt.", {"deadline"})
