@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rabbithole_lab.pages import find_span, page_at
 from rabbithole_lab.reasoning.answer import Provision
-from rabbithole_lab.reasoning.text import citations_in, strip_citations
+from rabbithole_lab.reasoning.text import citations_in, is_list_item, strip_citations
 from rabbithole_lab.records import ChunkWithInfo
 
 _CITATION = re.compile(r"\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\]")
@@ -78,8 +78,11 @@ def on_cited_page(statement: Statement, sources: list[ChunkWithInfo]) -> bool:
 
 
 def is_fragment(quote: str) -> bool:
-    """A quotation that is not a whole sentence: it starts in lower case or stops mid-sentence."""
+    """A quotation that is not a whole sentence: it starts in lower case or stops mid-sentence. An enumeration's
+    item opened by its number is whole ("4. Absaugung von Radon an Randfugen …,")."""
     text = quote.strip()
+    if is_list_item(text):
+        return False
     return not text or text[:1].islower() or not text.endswith(_SENTENCE_END)
 
 

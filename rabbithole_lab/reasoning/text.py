@@ -52,6 +52,12 @@ _QUESTION_WORDS = {
 }
 
 
+def is_list_item(text: str) -> bool:
+    """The text is an enumeration's item, opened by its number ("4. Absaugung …,", "c) zu 2,8 Prozent …"): whole
+    as an item, whatever it ends with."""
+    return bool(_ITEM_START.match(text.strip()))
+
+
 def _sentence_pieces(text: str) -> list[list[str]]:
     """The passage's sentences, each as the pieces it was joined from: its lead-in, then each list item (an
     item opens on its own line with its number: "1.", "2)", "a)")."""
@@ -139,7 +145,7 @@ def passage_sentences(text: str, heading: str = "", continuation: bool = False, 
     body = body.strip()
     fragment = body[:1].islower() or (continuation and not _NEW_PARAGRAPH.match(body))
     sentences = split_sentences(body, min_chars=min_chars, opens_mid_sentence=fragment)
-    return [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…")) or _ITEM_START.match(s) or " … " in s]
+    return [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…")) or is_list_item(s)]
 
 
 def concepts(query: str, language: str, limit: int = 7) -> list[str]:

@@ -6,6 +6,7 @@ import pytest
 
 from rabbithole_lab.reasoning.base import Reasoner, SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.quality import is_fragment
 from rabbithole_lab.reasoning.text import citations_in, passage_sentences, split_sentences
 from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import QualityAssessment
@@ -285,6 +286,9 @@ def test_an_enumeration_too_long_to_quote_whole_is_quoted_item_by_item_where_the
     assert "8. die Messung der Seilspannung mit einem geeichten Kraftmesser." in items
     assert all(item not in whole and item in " ".join(_LONG_LIST.split()) for item in items)
     assert not any(item.startswith("1. ") for item in items)
+    # the quality check takes a quoted item for the whole statement it is, not for a cut sentence
+    assert not any(is_fragment(item) for item in items)
+    assert is_fragment("die Sichtprüfung des Hakens auf Risse,") and is_fragment(whole[:-2])
 
 
 def test_the_items_of_an_enabling_clause_are_not_quoted_as_rules():
