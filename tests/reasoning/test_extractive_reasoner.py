@@ -303,6 +303,9 @@ def test_the_items_of_an_enabling_clause_are_not_quoted_as_rules():
         "5. die Prüfung der Bremse nach jedem Hub,", "6. die Prüfung des Seils.", told]
     governs = f"Hakens,\n5. unter welchen Voraussetzungen der Kran ruht,\n6. wie die Bremse geprüft wird.\n{told}"
     assert passage_sentences(governs, continuation=True) == [told]
+    # a continuation that opens with an item on its own line opens with a whole item, not a fragment
+    assert passage_sentences(f"\n2. die Prüfung der Bremse nach jedem Hub.\n{told}", continuation=True) == [
+        "2. die Prüfung der Bremse nach jedem Hub.", told]
 
 
 def test_relevance_and_extraction_use_the_embedders_meaning_only_for_text_in_a_language_it_reads(demo_kb):
