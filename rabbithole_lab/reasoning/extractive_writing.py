@@ -66,15 +66,16 @@ class ExtractiveWriter(ExtractiveBase):
             for provision in provisions:
                 provision.sentences = [s for s in provision.sentences if self._overlap(request.anchor, s.text) > 0]
         kinds = asked_kinds(request.question or request.anchor)
+        carries_kind = (lambda sentence: carries(sentence, kinds)) if kinds else None
         plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES,
-                           links_of(request.chains), (lambda sentence: carries(sentence, kinds)) if kinds else None)
+                           links_of(request.chains), carries_kind)
         if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
         # a rewrite keeps to the plan's fewer sentences: no task adds its own
         # a planned task adds a sentence of its own only when it is as much on the question as the plan's
         # typical sentence (the median of what the plan quotes); the researcher's own task is read as written
         typical = float(median(s.score for s in plan.sentences()))
-        carries_asked = (lambda sentence: carries(sentence, kinds)) if kinds else has_figure
+        carries_asked = carries_kind or has_figure
         # a rewrite keeps to the plan's fewer sentences: its findings draw on nothing beyond them; nor does a
         # question that asks for no kind (any figure would do, which says nothing about what it asks)
         beyond = () if request.remediation or not kinds else tuple(provisions)
