@@ -112,6 +112,9 @@ class DetectedReference(BaseModel):
     book: str | None = Field(None, description="The cited document as written ('StrlSchG')")
     sections: list[str] = Field(default_factory=list, description="Section numbers, e.g. ['78']")
     unit: str = Field("", description="§, Art., Anlage, section, Rule ...")
+    paragraphs: dict[str, list[str]] = Field(
+        default_factory=dict, description="The paragraphs (Absätze) cited per section as in `sections` "
+        "({'78': ['2']} for '§ 78 Absatz 2'); a section not listed is cited whole")
     found: bool = False
     nested_chunks: list[NestedChunk] = Field(default_factory=list)
     document_context: str | None = Field(None, description="Resolved document name hint")
@@ -129,6 +132,14 @@ class DetectedReference(BaseModel):
     @property
     def key(self) -> str:
         return f"{self.type}:{self.target}"
+
+    def paragraphs_of(self, section_label: str = "") -> list[str]:
+        """The paragraphs this reference cites of the section labelled `section_label` ("§ 9g", "Anlage 4"), or of
+        its one section; [] for all of it."""
+        if len(self.sections) == 1:
+            return self.paragraphs.get(self.sections[0], [])
+        number = section_label.split()[-1] if section_label.strip() else ""
+        return self.paragraphs.get(section_label) or self.paragraphs.get(number, [])
 
 
 
@@ -197,6 +208,8 @@ class ReferenceEdge(BaseModel):
     from_section: str = ""
     to_docs: list[str] = Field(default_factory=list, description="Where the reference points, also when skipped")
     to_sections: list[str] = Field(default_factory=list)
+    to_paragraphs: list[str] = Field(default_factory=list, description="The paragraphs (Absätze) of the one "
+                                     "cited section the reference names ('§ 9g Absatz 5'); empty: all of it")
 
 
 class QueryAnalysis(BaseModel):

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.findings import TIERS, tier_chunks
 from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
@@ -59,24 +60,43 @@ def build_synthesis_context(state: Mapping, services: Services) -> dict[str, lis
 
 
 def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]]) -> list[dict]:
-    """The followed references between passages of the synthesis context: citing section, the reference,
-    the cited section and the gate's reason (once each)."""
+    """The references between provisions of the synthesis context: citing section, the reference, the cited
+    section, the paragraphs it names and why it counts (once each). A followed reference counts where it led
+    from a passage of the context to one; a reference the gate did not follow counts where search brought the
+    cited provision into the context anyway: the citing provision still says it applies."""
     ids = {chunk.chunk_id for chunks in context.values() for chunk in chunks}
+    provisions = {(chunk.document, chunk.section) for chunks in context.values() for chunk in chunks if chunk.section}
+    in_context = run_text(state.get("detected_language") or "de")["cited_in_context"]
+    edges = state.get("reference_edges", [])
+    # a reference already followed from another passage is recorded without where it points: it points where
+    # the same reference (same target, same document) pointed when it was followed
+    located = {edge["target"]: list(zip(edge["to_docs"], edge["to_sections"], strict=False))
+               for edge in edges if edge.get("to_docs")}
+    visited = {run_text(language)["already_visited"] for language in ("de", "en")}
     chains: dict[tuple[str, str, str], dict] = {}
-    for edge in state.get("reference_edges", []):
-        if edge.get("decision") != "followed" or edge.get("from_chunk") not in ids \
-                or not ids & set(edge.get("to_chunks", [])):
-            continue
-        source = f"{edge.get('from_section', '')} {edge.get('from_doc', '')}".strip()
-        target = ", ".join(f"{s} {d}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []),
-                                                              strict=False))
+    for edge in edges:
+        citing = (edge.get("from_doc", ""), edge.get("from_section", ""))
+        cited = [(doc, section) for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []),
+                                                        strict=False)]
+        if not cited and edge.get("reason") in visited:
+            cited = located.get(edge["target"], [])
+        if edge.get("decision") == "followed":
+            if edge.get("from_chunk") not in ids or not ids & set(edge.get("to_chunks", [])):
+                continue
+            reason = edge.get("reason", "")
+        else:
+            cited = [key for key in cited if key in provisions and key != citing]
+            if citing not in provisions or not cited:
+                continue
+            reason = in_context
+        source = f"{citing[1]} {citing[0]}".strip()
+        target = ", ".join(f"{section} {doc}".strip() for doc, section in cited)
         chain = chains.setdefault((source, edge["target"], target),
                                   {"source": source, "reference": edge["target"], "target": target,
-                                   "reason": edge.get("reason", ""), "citing": [edge.get("from_doc", ""),
-                                                                                 edge.get("from_section", "")],
-                                   "cited": []})
-        chain["cited"] += [[doc, section] for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []),
-                                                                  strict=False) if [doc, section] not in chain["cited"]]
+                                   "reason": reason, "citing": list(citing), "cited": [], "paragraphs": []})
+        chain["cited"] += [[doc, section] for doc, section in cited if [doc, section] not in chain["cited"]]
+        if len(cited) == 1 and edge.get("to_paragraphs"):
+            chain["paragraphs"].append([*cited[0], list(edge["to_paragraphs"])])
     return list(chains.values())
 
 

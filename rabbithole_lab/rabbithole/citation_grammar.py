@@ -49,6 +49,9 @@ _FF = re.compile(r"\s*(?:ff\.?|f\.)(?![a-zäöü])")
 # ", und" before the bare comma: the first alternative that matches wins
 _SECTION_CONNECTOR = re.compile(r"(?:\s*,\s*(?:und|oder|sowie)\s+|\s*,\s*|\s+(?:und|oder|sowie)\s+)")
 _RANGE_CONNECTOR = re.compile(r"\s*(?:bis|-|–)\s*")
+# the paragraphs (Absätze) among a section's sub-parts: "Absatz 5", "Abs. 1 und 3", "Absätze 3 bis 5"
+_PARAGRAPHS = re.compile(
+    r"(?:Absatz|Absätze|Abs\.?)\s*(?P<values>\d{1,2}[a-z]?(?:\s*(?:,|und|oder|sowie|bis|-|–)\s*\d{1,2}[a-z]?(?![\d.]))*)")
 
 _ROMAN = r"(?:XIV|XIII|XII|XI|X|IX|VIII|VII|VI|V|IV|III|II|I)"
 _ORDINALS = (
@@ -124,6 +127,7 @@ class _Chain:
     sections: list[str] = field(default_factory=list)
     book: str | None = None
     self_book: bool = False
+    paragraphs: dict[str, list[str]] = field(default_factory=dict)  # section -> the Absätze it cites
 
 
 def _clean_number(number: str) -> str:
@@ -160,6 +164,19 @@ _DATED_ACT = re.compile(
     r"|\s+(?P<noted>(?:G|V|Bek\.)\s+v\.\s*\d{1,2}\.\d{1,2}\.\d{4}))"
 )
 _ARTICLE_ABBREVIATION = re.compile(r"\s*(?:des|der|dem|den)\s+(?=[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*[A-Z])")
+
+
+def cited_paragraphs(subparts: str) -> list[str]:
+    """The paragraph numbers a section's sub-parts name ("Absatz 3 bis 5 Satz 2" -> 3, 4, 5); none: the whole
+    section. Only "Absatz" counts: a "Satz" or "Nummer" narrows inside the paragraph, which is quoted whole."""
+    numbers: list[str] = []
+    for match in _PARAGRAPHS.finditer(subparts):
+        values = re.split(r"\s*(?:,|und|oder|sowie)\s*", match.group("values"))
+        for value in values:
+            ends = re.split(r"\s*(?:bis|-|–)\s*", value)
+            expanded = expand_range(ends[0], ends[-1]) if len(ends) == 2 else ends
+            numbers.extend(number for number in expanded if number and number not in numbers)
+    return numbers
 
 
 def _book_at(text: str, position: int) -> tuple[str | None, bool, int]:
@@ -232,6 +249,9 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
             break
         chain.sections.append(_clean_number(number.group("num")))
         position = chain.end = _after_subparts(text, number.end())
+        cited = cited_paragraphs(text[number.end():position])
+        if cited:
+            chain.paragraphs[chain.sections[-1]] = cited
         ff = _FF.match(text, position)
         if ff:
             position = chain.end = ff.end()
@@ -338,6 +358,9 @@ def legal_references(text: str, doc: str | None) -> list[DetectedReference]:
             sections = [f"{chain.unit} {number}" for number in chain.sections]
         else:
             sections = list(chain.sections)
+        paragraphs = {section: chain.paragraphs[number] for section, number in zip(sections, chain.sections,
+                                                                                  strict=True)
+                      if number in chain.paragraphs}
         context = book or doc
         label = f"{chain.unit} {', '.join(chain.sections)}" if chain.unit in {"§", "Art."} else ", ".join(sections)
         if chain.unit == "§" and len(chain.sections) > 1:
@@ -358,6 +381,7 @@ def legal_references(text: str, doc: str | None) -> list[DetectedReference]:
                 joined_book=joined_book,
                 version=(re.sub(r"\s+", " ", version.group("version")) if version
                          else "a. F." if book and _OLD_VERSION_MARK.search(book) else None),
+                paragraphs=paragraphs,
                 extraction_method="regex",
             )
         )

@@ -68,6 +68,19 @@ def citations(detect: Detect, result: VectorResult) -> list[DetectedReference]:
             if not is_own_label(reference, result.text, result.section)]
 
 
+def one_per_target(references: list[DetectedReference]) -> list[DetectedReference]:
+    """One chunk citing "§ 12" twice is one edge: the first reference, naming the paragraphs of all of them
+    ("§ 12 Absatz 1 … § 12 Absatz 3" cites paragraphs 1 and 3)."""
+    first: dict[str, DetectedReference] = {}
+    for reference in references:
+        kept = first.setdefault(reference.key, reference)
+        if kept is not reference:
+            for section, paragraphs in reference.paragraphs.items():
+                named = kept.paragraphs.setdefault(section, [])
+                named.extend(paragraph for paragraph in paragraphs if paragraph not in named)
+    return list(first.values())
+
+
 def skipped_edge(citer: Candidate, reference: DetectedReference, reason: str, resolution: Resolution | None = None,
                  score: float = 0.0) -> ReferenceEdge:
     return reference_edge(citer, reference, "skipped", reason, resolution, [], score)
@@ -77,12 +90,14 @@ def reference_edge(citer: Candidate, reference: DetectedReference, decision: str
                    resolution: Resolution | None, targets: list[VectorResult], score: float) -> ReferenceEdge:
     # a skipped reference still records where it points (to_docs/to_sections), not what was taken
     located = targets or (resolution.results[:1] if resolution is not None and resolution.results else [])
+    sections = {t.section for t in located}
     return ReferenceEdge(
         from_chunk=citer.chunk_id, to_chunks=[t.chunk_id for t in targets], type=reference.type,
         target=reference.target, depth=citer.depth + 1, decision=decision,  # type: ignore[arg-type]
         reason=reason, resolution=resolution.path if resolution else "", score=round(score, 4),
         from_doc=citer.result.doc, from_section=citer.result.section,
-        to_docs=[t.doc for t in located], to_sections=[t.section for t in located])
+        to_docs=[t.doc for t in located], to_sections=[t.section for t in located],
+        to_paragraphs=reference.paragraphs_of(sections.pop() if len(sections) == 1 else ""))
 
 
 def collect_references(frontier: list[Candidate], detect: Detect, resolver: ReferenceResolver, pool: Pool,
@@ -94,11 +109,7 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
     said = run_text("de" if german else "en")
     for citer in frontier:
         citer.references = citations(detect, citer.result)
-        keys_in_chunk: set[str] = set()
-        for reference in citer.references:
-            if reference.key in keys_in_chunk:
-                continue  # one chunk citing "Anlage 2" twice is one edge
-            keys_in_chunk.add(reference.key)
+        for reference in one_per_target(citer.references):
             if reference.type == "external":
                 edges.append(skipped_edge(citer, reference, said["url_recorded"], Resolution("external")))
                 continue

@@ -38,6 +38,9 @@ _ADDRESSED_TO_A_MODEL = re.compile(
     r"(?:you|du|sie)\s+(?:are|bist|sind)\s+(?:now|jetzt|nun)\b|^\s*(?:SYSTEM|ASSISTANT|USER)\s*:|"
     r"output\s+(?:only\s+)?[\"'„“]?[A-Z]{4,})", re.IGNORECASE | re.MULTILINE)
 
+# "(5) Dauert …": a paragraph's number where a sentence opens it ("(2a) (weggefallen) (3) Die …" opens two)
+_PARAGRAPH_MARK = re.compile(r"(?:^|(?<=[.;:)]\s))\((\d{1,2}[a-z]?)\)\s*(?=[(\w§])")
+
 OPENING_SENTENCES = 4  # of the decisive provision: what it says on the question, not only its best line
 SENTENCES_PER_LINK = 2  # of each provision reached by a reference
 MAX_SENTENCES = 10
@@ -49,6 +52,7 @@ class Sentence:
     chunk: ChunkWithInfo
     score: float
     order: int  # reading order inside the provision
+    paragraphs: frozenset[str] = frozenset()  # the numbered paragraphs ("(5)") it stands in, where known
 
     @property
     def page(self) -> int:
@@ -80,16 +84,34 @@ class Provision:
     def cited_by(self) -> set[str]:
         return {chunk.cited_by for chunk in self.chunks if chunk.cited_by}
 
-    def best(self, count: int, floor: float = 0.0, asked: Callable[[str], bool] | None = None) -> list[Sentence]:
-        """The `count` best sentences of at least `floor`, in reading order; those that state what the question
-        asks for (`asked`) first."""
+    def best(self, count: int, floor: float = 0.0, asked: Callable[[str], bool] | None = None,
+             cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> list[Sentence]:
+        """The `count` best sentences of at least `floor`, in reading order: those of the paragraphs a reference
+        names first ("§ 9g Absatz 5" is answered by paragraph (5)), then those that state what the question asks
+        for (`asked`)."""
         eligible = [s for s in self.sentences if s.score >= floor]
-        chosen = sorted(eligible, key=lambda s: (not (asked and asked(s.text)), -s.score))[:count]
+        chosen = sorted(eligible, key=lambda s: (not s.paragraphs & cited_paragraphs,
+                                                 not (asked and asked(s.text)), -s.score))[:count]
         return sorted(chosen, key=lambda s: s.order)
 
     @property
     def strength(self) -> float:
         return max((s.score for s in self.sentences), default=0.0)
+
+
+def paragraphs_of(sentences: list[str]) -> list[frozenset[str]]:
+    """The numbered paragraphs each sentence of a passage stands in: a sentence opening with "(5)" starts
+    paragraph 5 and the sentences after it stay in it. A passage that starts inside a paragraph does not say
+    which one: its sentences before the first number stand in none known."""
+    current: frozenset[str] = frozenset()
+    found: list[frozenset[str]] = []
+    for sentence in sentences:
+        marks = _PARAGRAPH_MARK.findall(sentence)
+        opens = _PARAGRAPH_MARK.match(sentence)
+        found.append(frozenset(marks) | (frozenset() if opens else current))
+        if marks:
+            current = frozenset(marks[-1:])
+    return found
 
 
 def addressed_to_a_model(sentence: str) -> bool:
@@ -110,16 +132,17 @@ def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWith
     seen: set[str] = set()
     for provision in by_key.values():
         provision.passages = joined_passages(provision.chunks)
-        texts: list[tuple[str, ChunkWithInfo]] = []
+        texts: list[tuple[str, ChunkWithInfo, frozenset[str]]] = []
         for passage in provision.passages:
-            for sentence in sentences_of(passage):
+            sentences = sentences_of(passage)
+            for sentence, paragraphs in zip(sentences, paragraphs_of(sentences), strict=True):
                 if sentence not in seen and not addressed_to_a_model(sentence):
                     seen.add(sentence)
-                    texts.append((sentence, passage))
-        scores = score([text for text, _ in texts]) if texts else []
+                    texts.append((sentence, passage, paragraphs))
+        scores = score([text for text, _, _ in texts]) if texts else []
         weight = {id(passage): TIER_WEIGHTS.get(passage.tier, 1.0) for passage in provision.passages}
-        provision.sentences = [Sentence(text, chunk, scores[i] * (0.5 + 0.5 * weight[id(chunk)]), i)
-                               for i, (text, chunk) in enumerate(texts)]
+        provision.sentences = [Sentence(text, chunk, scores[i] * (0.5 + 0.5 * weight[id(chunk)]), i, paragraphs)
+                               for i, (text, chunk, paragraphs) in enumerate(texts)]
     return [p for p in by_key.values() if p.sentences]
 
 
@@ -140,21 +163,27 @@ def entry_provisions(provisions: list[Provision], relevant_below: float) -> list
     return entries or sorted(useful, key=lambda p: -p.strength)
 
 
-Links = dict[tuple[str, str], set[tuple[str, str]]]  # (doc, section) -> the (doc, section)s it cites
+Key = tuple[str, str]  # (doc, section)
+Links = dict[Key, dict[Key, set[str]]]  # citing provision -> the provisions it cites -> the paragraphs it names
 
 
 def links_of(chains: list[dict]) -> Links:
-    """Which provision cites which, from the followed references between passages of the context."""
+    """Which provision cites which, and which of its paragraphs ("§ 9g Absatz 5"; none: all of it), from the
+    references between provisions of the context."""
     links: Links = {}
     for chain in chains:
-        links.setdefault(tuple(chain["citing"]), set()).update(tuple(cited) for cited in chain["cited"])
+        cited = links.setdefault(tuple(chain["citing"]), {})
+        for doc, section in chain["cited"]:
+            cited.setdefault((doc, section), set())
+        for doc, section, paragraphs in chain.get("paragraphs", []):
+            cited.setdefault((doc, section), set()).update(paragraphs)
     return links
 
 
 def reached_from(provisions: list[Provision], source: Provision, links: Links | None = None) -> list[Provision]:
     """The provisions a reference of `source` led to, best first: reached by following from one of its
     passages, or cited by it and in the context anyway (search found it too, or another task followed it)."""
-    cited = (links or {}).get((source.doc, source.section), set())
+    cited = (links or {}).get((source.doc, source.section), {})
     return sorted((p for p in provisions if p is not source
                    and (p.cited_by & source.chunk_ids or (p.doc, p.section) in cited)),
                   key=lambda p: -p.strength)
@@ -171,9 +200,10 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
         return plan
     used: set[int] = set()
 
-    def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below) -> None:
+    def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below,
+            cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> None:
         room = max_sentences - len(plan.sentences())
-        picked = provision.best(min(count, room), floor, asked)
+        picked = provision.best(min(count, room), floor, asked, cited_paragraphs)
         if picked:
             plan.parts.append((provision, source, picked))
             used.add(id(provision))
@@ -193,7 +223,8 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
         for provision in reached:
             if len(plan.sentences()) >= max_sentences:
                 break
-            add(provision, source, SENTENCES_PER_LINK, 0.0 if cited_by_decisive else relevant_below)
+            add(provision, source, SENTENCES_PER_LINK, 0.0 if cited_by_decisive else relevant_below,
+                (links or {}).get((source.doc, source.section), {}).get((provision.doc, provision.section), set()))
         index += 1
     # the rest of the room: the best remaining sentences of the provisions search found, by provision
     taken = {id(sentence) for sentence in plan.sentences()}

@@ -42,6 +42,7 @@ from rabbithole_lab.reasoning.llm_answers import (
 )
 from rabbithole_lab.reasoning.prompt_inputs import (
     PASSAGE_CHARS,
+    chains_text,
     dialogue_text,
     findings_text,
     fit_prompt,
@@ -382,8 +383,7 @@ class LLMReasoner:
         language = request.language
         quotes = "\n".join(f"- \"{q.quote}\" [{q.document}, p. {q.page}]" for q in request.quotes)
         summaries = "\n".join(f"- {s.get('task', '')}: {s.get('summary', '')}" for s in request.task_summaries)
-        chains = "\n".join(f"- {c['source']} → {c['target']} (\"{c['reference']}\"): {c['reason']}"
-                           for c in request.chains)
+        chains = chains_text(request.chains)
         prompt = self._fill(
             prompts.SYNTHESIS_PROMPT,
             language=language_name(language), anchor=request.anchor, hitl_summary=request.hitl_summary or "-",

@@ -69,3 +69,15 @@ def tasks_text(tasks: list) -> str:
     lines = [f"{number}. {task.task}" + (f" (searched: {'; '.join(task.queries)})" if task.queries else "")
              for number, task in enumerate(tasks, start=1)]
     return "\n".join(lines) or "-"
+
+
+def chains_text(chains: list[dict]) -> str:
+    """One line per reference between provisions of the context: citing → cited ("reference", the paragraphs
+    it names): why it counts."""
+    lines = []
+    for chain in chains:
+        named = "; ".join(f"{section} {doc}: Abs. {', '.join(paragraphs)}"
+                          for doc, section, paragraphs in chain.get("paragraphs", []))
+        lines.append(f"- {chain['source']} → {chain['target']} (\"{chain['reference']}\""
+                     f"{', ' + named if named else ''}): {chain['reason']}")
+    return "\n".join(lines)

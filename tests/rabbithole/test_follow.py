@@ -268,6 +268,17 @@ def test_a_reference_cited_twice_in_one_chunk_is_one_edge(demo_kb, settings):
     assert targets.count("§ 12 Quantenstrahlenschutzgesetzes") == 1, targets
 
 
+def test_an_edge_records_the_paragraphs_its_reference_names(demo_kb, settings):
+    seed = _seed(demo_kb, "QStrV.pdf", "§ 5")[0]
+    written = seed.model_copy(update={"text": "Für die Wartung gelten die Grenzwerte nach § 12 Absatz 2 des "
+                                              "Quantenstrahlenschutzgesetzes; § 12 Absatz 4 des "
+                                              "Quantenstrahlenschutzgesetzes bleibt unberührt."})
+    trail = _follower(demo_kb, settings, follow_depth=1).run([written], ANCHOR, "de")
+    edge = next(e for e in trail.edges if e.from_chunk == written.chunk_id and e.to_sections == ["§ 12"])
+    # cited twice in one chunk: one edge, naming the paragraphs of both
+    assert edge.to_paragraphs == ["2", "4"]
+
+
 def test_depth_limit_stops_the_recursion(demo_kb, settings):
     seeds = _seed(demo_kb, "QStrV.pdf", "§ 5")
     none = _follower(demo_kb, settings, follow_depth=0).run(seeds, ANCHOR, "de")

@@ -67,6 +67,26 @@ def test_an_absatz_list_with_a_letter_suffix_is_not_sections():
 
 
 @pytest.mark.parametrize(
+    ("text", "paragraphs"),
+    [
+        ("nach § 14 Absatz 3 des Kranschutzgesetzes", {"14": ["3"]}),
+        ("nach § 14 Abs. 2 Satz 1 Nr. 3 KranG", {"14": ["2"]}),  # a Satz or Nummer narrows inside the paragraph
+        ("nach § 14 Absätze 1a, 2 und 4 KranG", {"14": ["1a", "2", "4"]}),
+        ("nach § 14 Absatz 2 bis 4 KranG", {"14": ["2", "3", "4"]}),
+        ("nach § 14 Abs. 1 Nr. 2 und Abs. 5 KranG", {"14": ["1", "5"]}),
+        ("nach den §§ 3 und 14 Absatz 1 KranG", {"14": ["1"]}),  # § 3 is cited whole
+        ("nach § 14 Nummer 2 KranG", {}),
+        ("nach § 14 KranG", {}),
+    ],
+)
+def test_the_paragraphs_a_reference_names_are_kept_per_section(text, paragraphs):
+    reference = _one(f"Es gilt {text} entsprechend.")
+    assert reference.paragraphs == paragraphs
+    section = next(iter(paragraphs), reference.sections[-1])
+    assert reference.paragraphs_of(f"§ {section}") == paragraphs.get(section, [])
+
+
+@pytest.mark.parametrize(
     ("text", "books"),
     [
         # the law named at the end covers the member before the article (as in KrWG § 60, AtKostV § 1)

@@ -1,0 +1,118 @@
+"""The answer quotes what a reference names: the provision the decisive one cites, found by search or by
+following, and of it the paragraph the reference names ("§ 9 Absatz 3")."""
+
+from __future__ import annotations
+
+from rabbithole_lab.agent.synthesis_context import reference_chains
+from rabbithole_lab.messages import run_text
+from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, paragraphs_of, plan_answer
+from rabbithole_lab.reasoning.base import SynthesisInput
+from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.records import ChunkWithInfo
+from tests.scripted_fake import ScriptedFakeChatModel, default_script
+
+
+def _chunk(doc: str, section: str, chunk_id: str) -> ChunkWithInfo:
+    return ChunkWithInfo(chunk_text="…", document=doc, page=1, chunk_id=chunk_id, section=section)
+
+
+def _provision(doc: str, section: str, texts: list[str], scores: list[float]) -> Provision:
+    chunk = _chunk(doc, section, f"{doc}{section}")
+    chunk.chunk_text = " ".join(texts)
+    provision = Provision(doc, section, [chunk], [chunk])
+    provision.sentences = [Sentence(text, chunk, score, order, paragraphs)
+                           for order, (text, score, paragraphs)
+                           in enumerate(zip(texts, scores, paragraphs_of(texts), strict=True))]
+    return provision
+
+
+def _edge(decision: str, to_section: str, to_paragraphs: list[str], from_chunk: str = "KranV.pdf§ 21") -> dict:
+    return {"from_chunk": from_chunk, "to_chunks": [], "type": "legal_section", "target": f"{to_section} KranG",
+            "depth": 1, "decision": decision, "reason": "context similarity to the question 0.07 < threshold 0.30",
+            "from_doc": "KranV.pdf", "from_section": "§ 21", "to_docs": ["KranG.pdf"], "to_sections": [to_section],
+            "to_paragraphs": to_paragraphs}
+
+
+def test_a_sentence_stands_in_the_paragraph_its_number_opens():
+    sentences = ["Der Kran ist zu prüfen.", "(1) Der Betreiber prüft.", "Er zeichnet auf.",
+                 "(2a) (weggefallen) (3) Die Behörde prüft.", "Sie kann nach § 5 (2) Satz 1 verlangen.",
+                 "(4) Vier. (5) Fünf."]
+    assert paragraphs_of(sentences) == [frozenset(), {"1"}, {"1"}, {"2a", "3"}, {"3"}, {"4", "5"}]
+    # a passage that starts inside a paragraph does not say which one
+    assert paragraphs_of(["Er zeichnet auf.", "(2) Die Behörde prüft."]) == [frozenset(), {"2"}]
+
+
+def test_a_reference_the_gate_skipped_counts_where_search_brought_the_cited_provision():
+    context = {"primary": [_chunk("KranV.pdf", "§ 21", "KranV.pdf§ 21"), _chunk("KranG.pdf", "§ 9", "KranG.pdf§ 9")]}
+    state = {"detected_language": "en", "reference_edges": [_edge("skipped", "§ 9", ["3"]),
+                                                             _edge("skipped", "§ 10", [])]}
+    chains = reference_chains(state, context)
+    # § 10 is not in the context: its reference adds nothing the answer could quote
+    assert [(c["citing"], c["cited"], c["paragraphs"]) for c in chains] == [
+        (["KranV.pdf", "§ 21"], [["KranG.pdf", "§ 9"]], [["KranG.pdf", "§ 9", ["3"]]])]
+    assert chains[0]["reason"] == run_text("en")["cited_in_context"]
+    assert links_of(chains) == {("KranV.pdf", "§ 21"): {("KranG.pdf", "§ 9"): {"3"}}}
+    # without the cited provision in the context there is no chain
+    assert reference_chains(state, {"primary": context["primary"][:1]}) == []
+
+
+def test_a_reference_already_followed_from_elsewhere_points_where_it_pointed_then():
+    context = {"primary": [_chunk("KranV.pdf", "§ 21", "KranV.pdf§ 21"), _chunk("KranG.pdf", "§ 9", "KranG.pdf§ 9")]}
+    earlier = _edge("skipped", "§ 9", []) | {"from_doc": "KranV.pdf", "from_section": "§ 30",
+                                               "from_chunk": "KranV.pdf§ 30"}
+    visited = _edge("skipped", "§ 9", ["3"]) | {"to_docs": [], "to_sections": [],
+                                                  "reason": run_text("de")["already_visited"]}
+    links = links_of(reference_chains({"reference_edges": [earlier, visited]}, context))
+    assert links == {("KranV.pdf", "§ 21"): {("KranG.pdf", "§ 9"): {"3"}}}
+    # a reference recorded without a target for another reason (an earlier version) points nowhere
+    other = visited | {"reason": run_text("de")["earlier_version"].format(version="a. F.")}
+    assert links_of(reference_chains({"reference_edges": [earlier, other]}, context)) == {}
+
+
+def test_the_answer_quotes_the_paragraph_the_decisive_provision_cites():
+    decisive = _provision("KranV.pdf", "§ 21", [
+        "(1) Die Kranaufsicht kann die Nutzung eines Hafengeländes für höchstens sechs Jahre sperren.",
+        "(2) Die Sperre ist öffentlich bekannt zu machen.",
+        "(3) § 9 Absatz 3 des Krangesetzes gilt entsprechend."], [0.8, 0.6, 0.3])
+    cited = _provision("KranG.pdf", "§ 9", [
+        "(1) Eine Sperre von Hafengelände wird durch Verordnung festgelegt.",
+        "Die Sperre des Hafengeländes ist vor Ablauf aufzuheben, wenn ihr Grund entfällt.",
+        "(2) Die Hafenbehörde führt ein Verzeichnis der Sperren.",
+        "(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer Entschädigung verlangen.",
+        "Die Entschädigung leistet der Hafenbetreiber."], [0.7, 0.6, 0.5, 0.15, 0.1])
+    other = _provision("KranV.pdf", "§ 22", ["Die Kranaufsicht veröffentlicht die Sperren jährlich."], [0.5])
+    provisions = [decisive, cited, other]
+    state = {"reference_edges": [_edge("skipped", "§ 9", ["3"])]}
+    context = {"primary": [chunk for provision in provisions for chunk in provision.chunks]}
+    plan = plan_answer(provisions, 0.2, max_sentences=5, links=links_of(reference_chains(state, context)))
+    quoted = {(provision.label, sentence.text) for provision, _, sentences in plan.parts for sentence in sentences}
+    # the reference is the evidence: § 9 is quoted though its paragraph (3) scores below the floor, and it is
+    # paragraph (3) that is quoted, not the paragraphs that read more like the question
+    assert ("§ 9 KranG", "(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer Entschädigung "
+                         "verlangen.") in quoted
+    assert ("§ 9 KranG", "Die Entschädigung leistet der Hafenbetreiber.") in quoted
+    assert not any(label == "§ 9 KranG" and text.startswith("(1)") for label, text in quoted)
+    assert next(source for provision, source, _ in plan.parts if provision is cited) is decisive
+    # without the skipped reference, § 9 enters only by its best sentences, not its paragraph (3)
+    plain = plan_answer(provisions, 0.2, max_sentences=5)
+    plain_quoted = {sentence.text for sentence in plain.sentences()}
+    assert "Die Entschädigung leistet der Hafenbetreiber." not in plain_quoted
+    # a reference that names no paragraph quotes the provision's best sentences
+    whole = plan_answer(provisions, 0.2, max_sentences=5,
+                        links=links_of(reference_chains({"reference_edges": [_edge("skipped", "§ 9", [])]}, context)))
+    whole_cited = next(sentences for provision, _, sentences in whole.parts if provision is cited)
+    assert [s.text for s in whole_cited] == ["(1) Eine Sperre von Hafengelände wird durch Verordnung festgelegt.",
+                                             "Die Sperre des Hafengeländes ist vor Ablauf aufzuheben, wenn ihr Grund "
+                                             "entfällt."]
+
+
+def test_the_scripted_model_is_told_which_paragraph_a_reference_names():
+    model = ScriptedFakeChatModel(script=default_script("de"))
+    finding = ChunkWithInfo(chunk_text="(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer "
+                            "Entschädigung verlangen.", document="KranG.pdf", page=2, section="§ 9")
+    chains = reference_chains({"reference_edges": [_edge("skipped", "§ 9", ["3"])]},
+                              {"primary": [_chunk("KranV.pdf", "§ 21", "KranV.pdf§ 21"), finding]})
+    LLMReasoner(model, max_retries=0).synthesize(SynthesisInput(anchor="Ab wann gibt es Entschädigung?",
+                                                                language="de", primary=[finding], chains=chains))
+    prompt = next(p for p in model.prompts_seen if model.step_of(p) == "synthesize")
+    assert '§ 21 KranV.pdf → § 9 KranG.pdf ("§ 9 KranG", § 9 KranG.pdf: Abs. 3)' in prompt
