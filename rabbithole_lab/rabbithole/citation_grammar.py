@@ -49,6 +49,9 @@ _FF = re.compile(r"\s*(?:ff\.?|f\.)(?![a-zäöü])")
 # ", und" before the bare comma: the first alternative that matches wins
 _SECTION_CONNECTOR = re.compile(r"(?:\s*,\s*(?:und|oder|sowie)\s+|\s*,\s*|\s+(?:und|oder|sowie)\s+)")
 _RANGE_CONNECTOR = re.compile(r"\s*(?:bis|-|–)\s*")
+# "(5) Dauert …": a paragraph's number where it opens, at a sentence's start ("(2a) (weggefallen) (3) Die …" opens
+# two); an inline "(2)" after a citation is none
+PARAGRAPH_MARK = re.compile(r"(?:^|(?<=[.;:)]\s)|(?<=\n))\((\d{1,2}[a-z]?)\)\s*(?=[(\w§])")
 # the paragraphs (Absätze) among a section's sub-parts: "Absatz 5", "Abs. 1 und 3", "Absätze 3 bis 5"
 _PARAGRAPHS = re.compile(
     r"(?:Absatz|Absätze|Abs\.?)\s*(?P<values>\d{1,2}[a-z]?(?:\s*(?:,|und|oder|sowie|bis|-|–)\s*\d{1,2}[a-z]?(?![\d.]))*)")
@@ -164,6 +167,16 @@ _DATED_ACT = re.compile(
     r"|\s+(?P<noted>(?:G|V|Bek\.)\s+v\.\s*\d{1,2}\.\d{1,2}\.\d{4}))"
 )
 _ARTICLE_ABBREVIATION = re.compile(r"\s*(?:des|der|dem|den)\s+(?=[A-ZÄÖÜ][A-Za-zÄÖÜäöüß]*[A-Z])")
+
+
+def paragraph_marks(text: str) -> list[str]:
+    """The numbers of the paragraphs a statute's text opens ("(5) Dauert …" opens 5), in reading order."""
+    return PARAGRAPH_MARK.findall(text)
+
+
+def opens_paragraph(text: str, paragraphs: list[str] | None) -> bool:
+    """Whether `text` opens one of `paragraphs` (a chunk of "§ 9g" holding "(5) …" for "§ 9g Absatz 5")."""
+    return bool(paragraphs) and any(mark in paragraphs for mark in paragraph_marks(text))
 
 
 def cited_paragraphs(subparts: str) -> list[str]:

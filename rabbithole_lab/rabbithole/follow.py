@@ -18,6 +18,7 @@ from collections.abc import Callable
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
+from rabbithole_lab.rabbithole.citation_grammar import opens_paragraph
 from rabbithole_lab.rabbithole.collect import (
     Detect,
     PendingReference,
@@ -173,7 +174,7 @@ class RabbitholeFollower:
             value = cited_value(item.citer.value, shares[index])
             for holder in item.holders:  # what the context holds already gains the citation's weight
                 holder.value += value
-            chosen = self._choose(targets, cosine)
+            chosen = self._choose(targets, cosine, item.reference.paragraphs_of(targets[0].section if targets else ""))
             children = [self._followed(target, item, value, anchor, language, cosine) for target in chosen]
             for child in children:
                 pool.add(child)
@@ -197,11 +198,13 @@ class RabbitholeFollower:
         return next_frontier
 
     def _gate(self, pending: list[PendingReference], anchor: str, language: str, cosine: dict[str, float]):
-        """The gate judges the chunk following would take: of a section or range, the one closest to the anchor."""
+        """The gate judges the chunk following would take: of a section or range, the one holding the paragraph
+        the reference names, else the one closest to the anchor."""
         inputs = []
         for item in pending:
             options = item.targets or [holder.result for holder in item.holders]
-            target = max(options, key=lambda t: cosine.get(t.chunk_id, 0.0))
+            paragraphs = item.reference.paragraphs_of(options[0].section)
+            target = max(options, key=lambda t: (opens_paragraph(t.text, paragraphs), cosine.get(t.chunk_id, 0.0)))
             inputs.append(GateInput(
                 reference=item.reference,
                 window=window_around(item.citer.result.text, item.reference.start, item.reference.end,
@@ -229,10 +232,13 @@ class RabbitholeFollower:
         similarity = cosine.get(result.chunk_id, 0.0) if self.kb.embedder_reads(result.collection) else 0.0
         return relevance_score(similarity, self.kb.index.embedder.band, words, result.text, language=stemmer)
 
-    def _choose(self, targets: list[VectorResult], cosine: dict[str, float]) -> list[VectorResult]:
-        """The chunks of a resolved section most similar to the anchor, in reading order."""
+    def _choose(self, targets: list[VectorResult], cosine: dict[str, float],
+                paragraphs: list[str] | None = None) -> list[VectorResult]:
+        """The chunks of a resolved section that hold the paragraphs the reference names ("§ 9g Absatz 5": the
+        chunk where "(5)" opens), else those most similar to the anchor; in reading order."""
         if len(targets) <= self.settings.chunks_per_reference:
             return targets
-        best = sorted(targets, key=lambda t: -cosine.get(t.chunk_id, 0.0))[: self.settings.chunks_per_reference]
+        best = sorted(targets, key=lambda t: (not opens_paragraph(t.text, paragraphs),
+                                              -cosine.get(t.chunk_id, 0.0)))[: self.settings.chunks_per_reference]
         order = {t.chunk_id: index for index, t in enumerate(targets)}
         return sorted(best, key=lambda t: order[t.chunk_id])

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
 from rabbithole_lab.pages import quote_pages
+from rabbithole_lab.rabbithole.citation_grammar import PARAGRAPH_MARK, paragraph_marks
 from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
@@ -37,9 +38,6 @@ _ADDRESSED_TO_A_MODEL = re.compile(
     r"\b(?:ignor\w*\s+(?:all\s+|alle\s+)?(?:previous|prior|vorherigen|bisherigen)|system\s*prompt|"
     r"(?:you|du|sie)\s+(?:are|bist|sind)\s+(?:now|jetzt|nun)\b|^\s*(?:SYSTEM|ASSISTANT|USER)\s*:|"
     r"output\s+(?:only\s+)?[\"'„“]?[A-Z]{4,})", re.IGNORECASE | re.MULTILINE)
-
-# "(5) Dauert …": a paragraph's number where a sentence opens it ("(2a) (weggefallen) (3) Die …" opens two)
-_PARAGRAPH_MARK = re.compile(r"(?:^|(?<=[.;:)]\s))\((\d{1,2}[a-z]?)\)\s*(?=[(\w§])")
 
 OPENING_SENTENCES = 4  # of the decisive provision: what it says on the question, not only its best line
 SENTENCES_PER_LINK = 2  # of each provision reached by a reference
@@ -106,8 +104,8 @@ def paragraphs_of(sentences: list[str]) -> list[frozenset[str]]:
     current: frozenset[str] = frozenset()
     found: list[frozenset[str]] = []
     for sentence in sentences:
-        marks = _PARAGRAPH_MARK.findall(sentence)
-        opens = _PARAGRAPH_MARK.match(sentence)
+        marks = paragraph_marks(sentence)
+        opens = PARAGRAPH_MARK.match(sentence)
         found.append(frozenset(marks) | (frozenset() if opens else current))
         if marks:
             current = frozenset(marks[-1:])

@@ -25,6 +25,7 @@ from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance, key
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
 from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.records import VectorResult
 from rabbithole_lab.schemas import ReferenceDecision
 from tests.conftest import CORPUS, SHARED, english_only
 
@@ -277,6 +278,20 @@ def test_an_edge_records_the_paragraphs_its_reference_names(demo_kb, settings):
     edge = next(e for e in trail.edges if e.from_chunk == written.chunk_id and e.to_sections == ["§ 12"])
     # cited twice in one chunk: one edge, naming the paragraphs of both
     assert edge.to_paragraphs == ["2", "4"]
+
+
+def test_following_takes_the_chunk_that_opens_the_paragraph_the_reference_names(demo_kb, settings):
+    def chunk(chunk_id, text):
+        return VectorResult(chunk_id=chunk_id, text=text, doc="KranG.pdf", collection="Recht", page_start=1,
+                            page_end=1, section="§ 9")
+    first = chunk("a", "§ 9 Sperren\n(1) Die Hafenbehörde kann Gelände sperren.\n(2) Die Sperre wird bekannt gemacht.")
+    second = chunk("b", "(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer Entschädigung verlangen.")
+    follower = _follower(demo_kb, settings)
+    closer = {"a": 0.9, "b": 0.2}
+    assert follower._choose([first, second], closer, ["3"]) == [second]
+    # without a paragraph named, the chunk closest to the question
+    assert follower._choose([first, second], closer, []) == [first]
+    assert follower._choose([first, second], closer, ["7"]) == [first]
 
 
 def test_depth_limit_stops_the_recursion(demo_kb, settings):
