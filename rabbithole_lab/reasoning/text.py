@@ -130,6 +130,58 @@ def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700,
     return [sentence for sentence in out if len(sentence) >= min_chars]
 
 
+# A table as a PDF's text layer gives it: a cell a line, short and without a sentence's end ("Brokdorf",
+# "31.10.2006"; "über 250 bis 1 000", "Kilogramm", "0,0064"). A run of such lines is a table; prose wrapped at
+# the page's width runs longer, and a heading or the end of a paragraph stands alone.
+_CELL_MAX_CHARS = 45
+_TABLE_MIN_LINES = 6
+_CELL_END = re.compile(r"[.!?;:]$")
+# a value cell: a figure, a date, a range of them, with a currency or percent ("30 bis 70", "< 0,1", "30. 6.2001")
+_VALUE_CELL = re.compile(r"^[<>≤≥]?\s*\d[\d\s.,/%–-]*(?:\s*(?:bis|und|Euro|Prozent|v\.\s?H\.)\s*[\d\s.,/%–-]*)*$")
+# an entry's number ("1.4.2.1", "9.4") is a label, not a figure; German writes a decimal with a comma
+_NUMBERING = re.compile(r"^\d{1,2}(?:\.\d{1,2}){1,4}\.?$")
+_ROW_MAX_LABEL_LINES = 6
+
+
+def _is_cell(line: str) -> bool:
+    return 0 < len(line) <= _CELL_MAX_CHARS and not _CELL_END.search(line)
+
+
+def table_rows(text: str) -> list[str]:
+    """The rows of the tables in a passage, each quotable on its own: a row is the label cells that name it
+    followed by the value cells that give its figures ("Brokdorf 31.10.2006"). A table states its figures in
+    no sentence, so without its rows no figure of it could be quoted. Cells that name no figure (a table of
+    words, a table of contents) make no row."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    rows: list[str] = []
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) and _is_cell(lines[end]):
+            end += 1
+        if end - start >= _TABLE_MIN_LINES:
+            rows += _rows_of(lines[start:end])
+        start = max(end, start + 1)
+    return rows
+
+
+def _rows_of(cells: list[str]) -> list[str]:
+    rows: list[str] = []
+    labels: list[str] = []
+    values: list[str] = []
+    for cell in [*cells, ""]:
+        if cell and _VALUE_CELL.match(cell) and not _NUMBERING.match(cell):
+            values.append(cell)
+            continue
+        if values:  # a label after values opens the next row
+            if labels:
+                rows.append(" ".join(labels[-_ROW_MAX_LABEL_LINES:] + values))
+            labels, values = [], []
+        if cell:
+            labels.append(cell)
+    return rows
+
+
 _NEW_PARAGRAPH = re.compile(r"^(?:\(\d+[a-z]?\)|\d+[a-z]?\.\s|[a-z]\)\s|§)")
 
 
@@ -138,14 +190,15 @@ def passage_sentences(text: str, heading: str = "", continuation: bool = False, 
     chunk repeats it although its page does not show it), without a leading fragment of the sentence the
     previous chunk began (a continuation's first sentence, unless a paragraph or list item opens it; any
     first sentence in lower case) but with the list items that fragment holds, and without headings or
-    labels alone."""
+    labels alone; with the rows of its tables (`table_rows`), which state their figures in no sentence."""
     body = text
     if heading and body.startswith(heading):
         body = body[len(heading):]
     body = body.strip()
     fragment = body[:1].islower() or (continuation and not _NEW_PARAGRAPH.match(body))
     sentences = split_sentences(body, min_chars=min_chars, opens_mid_sentence=fragment)
-    return [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…")) or is_list_item(s)]
+    whole = [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…")) or is_list_item(s)]
+    return whole + [row for row in table_rows(body) if row not in whole]
 
 
 def concepts(query: str, language: str, limit: int = 7) -> list[str]:

@@ -1,0 +1,66 @@
+"""A table states its figures in no sentence: its rows are quotable on their own, as the PDF's text layer lays
+them out (a cell a line), and the answer quotes the row a question asks about. Text written for these tests."""
+
+from __future__ import annotations
+
+from rabbithole_lab.reasoning.base import SynthesisInput
+from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.quality import is_fragment, statements
+from rabbithole_lab.reasoning.text import passage_sentences, table_rows
+from rabbithole_lab.records import ChunkWithInfo
+
+# a two-column table of deadlines, one cell a line, as pymupdf extracts it; the header too
+DEADLINES = ("Anlage 2\n(zu § 4 Absatz 2)\nAnlage\nTermin\nNordhafen A\n31.03.2011\nSüdheide\n30. 9.2012\n"
+             "Westmark 2\n31.12.2014\nOstmoor\n30. 6.2016\n")
+# a rate table whose label runs over several lines
+RATES = ("Anlage 5\nZuschläge\nüber 20 bis 100\nTonnen für jede\nweitere angefangene\nTonne\n0,0031\n"
+         "über 100 bis 400\nTonnen für jede\nweitere angefangene\nTonne\n0,0027\n")
+PROSE = ("(1) Der Betreiber einer Windkraftanlage hat der Behörde bis zu dem in Anlage 2\n"
+         "genannten Termin die Ergebnisse der Sicherheitsüberprüfung vorzulegen.\n"
+         "(2) Die Behörde kann die Frist verlängern, wenn der Betreiber darlegt, dass\n"
+         "die Überprüfung aus Gründen, die er nicht zu vertreten hat, nicht rechtzeitig\n"
+         "abgeschlossen werden kann.\n")
+
+
+def test_a_row_is_its_label_cells_followed_by_its_value_cells():
+    # the table's caption and header are cells too: they open its first row
+    assert table_rows(DEADLINES) == ["Anlage 2 (zu § 4 Absatz 2) Anlage Termin Nordhafen A 31.03.2011",
+                                     "Südheide 30. 9.2012", "Westmark 2 31.12.2014", "Ostmoor 30. 6.2016"]
+    assert table_rows(RATES) == [
+        "Anlage 5 Zuschläge über 20 bis 100 Tonnen für jede weitere angefangene Tonne 0,0031",
+        "über 100 bis 400 Tonnen für jede weitere angefangene Tonne 0,0027"]
+
+
+def test_prose_a_table_of_words_and_entry_numbers_make_no_rows():
+    assert table_rows(PROSE) == []
+    words = "Umweltbereich\nHerkunft\nLuft\nWetterdienst\nBoden\nGeologischer Dienst\nWasser\nGewässerkunde\n"
+    assert table_rows(words) == []  # no cell holds a figure: nothing a row would state
+    # an entry's number ("4.2.1") is a label, not a figure
+    numbered = "4.2\nAnlagen zur Lagerung\nvon Heizöl\n4.2.1\nmehr als 500 Tonnen\n4.2.2\nbis 500 Tonnen\n"
+    assert table_rows(numbered) == []
+    # too few short lines in a row are a heading and a label, not a table
+    assert table_rows("Anlage 3\nTermin\nNordhafen\n31.03.2011\n") == []
+
+
+def test_a_passage_offers_its_rows_beside_its_sentences_and_a_quoted_row_is_whole():
+    text = f"{PROSE}{DEADLINES}"
+    sentences = passage_sentences(text)
+    assert sentences[0].startswith("(1) Der Betreiber") and "Westmark 2 31.12.2014" in sentences
+    assert not is_fragment("Westmark 2 31.12.2014", set(table_rows(text)))
+    assert is_fragment("Westmark 2 31.12.2014")  # without its table it would be a cut sentence
+
+
+def test_the_answer_quotes_the_row_the_question_asks_about(demo_kb):
+    chunks = [ChunkWithInfo(chunk_text=f"§ 4 Sicherheitsüberprüfung\n{PROSE}", document="WindG.pdf", page=3,
+                            chunk_id="c1", section="§ 4", tier="primary", relevance_score=0.8),
+              ChunkWithInfo(chunk_text=DEADLINES, document="WindG.pdf", page=9, chunk_id="c2", section="Anlage 2",
+                            tier="primary", relevance_score=0.7)]
+    # § 4 names the table the deadline stands in ("bis zu dem in Anlage 2 genannten Termin")
+    chains = [{"source": "§ 4 WindG.pdf", "reference": "Anlage 2", "target": "Anlage 2 WindG.pdf", "reason": "",
+               "citing": ["WindG.pdf", "§ 4"], "cited": [["WindG.pdf", "Anlage 2"]], "paragraphs": []}]
+    question = "Bis wann musste der Betreiber der Windkraftanlage Westmark 2 die Ergebnisse der Überprüfung vorlegen?"
+    request = SynthesisInput(anchor=question, question=question, language="de", primary=chunks, chains=chains)
+    answer = ExtractiveReasoner(demo_kb.index.embedder).synthesize(request).answer
+    quoted = [statement for statement in statements(answer) if "Westmark 2 31.12.2014" in statement.quote]
+    assert quoted and quoted[0].citations == [("WindG.pdf", 9)]
+    assert "Ostmoor" not in answer and "Südheide" not in answer  # the row asked about, not the whole table
