@@ -130,8 +130,8 @@ def split_sentences(text: str, min_chars: int = 25, max_chars: int = 700,
     return [sentence for sentence in out if len(sentence) >= min_chars]
 
 
-# A table as a PDF's text layer gives it: a cell a line, short and without a sentence's end ("Brokdorf",
-# "31.10.2006"; "über 250 bis 1 000", "Kilogramm", "0,0064"). A run of such lines is a table; prose wrapped at
+# A table as a PDF's text layer gives it: a cell a line, short and without a sentence's end ("Westmark 2",
+# "31.12.2014"; "über 20 bis 100", "Tonnen", "0,0031"). A run of such lines is a table; prose wrapped at
 # the page's width runs longer, and a heading or the end of a paragraph stands alone.
 _CELL_MAX_CHARS = 45
 _TABLE_MIN_LINES = 6
@@ -149,7 +149,7 @@ def _is_cell(line: str) -> bool:
 
 def table_rows(text: str) -> list[str]:
     """The rows of the tables in a passage, each quotable on its own: a row is the label cells that name it
-    followed by the value cells that give its figures ("Brokdorf 31.10.2006"). A table states its figures in
+    followed by the value cells that give its figures ("Westmark 2 31.12.2014"). A table states its figures in
     no sentence, so without its rows no figure of it could be quoted. Cells that name no figure (a table of
     words, a table of contents) make no row."""
     lines = [" ".join(line.split()) for line in text.splitlines()]
