@@ -21,7 +21,7 @@ from rabbithole_lab.reasoning.extractive_base import (
     supported_by_source,
 )
 from rabbithole_lab.reasoning.passages import joined_passages
-from rabbithole_lab.reasoning.text import strip_citations, table_rows
+from rabbithole_lab.reasoning.text import strip_citations
 from rabbithole_lab.schemas import QualityAssessment, RemediationDecision
 
 PART_MISSING_RELEVANCE = 50  # of 100: the answer leaves out a part the researcher asked for
@@ -70,8 +70,9 @@ class ExtractiveJudge(ExtractiveBase):
         supported = [s for s in cited if supported_by_source(s.quote, s.citations, by_page)]
         quotes = [" ".join(s.quote.split()) for s in found]
         duplicates = len(quotes) - len(set(quotes))
-        rows = {row for source in passages for row in table_rows(source.chunk_text)}
-        fragments = sum(1 for q in quotes if quality.is_fragment(q, rows))
+        # the statements the answer could quote, split as the answer split them (a table's rows among them)
+        whole = {statement for source in passages for statement in sentences_of(source)}
+        fragments = sum(1 for q in quotes if quality.is_fragment(q, whole))
         citation_correctness = round(100 * len(correct) / len(found)) if found else 0
         factual_accuracy = round(100 * len(supported) / len(cited)) if cited else 0
         structure = (40 if found else 0) + (30 if len(found) >= 2 else 0) + 30

@@ -77,12 +77,12 @@ def on_cited_page(statement: Statement, sources: list[ChunkWithInfo]) -> bool:
         quote_page(statement.quote, doc, sources) == page for doc, page in statement.citations)
 
 
-def is_fragment(quote: str, rows: set[str] | frozenset[str] = frozenset()) -> bool:
+def is_fragment(quote: str, whole: set[str] | frozenset[str] = frozenset()) -> bool:
     """A quotation that is not a whole sentence: it starts in lower case or stops mid-sentence. An enumeration's
-    item opened by its number is whole ("4. Absaugung von Radon an Randfugen …,"), and so is a row of a source's
-    table (`rows`, see `text.table_rows`)."""
+    item opened by its number is whole ("4. Absaugung von Radon an Randfugen …,"), and so is any of `whole`, the
+    statements of the sources as `text.passage_sentences` splits them (a table's row ends without a period)."""
     text = quote.strip()
-    if is_list_item(text) or " ".join(text.split()) in rows:
+    if is_list_item(text) or " ".join(text.split()) in whole:
         return False
     return not text or text[:1].islower() or not text.endswith(_SENTENCE_END)
 
