@@ -4,13 +4,15 @@ stored (`state["synthesis_context"]`), so the quality check and the attribution 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.findings import TIERS, tier_chunks
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.assemble import assemble
+from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.rabbithole.resolve import section_labels
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
 
@@ -59,15 +61,20 @@ def build_synthesis_context(state: Mapping, services: Services) -> dict[str, lis
     return with_neighbours(context_for_synthesis(state, budget_chars), services.kb, budget_chars)
 
 
-def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]]) -> list[dict]:
+def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
+                     document_named: Callable[[str], str | None] | None = None) -> list[dict]:
     """The references between provisions of the synthesis context: citing section, the reference, the cited
     section, the paragraphs it names and why it counts (once each). A followed reference counts where it led
     from a passage of the context to one; a reference the gate did not follow counts where search brought the
-    cited provision into the context anyway: the citing provision still says it applies."""
+    cited provision into the context anyway: the citing provision still says it applies. With
+    `document_named` (a book as written -> its file), so does a reference in the text of a passage of the
+    context that following never examined (a neighbour passage, the last hop): the text says it applies."""
     ids = {chunk.chunk_id for chunks in context.values() for chunk in chunks}
     provisions = {(chunk.document, chunk.section) for chunks in context.values() for chunk in chunks if chunk.section}
     in_context = run_text(state.get("detected_language") or "de")["cited_in_context"]
-    edges = state.get("reference_edges", [])
+    edges = list(state.get("reference_edges", []))
+    if document_named is not None:
+        edges += text_references(context, provisions, document_named)
     # a reference already followed from another passage is recorded without where it points: it points where
     # the same reference (same target, same document) pointed when it was followed
     located = {edge["target"]: list(zip(edge["to_docs"], edge["to_sections"], strict=False))
@@ -98,6 +105,30 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]]) ->
         if len(cited) == 1 and edge.get("to_paragraphs"):
             chain["paragraphs"].append([*cited[0], list(edge["to_paragraphs"])])
     return list(chains.values())
+
+
+def text_references(context: dict[str, list[ChunkWithInfo]], provisions: set[tuple[str, str]],
+                    document_named: Callable[[str], str | None]) -> list[dict]:
+    """The references the context's own passages make to other provisions of the context, as skipped edges
+    (`reference_chains` links them like a reference the gate did not follow). A reference without a book
+    points into the passage's own document ("in Anlage 4 zu diesem Gesetz"); one whose book names no
+    document of the knowledge base points nowhere."""
+    edges: list[dict] = []
+    for chunk in (chunk for chunks in context.values() for chunk in chunks if chunk.section):
+        for reference in detect_references_regex(chunk.chunk_text, chunk.document):
+            if reference.type != "legal_section" or reference.version:
+                continue
+            doc = document_named(reference.book) if reference.book else chunk.document
+            cited = [(doc, label) for label in section_labels(reference) if (doc, label) in provisions]
+            if not doc or not cited:
+                continue
+            numbers = [number for number, label in zip(reference.sections, section_labels(reference), strict=False)
+                       if (doc, label) in cited]
+            edges += [{"from_doc": chunk.document, "from_section": chunk.section, "from_chunk": chunk.chunk_id,
+                       "target": reference.target, "decision": "in_text", "to_docs": [doc],
+                       "to_sections": [label], "to_paragraphs": reference.paragraphs.get(number, [])}
+                      for (doc, label), number in zip(cited, numbers, strict=True)]
+    return edges
 
 
 def stored_synthesis_context(state: Mapping) -> dict[str, list[ChunkWithInfo]]:

@@ -31,6 +31,7 @@ from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.citation_grammar import PARAGRAPH_MARK, paragraph_marks
 from rabbithole_lab.reasoning.passages import joined_passages
+from rabbithole_lab.reasoning.text import named_rows, passage_rows
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
 # a sentence that speaks to a model instead of stating the law: document text is data, never instructions
@@ -51,6 +52,7 @@ class Sentence:
     score: float
     order: int  # reading order inside the provision
     paragraphs: frozenset[str] = frozenset()  # the numbered paragraphs ("(5)") it stands in, where known
+    named: bool = False  # a table's row the question names by its label (`text.named_rows`)
 
     @property
     def page(self) -> int:
@@ -85,16 +87,29 @@ class Provision:
     def best(self, count: int, floor: float = 0.0, asked: Callable[[str], bool] | None = None,
              cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> list[Sentence]:
         """The `count` best sentences of at least `floor`, in reading order: those of the paragraphs a reference
-        names first ("§ 9g Absatz 5" is answered by paragraph (5)), then those that state what the question asks
-        for (`asked`)."""
+        names first ("§ 9g Absatz 5" is answered by paragraph (5)), then a table's row the question names, then
+        those that state what the question asks for (`asked`)."""
         eligible = [s for s in self.sentences if s.score >= floor]
-        chosen = sorted(eligible, key=lambda s: (not s.paragraphs & cited_paragraphs,
+        chosen = sorted(eligible, key=lambda s: (not s.paragraphs & cited_paragraphs, not s.named,
                                                  not (asked and asked(s.text)), -s.score))[:count]
         return sorted(chosen, key=lambda s: s.order)
 
     @property
     def strength(self) -> float:
         return max((s.score for s in self.sentences), default=0.0)
+
+
+def name_rows(provisions: list[Provision], question: str) -> None:
+    """Mark the table rows the question names by label (`text.named_rows`), per provision (one table's rows
+    are compared with each other), and rank each as the provision's best sentence: the row is the answer
+    to the question that names it, however little else of the question it repeats."""
+    for provision in provisions:
+        rows = {row for passage in provision.passages for row in passage_rows(passage.chunk_text, passage.heading)}
+        named = named_rows([s.text for s in provision.sentences if s.text in rows], question)
+        for sentence in provision.sentences:
+            if sentence.text in named:
+                sentence.named = True
+                sentence.score = max(sentence.score, provision.strength)
 
 
 def paragraphs_of(sentences: list[str]) -> list[frozenset[str]]:

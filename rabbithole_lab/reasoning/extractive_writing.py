@@ -12,6 +12,7 @@ from rabbithole_lab.reasoning.answer import (
     Provision,
     Sentence,
     links_of,
+    name_rows,
     plan_answer,
     provisions_of,
 )
@@ -61,6 +62,7 @@ class ExtractiveWriter(ExtractiveBase):
         for provision in provisions:
             provision.sentences = [] if excluded_provision(provision, request.exclusions) else [
                 s for s in provision.sentences if not excluded(s.text, request.exclusions)]
+        name_rows(provisions, request.question or request.anchor)
         # a rewrite keeps fewer sentences, each carrying a term of the question
         if request.remediation:
             for provision in provisions:

@@ -182,7 +182,29 @@ def _rows_of(cells: list[str]) -> list[str]:
     return rows
 
 
+def named_rows(rows: list[str], question: str) -> set[str]:
+    """The rows of a table the question names by label: a table is looked up by its labels ("Westmark 2"), so
+    a word of the question that labels exactly one row names that row, whatever the rest of the row says. A
+    word many rows share (a column's unit, "Kernkraftwerk") names none."""
+    asked = {word.casefold() for word in _WORD.findall(question) if len(word) >= 4}
+    labels = [{word.casefold() for word in _WORD.findall(row)} & asked for row in rows]
+    named: set[str] = set()
+    for row, words in zip(rows, labels, strict=True):
+        if any(sum(word in other for other in labels) == 1 for word in words):
+            named.add(row)
+    return named
+
+
 _NEW_PARAGRAPH = re.compile(r"^(?:\(\d+[a-z]?\)|\d+[a-z]?\.\s|[a-z]\)\s|§)")
+
+
+def _body(text: str, heading: str) -> str:
+    return (text[len(heading):] if heading and text.startswith(heading) else text).strip()
+
+
+def passage_rows(text: str, heading: str = "") -> list[str]:
+    """The table rows `passage_sentences` gives of the same passage (read without its heading line)."""
+    return table_rows(_body(text, heading))
 
 
 def passage_sentences(text: str, heading: str = "", continuation: bool = False, min_chars: int = 25) -> list[str]:
@@ -191,10 +213,7 @@ def passage_sentences(text: str, heading: str = "", continuation: bool = False, 
     previous chunk began (a continuation's first sentence, unless a paragraph or list item opens it; any
     first sentence in lower case) but with the list items that fragment holds, and without headings or
     labels alone; with the rows of its tables (`table_rows`), which state their figures in no sentence."""
-    body = text
-    if heading and body.startswith(heading):
-        body = body[len(heading):]
-    body = body.strip()
+    body = _body(text, heading)
     fragment = body[:1].islower() or (continuation and not _NEW_PARAGRAPH.match(body))
     sentences = split_sentences(body, min_chars=min_chars, opens_mid_sentence=fragment)
     whole = [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…")) or is_list_item(s)]

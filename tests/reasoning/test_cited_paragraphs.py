@@ -116,3 +116,23 @@ def test_the_scripted_model_is_told_which_paragraph_a_reference_names():
                                                                 language="de", primary=[finding], chains=chains))
     prompt = next(p for p in model.prompts_seen if model.step_of(p) == "synthesize")
     assert '§ 21 KranV.pdf → § 9 KranG.pdf ("§ 9 KranG", § 9 KranG.pdf: Abs. 3)' in prompt
+
+
+def test_a_reference_in_a_passage_links_the_provisions_of_the_context_it_names():
+    # nothing was followed: the passages themselves say which provision of the context they refer to
+    citing = ChunkWithInfo(chunk_text="§ 21 Prüffristen\n(1) Der Betreiber prüft den Kran nach § 9 Absatz 3 des "
+                           "Krangesetzes und zu den in Anlage 2 zu dieser Verordnung genannten Terminen. "
+                           "§ 30 gilt entsprechend.", document="KranV.pdf", page=4, chunk_id="v21", section="§ 21")
+    context = {"primary": [citing, _chunk("KranG.pdf", "§ 9", "g9")],
+               "secondary": [_chunk("KranV.pdf", "Anlage 2", "va2")]}
+    books = {"Krangesetzes": "KranG.pdf"}
+    chains = reference_chains({"detected_language": "de", "reference_edges": []}, context, books.get)
+    assert sorted((c["cited"], c["paragraphs"]) for c in chains) == [
+        ([["KranG.pdf", "§ 9"]], [["KranG.pdf", "§ 9", ["3"]]]), ([["KranV.pdf", "Anlage 2"]], [])]
+    assert all(c["citing"] == ["KranV.pdf", "§ 21"] and c["reason"] == run_text("de")["cited_in_context"]
+               for c in chains)
+    # § 30 is not in the context; a book the knowledge base does not hold names nothing; and without a way
+    # to read books only the book-less reference to the citing document's own annex links
+    assert len(chains) == 2
+    assert [c["cited"] for c in reference_chains({}, context, {}.get)] == [[["KranV.pdf", "Anlage 2"]]]
+    assert reference_chains({}, context) == []

@@ -3,10 +3,11 @@ them out (a cell a line), and the answer quotes the row a question asks about. T
 
 from __future__ import annotations
 
+from rabbithole_lab.reasoning.answer import Provision, Sentence, name_rows
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.quality import is_fragment, statements
-from rabbithole_lab.reasoning.text import passage_sentences, table_rows
+from rabbithole_lab.reasoning.text import named_rows, passage_sentences, table_rows
 from rabbithole_lab.records import ChunkWithInfo
 
 # a two-column table of deadlines, one cell a line, as pymupdf extracts it; the header too
@@ -64,3 +65,24 @@ def test_the_answer_quotes_the_row_the_question_asks_about(demo_kb):
     quoted = [statement for statement in statements(answer) if "Westmark 2 31.12.2014" in statement.quote]
     assert quoted and quoted[0].citations == [("WindG.pdf", 9)]
     assert "Ostmoor" not in answer and "Südheide" not in answer  # the row asked about, not the whole table
+
+
+def test_a_row_is_named_by_a_label_word_of_the_question_that_only_it_holds():
+    rows = table_rows(DEADLINES)
+    assert named_rows(rows, "Bis wann war Westmark 2 zu prüfen?") == {"Westmark 2 31.12.2014"}
+    assert named_rows(rows, "Welche Termine gelten für Nordhafen und Ostmoor?") == {
+        "Anlage 2 (zu § 4 Absatz 2) Anlage Termin Nordhafen A 31.03.2011", "Ostmoor 30. 6.2016"}
+    # a word every row holds names none of them
+    assert named_rows(table_rows(RATES), "Welcher Zuschlag gilt je weitere angefangene Tonne?") == set()
+
+
+def test_the_named_row_is_quoted_before_rows_that_read_closer_to_the_question():
+    chunk = ChunkWithInfo(chunk_text=DEADLINES, document="WindG.pdf", page=9, chunk_id="c2", section="Anlage 2")
+    rows = table_rows(DEADLINES)
+    provision = Provision("WindG.pdf", "Anlage 2", [chunk], [chunk],
+                          [Sentence(row, chunk, score, order) for order, (row, score)
+                           in enumerate(zip(rows, [0.9, 0.8, 0.3, 0.7], strict=True))])
+    assert [s.text for s in provision.best(1)] == [rows[0]]
+    name_rows([provision], "Bis wann war die Überprüfung für Westmark 2 vorzulegen?")
+    assert [s.text for s in provision.best(1)] == ["Westmark 2 31.12.2014"]
+    assert provision.strength == 0.9  # ranked as the provision's best, not above it

@@ -39,7 +39,8 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
         anchor=anchor(state), language=language(state), hitl_summary=state.get("hitl_context_summary", ""),
         primary=context["primary"], secondary=context["secondary"], tertiary=context["tertiary"],
         quotes=preserved_quotes(state)[:MAX_QUOTES],
-        task_summaries=state.get("task_summaries", []), chains=reference_chains(state, context),
+        task_summaries=state.get("task_summaries", []), chains=reference_chains(
+            state, context, lambda book: runtime.context.kb.registry.resolve_document_name(book)[0]),
         remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "",
         question=question(state), exclusions=exclusions(state), tasks=answer_tasks(state),
         parts=asked_parts(state))
