@@ -84,14 +84,25 @@ class Provision:
     def cited_by(self) -> set[str]:
         return {chunk.cited_by for chunk in self.chunks if chunk.cited_by}
 
-    def best(self, count: int, floor: float = 0.0, asked: Callable[[str], bool] | None = None,
+    def best(self, count: int, floor: float = 0.0, asked: Callable[[str], bool | set[str]] | None = None,
              cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> list[Sentence]:
         """The `count` best sentences of at least `floor`, in reading order: those of the paragraphs a reference
         names first ("§ 9g Absatz 5" is answered by paragraph (5)), then a table's row the question names, then
         those that state what the question asks for (`asked`)."""
         eligible = [s for s in self.sentences if s.score >= floor]
-        chosen = sorted(eligible, key=lambda s: (not s.paragraphs & cited_paragraphs, not s.named,
-                                                 not (asked and asked(s.text)), -s.score))[:count]
+        ranked = sorted(eligible, key=lambda s: (not s.paragraphs & cited_paragraphs, not s.named,
+                                                 not (asked and asked(s.text)), -s.score))
+        # a question asking for several kinds ("when is it required, and how quickly?": a condition and a
+        # deadline) is answered by a sentence of each before a second sentence of one kind
+        chosen: list[Sentence] = []
+        stated: set = set()
+        for sentence in ranked:
+            kinds = asked(sentence.text) if asked else False
+            adds = set(kinds) - stated if isinstance(kinds, (set, frozenset)) else set()
+            if len(chosen) < count and (sentence.paragraphs & cited_paragraphs or sentence.named or adds):
+                chosen.append(sentence)
+                stated |= adds
+        chosen += [s for s in ranked if all(s is not held for held in chosen)][: count - len(chosen)]
         return sorted(chosen, key=lambda s: s.order)
 
     @property
@@ -203,7 +214,7 @@ def reached_from(provisions: list[Provision], source: Provision, links: Links | 
 
 
 def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES,
-                links: Links | None = None, asked: Callable[[str], bool] | None = None) -> AnswerPlan:
+                links: Links | None = None, asked: Callable[[str], bool | set[str]] | None = None) -> AnswerPlan:
     """Decisive provision, then the chains out of the provisions in the answer, then further provisions.
     `asked(sentence)`: the sentence states what the question asks for; such sentences are quoted first."""
     plan = AnswerPlan()

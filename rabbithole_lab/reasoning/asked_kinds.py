@@ -67,3 +67,8 @@ def asked_kinds(question: str) -> set[str]:
 def carries(sentence: str, kinds: set[str]) -> bool:
     """The sentence states something of a kind the question asks for."""
     return any(_SENTENCE[kind].search(sentence) for kind in kinds)
+
+
+def carried_kinds(sentence: str, kinds: set[str]) -> set[str]:
+    """The kinds the question asks for that the sentence states (empty: none, so it reads as False)."""
+    return {kind for kind in kinds if _SENTENCE[kind].search(sentence)}

@@ -24,7 +24,7 @@ from rabbithole_lab.reasoning.answer_shape import (
     shape_answer,
 )
 from rabbithole_lab.reasoning.answer_text import written_answer
-from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
+from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carried_kinds, carries
 from rabbithole_lab.reasoning.base import AnswerTask, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.extractive_base import (
@@ -68,7 +68,7 @@ class ExtractiveWriter(ExtractiveBase):
             for provision in provisions:
                 provision.sentences = [s for s in provision.sentences if self._overlap(request.anchor, s.text) > 0]
         kinds = asked_kinds(request.question or request.anchor)
-        carries_kind = (lambda sentence: carries(sentence, kinds)) if kinds else None
+        carries_kind = (lambda sentence: carried_kinds(sentence, kinds)) if kinds else None
         plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES,
                            links_of(request.chains), carries_kind)
         if not plan.parts:

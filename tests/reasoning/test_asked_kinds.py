@@ -6,7 +6,7 @@ import pytest
 
 from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence, plan_answer
 from rabbithole_lab.reasoning.answer_shape import opening_statements
-from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
+from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carried_kinds, carries
 from rabbithole_lab.reasoning.extractive_base import reasoner_words
 from rabbithole_lab.records import ChunkWithInfo
 
@@ -127,3 +127,21 @@ def test_the_answer_quotes_first_the_sentences_that_carry_what_was_asked():
     plain = [s.text for s in plan_answer([decisive, further], 0.1, max_sentences=5).sentences()]
     assert "Der Betreiber bewahrt das Logbuch zehn Jahre lang auf." not in plain
     assert "Die Kopie ist zwei Jahre lang aufzubewahren." not in plain
+
+
+def test_a_provision_asked_for_two_kinds_is_quoted_with_a_sentence_of_each():
+    question = "When must the crane be inspected again, and how quickly must the authority decide?"
+    kinds = asked_kinds(question)
+    assert {"condition", "deadline"} <= kinds
+    provision = _provision("§ 6", ["Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
+                                   "Die Prüfung entfällt, wenn der Kran stillgelegt ist.",
+                                   "Die Behörde entscheidet spätestens vier Wochen nach dem Antrag.",
+                                   "Der Prüfer ist unabhängig."], [0.8, 0.7, 0.1, 0.6])
+    both = [s.text for s in provision.best(2, asked=lambda text: carried_kinds(text, kinds))]
+    # the deadline is stated though two conditions read closer to the question
+    assert both == ["Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
+                    "Die Behörde entscheidet spätestens vier Wochen nach dem Antrag."]
+    # asked only whether a sentence carries any kind, the two conditions would be quoted
+    assert [s.text for s in provision.best(2, asked=lambda text: carries(text, kinds))] == [
+        "Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.", "Die Prüfung entfällt, wenn der Kran stillgelegt ist."]
+    assert carried_kinds("Der Prüfer ist unabhängig.", kinds) == set()
