@@ -116,7 +116,7 @@ def name_rows(provisions: list[Provision], question: str) -> None:
     to the question that names it, however little else of the question it repeats."""
     for provision in provisions:
         rows = {row for passage in provision.passages for row in passage_rows(passage.chunk_text, passage.heading)}
-        named = named_rows([s.text for s in provision.sentences if s.text in rows], question)
+        named = named_rows([s.text for s in provision.sentences if s.text in rows], question, provision.section)
         for sentence in provision.sentences:
             if sentence.text in named:
                 sentence.named = True

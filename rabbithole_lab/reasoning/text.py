@@ -182,11 +182,13 @@ def _rows_of(cells: list[str]) -> list[str]:
     return rows
 
 
-def named_rows(rows: list[str], question: str) -> set[str]:
+def named_rows(rows: list[str], question: str, table_name: str = "") -> set[str]:
     """The rows of a table the question names by label: a table is looked up by its labels ("Westmark 2"), so
     a word of the question that labels exactly one row names that row, whatever the rest of the row says. A
-    word many rows share (a column's unit, "Kernkraftwerk") names none."""
-    asked = {word.casefold() for word in _WORD.findall(question) if len(word) >= 4}
+    word many rows share (a column's unit, "Kernkraftwerk") names none, nor does the table's own name
+    ("Anlage"), which its caption puts before the first row."""
+    own = {word.casefold() for word in _WORD.findall(table_name)}
+    asked = {word.casefold() for word in _WORD.findall(question) if len(word) >= 4} - own
     labels = [{word.casefold() for word in _WORD.findall(row)} & asked for row in rows]
     named: set[str] = set()
     for row, words in zip(rows, labels, strict=True):

@@ -143,5 +143,6 @@ def test_a_provision_asked_for_two_kinds_is_quoted_with_a_sentence_of_each():
                     "Die Behörde entscheidet spätestens vier Wochen nach dem Antrag."]
     # asked only whether a sentence carries any kind, the two conditions would be quoted
     assert [s.text for s in provision.best(2, asked=lambda text: carries(text, kinds))] == [
-        "Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.", "Die Prüfung entfällt, wenn der Kran stillgelegt ist."]
+        "Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
+        "Die Prüfung entfällt, wenn der Kran stillgelegt ist."]
     assert carried_kinds("Der Prüfer ist unabhängig.", kinds) == set()

@@ -72,6 +72,11 @@ def test_a_row_is_named_by_a_label_word_of_the_question_that_only_it_holds():
     assert named_rows(rows, "Bis wann war Westmark 2 zu prüfen?") == {"Westmark 2 31.12.2014"}
     assert named_rows(rows, "Welche Termine gelten für Nordhafen und Ostmoor?") == {
         "Anlage 2 (zu § 4 Absatz 2) Anlage Termin Nordhafen A 31.03.2011", "Ostmoor 30. 6.2016"}
+    # the table's own name, which its caption puts in the first row, names no row
+    assert named_rows(rows, "Was gilt nach Anlage 2 für Westmark 2?", "Anlage 2") == {
+        "Westmark 2 31.12.2014"}
+    assert "Anlage 2 (zu § 4 Absatz 2) Anlage Termin Nordhafen A 31.03.2011" in named_rows(
+        rows, "Was gilt nach Anlage 2 für Westmark 2?")
     # a word every row holds names none of them
     assert named_rows(table_rows(RATES), "Welcher Zuschlag gilt je weitere angefangene Tonne?") == set()
 
