@@ -15,6 +15,8 @@ from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.resolve import section_labels
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
+IN_TEXT = "in_text"  # the decision of a reference read in a passage's text, neither followed nor skipped
+
 
 def context_for_synthesis(state: Mapping, budget_chars: int) -> dict[str, list[ChunkWithInfo]]:
     """The graded context that fits the reasoner's context size: chunks of every tier admitted by the
@@ -78,7 +80,7 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
     # a reference already followed from another passage is recorded without where it points: it points where
     # the same reference (same target, same document) pointed when it was followed
     located = {edge["target"]: list(zip(edge["to_docs"], edge["to_sections"], strict=False))
-               for edge in edges if edge.get("to_docs")}
+               for edge in edges if edge.get("to_docs") and edge.get("decision") != IN_TEXT}
     visited = {run_text(language)["already_visited"] for language in ("de", "en")}
     chains: dict[tuple[str, str, str], dict] = {}
     for edge in edges:
@@ -101,6 +103,11 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
         chain = chains.setdefault((source, edge["target"], target),
                                   {"source": source, "reference": edge["target"], "target": target,
                                    "reason": reason, "citing": list(citing), "cited": [], "paragraphs": []})
+        # a reference only read in the text links where the answer quotes the sentence that makes it
+        if edge.get("decision") == IN_TEXT:
+            chain.setdefault("phrases", []).append(edge["phrase"])
+        else:
+            chain["recorded"] = True
         chain["cited"] += [[doc, section] for doc, section in cited if [doc, section] not in chain["cited"]]
         if len(cited) == 1 and edge.get("to_paragraphs"):
             chain["paragraphs"].append([*cited[0], list(edge["to_paragraphs"])])
@@ -125,8 +132,8 @@ def text_references(context: dict[str, list[ChunkWithInfo]], provisions: set[tup
             numbers = [number for number, label in zip(reference.sections, section_labels(reference), strict=False)
                        if (doc, label) in cited]
             edges += [{"from_doc": chunk.document, "from_section": chunk.section, "from_chunk": chunk.chunk_id,
-                       "target": reference.target, "decision": "in_text", "to_docs": [doc],
-                       "to_sections": [label], "to_paragraphs": reference.paragraphs.get(number, [])}
+                       "target": reference.target, "decision": IN_TEXT, "phrase": reference.original_text,
+                       "to_docs": [doc], "to_sections": [label], "to_paragraphs": reference.paragraphs.get(number, [])}
                       for (doc, label), number in zip(cited, numbers, strict=True)]
     return edges
 

@@ -204,6 +204,30 @@ def links_of(chains: list[dict]) -> Links:
     return links
 
 
+Phrases = dict[tuple[Key, Key], set[str]]  # (citing, cited) -> how the citing text names it ("Anlage 4")
+
+
+def read_links(chains: list[dict]) -> Phrases:
+    """The links only read in a passage's text (no reference recorded by following), each with the words that
+    make it: such a link is the evidence only where the answer quotes the sentence that says them."""
+    recorded = {(tuple(chain["citing"]), tuple(cited)) for chain in chains if chain.get("recorded")
+                or not chain.get("phrases") for cited in chain["cited"]}
+    phrases: Phrases = {}
+    for chain in chains:
+        for cited in chain["cited"]:
+            pair = (tuple(chain["citing"]), tuple(cited))
+            if chain.get("phrases") and pair not in recorded:
+                phrases.setdefault(pair, set()).update(chain["phrases"])
+    return phrases
+
+
+def _says(sentences: list[Sentence], phrases: set[str] | None) -> bool:
+    if phrases is None:
+        return True
+    quoted = [" ".join(sentence.text.split()) for sentence in sentences]
+    return any(" ".join(phrase.split()) in text for phrase in phrases for text in quoted)
+
+
 def reached_from(provisions: list[Provision], source: Provision, links: Links | None = None) -> list[Provision]:
     """The provisions a reference of `source` led to, best first: reached by following from one of its
     passages, or cited by it and in the context anyway (search found it too, or another task followed it)."""
@@ -214,9 +238,11 @@ def reached_from(provisions: list[Provision], source: Provision, links: Links | 
 
 
 def plan_answer(provisions: list[Provision], relevant_below: float, max_sentences: int = MAX_SENTENCES,
-                links: Links | None = None, asked: Callable[[str], bool | set[str]] | None = None) -> AnswerPlan:
+                links: Links | None = None, asked: Callable[[str], bool | set[str]] | None = None,
+                read: Phrases | None = None) -> AnswerPlan:
     """Decisive provision, then the chains out of the provisions in the answer, then further provisions.
-    `asked(sentence)`: the sentence states what the question asks for; such sentences are quoted first."""
+    `asked(sentence)`: the sentence states what the question asks for; such sentences are quoted first.
+    `read`: links only read in the citing text (`read_links`), followed where a quoted sentence makes them."""
     plan = AnswerPlan()
     useful = [p for p in provisions if p.strength >= relevant_below]
     entries = entry_provisions(provisions, relevant_below)
@@ -240,10 +266,11 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     # terms); further down the chain a provision must carry the question's terms itself.
     index = 0
     while index < len(plan.parts) and len(plan.sentences()) < max_sentences:
-        source = plan.parts[index][0]
+        source, _, quoted = plan.parts[index]
         cited_by_decisive = source is decisive
         reached = [p for p in reached_from(provisions if cited_by_decisive else useful, source, links)
-                   if id(p) not in used]
+                   if id(p) not in used and (p.cited_by & source.chunk_ids or _says(
+                       quoted, (read or {}).get(((source.doc, source.section), (p.doc, p.section)))))]
         for provision in reached:
             if len(plan.sentences()) >= max_sentences:
                 break

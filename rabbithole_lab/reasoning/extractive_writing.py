@@ -15,6 +15,7 @@ from rabbithole_lab.reasoning.answer import (
     name_rows,
     plan_answer,
     provisions_of,
+    read_links,
 )
 from rabbithole_lab.reasoning.answer_shape import (
     SENTENCES_PER_TASK,
@@ -70,7 +71,7 @@ class ExtractiveWriter(ExtractiveBase):
         kinds = asked_kinds(request.question or request.anchor)
         carries_kind = (lambda sentence: carried_kinds(sentence, kinds)) if kinds else None
         plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES,
-                           links_of(request.chains), carries_kind)
+                           links_of(request.chains), carries_kind, read_links(request.chains))
         if not plan.parts:
             return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
         # a rewrite keeps to the plan's fewer sentences: no task adds its own

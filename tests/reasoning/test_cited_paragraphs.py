@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rabbithole_lab.agent.synthesis_context import reference_chains
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, paragraphs_of, plan_answer
+from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, paragraphs_of, plan_answer, read_links
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.llm import LLMReasoner
 from rabbithole_lab.records import ChunkWithInfo
@@ -136,3 +136,24 @@ def test_a_reference_in_a_passage_links_the_provisions_of_the_context_it_names()
     assert len(chains) == 2
     assert [c["cited"] for c in reference_chains({}, context, {}.get)] == [[["KranV.pdf", "Anlage 2"]]]
     assert reference_chains({}, context) == []
+
+
+def test_a_reference_only_read_in_the_text_is_followed_where_the_answer_quotes_the_sentence_making_it():
+    says = "(1) Der Betreiber legt den Bericht bis zu dem in Anlage 2 genannten Termin vor."
+    other = "(2) Die Prüfung der Kräne richtet sich nach Anlage 5."
+    citing = _provision("KranV.pdf", "§ 4", [says, other], [0.9, 0.1])
+    deadlines = _provision("KranV.pdf", "Anlage 2", ["Hafen Nord 31.03.2011"], [0.05])
+    checks = _provision("KranV.pdf", "Anlage 5", ["Hubwerk 12 Monate"], [0.05])
+    context = {"primary": [chunk for p in (citing, deadlines, checks) for chunk in p.chunks]}
+    chains = reference_chains({}, context, {}.get)
+    assert read_links(chains) == {(("KranV.pdf", "§ 4"), ("KranV.pdf", "Anlage 2")): {"Anlage 2"},
+                                  (("KranV.pdf", "§ 4"), ("KranV.pdf", "Anlage 5")): {"Anlage 5"}}
+    # one sentence of § 4 is quoted: the annex it names is quoted after it; the other sentence's annex is not
+    plan = plan_answer([citing, deadlines, checks], 0.2, links=links_of(chains), read=read_links(chains))
+    assert [(p.section, source.section if source else None) for p, source, _ in plan.parts[:1]] == [("§ 4", None)]
+    assert [s.text for s in plan.parts[0][2]] == [says]
+    assert [(p.section, source.section) for p, source, _ in plan.parts[1:]] == [("Anlage 2", "§ 4")]
+    # a reference following recorded counts whichever sentence makes it
+    recorded = [chain | {"recorded": True} for chain in chains]
+    plan = plan_answer([citing, deadlines, checks], 0.2, links=links_of(recorded), read=read_links(recorded))
+    assert {p.section for p, _, _ in plan.parts[1:]} == {"Anlage 2", "Anlage 5"}
