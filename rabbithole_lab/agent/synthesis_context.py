@@ -116,8 +116,9 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
 
 def text_references(context: dict[str, list[ChunkWithInfo]], provisions: set[tuple[str, str]],
                     document_named: Callable[[str], str | None]) -> list[dict]:
-    """The references the context's own passages make to other provisions of the context, as skipped edges
-    (`reference_chains` links them like a reference the gate did not follow). A reference without a book
+    """The references the context's own passages make to other provisions of the context, as edges read in the
+    text (`IN_TEXT`; `reference_chains` links them like a reference the gate did not follow, and keeps the words
+    that make each, so the answer follows it only from a sentence it quotes). A reference without a book
     points into the passage's own document ("in Anlage 4 zu diesem Gesetz"); one whose book names no
     document of the knowledge base points nowhere."""
     edges: list[dict] = []
