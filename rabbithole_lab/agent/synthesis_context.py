@@ -127,15 +127,11 @@ def text_references(context: dict[str, list[ChunkWithInfo]], provisions: set[tup
             if reference.type != "legal_section" or reference.version:
                 continue
             doc = document_named(reference.book) if reference.book else chunk.document
-            cited = [(doc, label) for label in section_labels(reference) if (doc, label) in provisions]
-            if not doc or not cited:
-                continue
-            numbers = [number for number, label in zip(reference.sections, section_labels(reference), strict=False)
-                       if (doc, label) in cited]
             edges += [{"from_doc": chunk.document, "from_section": chunk.section, "from_chunk": chunk.chunk_id,
                        "target": reference.target, "decision": IN_TEXT, "phrase": reference.original_text,
                        "to_docs": [doc], "to_sections": [label], "to_paragraphs": reference.paragraphs.get(number, [])}
-                      for (doc, label), number in zip(cited, numbers, strict=True)]
+                      for number, label in zip(reference.sections, section_labels(reference), strict=False)
+                      if doc and (doc, label) in provisions]
     return edges
 
 

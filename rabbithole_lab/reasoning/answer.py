@@ -90,14 +90,15 @@ class Provision:
         names first ("§ 9g Absatz 5" is answered by paragraph (5)), then a table's row the question names, then
         those that state what the question asks for (`asked`)."""
         eligible = [s for s in self.sentences if s.score >= floor]
+        carried = {id(s): asked(s.text) if asked else False for s in eligible}
         ranked = sorted(eligible, key=lambda s: (not s.paragraphs & cited_paragraphs, not s.named,
-                                                 not (asked and asked(s.text)), -s.score))
+                                                 not carried[id(s)], -s.score))
         # a question asking for several kinds ("when is it required, and how quickly?": a condition and a
         # deadline) is answered by a sentence of each before a second sentence of one kind
         chosen: list[Sentence] = []
         stated: set = set()
         for sentence in ranked:
-            kinds = asked(sentence.text) if asked else False
+            kinds = carried[id(sentence)]
             adds = set(kinds) - stated if isinstance(kinds, (set, frozenset)) else set()
             if len(chosen) < count and (sentence.paragraphs & cited_paragraphs or sentence.named or adds):
                 chosen.append(sentence)
