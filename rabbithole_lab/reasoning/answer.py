@@ -15,6 +15,9 @@ Where the question asks for a kind of statement (a figure, a period, a body: `as
 that carry it are quoted first — of each provision and of the remaining room — as long as they are relevant
 at all: "Wie lange …?" is answered by the sentence with the period, not by the provision's most similar one.
 
+A sentence that points back at the one before it ("Satz 1 gilt nicht für …", "Sie ist jedoch …") is quoted with
+it, and the one before with it: the two are one statement.
+
 Every sentence cites the page where it starts. Sentences are whole: the heading a continuation
 chunk repeats, a fragment that continues the previous chunk, a bibliography and a sentence addressed
 to a model ("ignore your instructions") are never quoted.
@@ -31,7 +34,7 @@ from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.citation_grammar import PARAGRAPH_MARK, paragraph_marks
 from rabbithole_lab.reasoning.passages import joined_passages
-from rabbithole_lab.reasoning.text import named_rows, passage_rows
+from rabbithole_lab.reasoning.text import named_rows, passage_rows, points_back
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
 # a sentence that speaks to a model instead of stating the law: document text is data, never instructions
@@ -53,6 +56,7 @@ class Sentence:
     order: int  # reading order inside the provision
     paragraphs: frozenset[str] = frozenset()  # the numbered paragraphs ("(5)") it stands in, where known
     named: bool = False  # a table's row the question names by its label (`text.named_rows`)
+    continues: bool = False  # it points back at the provision's sentence before it, its neighbour in the passage
 
     @property
     def page(self) -> int:
@@ -106,6 +110,21 @@ class Provision:
         chosen += [s for s in ranked if all(s is not held for held in chosen)][: count - len(chosen)]
         return sorted(chosen, key=lambda s: s.order)
 
+    def whole_statements(self, chosen: list[Sentence]) -> list[Sentence]:
+        """The chosen sentences in reading order, each with the neighbour it forms one statement with: the
+        sentence it points back at, and the one that points back at it (`text.points_back`). A rule is not
+        quoted without the exception its next sentence makes ("Satz 1 gilt nicht für …"), nor a sentence whose
+        subject is only in the one before ("Sie ist jedoch auf die Änderungen zu beschränken.")."""
+        at = {sentence.order: sentence for sentence in self.sentences}
+        whole = {id(sentence): sentence for sentence in chosen}
+        for sentence in chosen:
+            before, after = at.get(sentence.order - 1), at.get(sentence.order + 1)
+            if sentence.continues and before is not None:
+                whole[id(before)] = before
+            if after is not None and after.continues:
+                whole[id(after)] = after
+        return sorted(whole.values(), key=lambda s: s.order)
+
     @property
     def strength(self) -> float:
         return max((s.score for s in self.sentences), default=0.0)
@@ -157,17 +176,21 @@ def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWith
     seen: set[str] = set()
     for provision in by_key.values():
         provision.passages = joined_passages(provision.chunks)
-        texts: list[tuple[str, ChunkWithInfo, frozenset[str]]] = []
+        texts: list[tuple[str, ChunkWithInfo, frozenset[str], bool]] = []
         for passage in provision.passages:
             sentences = sentences_of(passage)
+            kept_previous = False  # the passage's sentence before this one is the provision's last sentence
             for sentence, paragraphs in zip(sentences, paragraphs_of(sentences), strict=True):
-                if sentence not in seen and not addressed_to_a_model(sentence):
+                kept = sentence not in seen and not addressed_to_a_model(sentence)
+                if kept:
                     seen.add(sentence)
-                    texts.append((sentence, passage, paragraphs))
-        scores = score([text for text, _, _ in texts]) if texts else []
+                    texts.append((sentence, passage, paragraphs, kept_previous and points_back(sentence)))
+                kept_previous = kept
+        scores = score([text for text, _, _, _ in texts]) if texts else []
         weight = {id(passage): TIER_WEIGHTS.get(passage.tier, 1.0) for passage in provision.passages}
-        provision.sentences = [Sentence(text, chunk, scores[i] * (0.5 + 0.5 * weight[id(chunk)]), i, paragraphs)
-                               for i, (text, chunk, paragraphs) in enumerate(texts)]
+        provision.sentences = [Sentence(text, chunk, scores[i] * (0.5 + 0.5 * weight[id(chunk)]), i, paragraphs,
+                                        continues=continues)
+                               for i, (text, chunk, paragraphs, continues) in enumerate(texts)]
     return [p for p in by_key.values() if p.sentences]
 
 
@@ -176,9 +199,22 @@ class AnswerPlan:
     """What the answer says, in order: (provision, the provision it was reached from, its sentences)."""
 
     parts: list[tuple[Provision, Provision | None, list[Sentence]]] = field(default_factory=list)
+    # sentences quoted only to make a chosen one whole (`Provision.whole_statements`): they take no room
+    companions: set[int] = field(default_factory=set)
 
     def sentences(self) -> list[Sentence]:
         return [sentence for _, _, sentences in self.parts for sentence in sentences]
+
+    def statements(self) -> int:
+        """How many sentences were chosen: the room the answer's sentences take."""
+        return sum(1 for sentence in self.sentences() if id(sentence) not in self.companions)
+
+    def whole(self, provision: Provision, chosen: list[Sentence], taken: set[int] = frozenset()) -> list[Sentence]:
+        """The chosen sentences as whole statements (`Provision.whole_statements`), without those in `taken`; what
+        was added to make them whole is a companion."""
+        whole = [s for s in provision.whole_statements(chosen) if id(s) not in taken]
+        self.companions |= {id(s) for s in whole} - {id(s) for s in chosen}
+        return whole
 
 
 def entry_provisions(provisions: list[Provision], relevant_below: float) -> list[Provision]:
@@ -253,8 +289,9 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
 
     def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below,
             cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> None:
-        room = max_sentences - len(plan.sentences())
-        picked = provision.best(min(count, room), floor, asked, cited_paragraphs)
+        room = max_sentences - plan.statements()
+        picked = plan.whole(provision, provision.best(min(count, room), floor, asked, cited_paragraphs),
+                            {id(s) for s in plan.sentences()})
         if picked:
             plan.parts.append((provision, source, picked))
             used.add(id(provision))
@@ -266,14 +303,14 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     # StrlSchV verweist auf § 78 StrlSchG" — the limit is in § 78, which need not repeat the question's
     # terms); further down the chain a provision must carry the question's terms itself.
     index = 0
-    while index < len(plan.parts) and len(plan.sentences()) < max_sentences:
+    while index < len(plan.parts) and plan.statements() < max_sentences:
         source, _, quoted = plan.parts[index]
         cited_by_decisive = source is decisive
         reached = [p for p in reached_from(provisions if cited_by_decisive else useful, source, links)
                    if id(p) not in used and (p.cited_by & source.chunk_ids or _says(
                        quoted, (read or {}).get(((source.doc, source.section), (p.doc, p.section)))))]
         for provision in reached:
-            if len(plan.sentences()) >= max_sentences:
+            if plan.statements() >= max_sentences:
                 break
             add(provision, source, SENTENCES_PER_LINK, 0.0 if cited_by_decisive else relevant_below,
                 (links or {}).get((source.doc, source.section), {}).get((provision.doc, provision.section), set()))
@@ -282,15 +319,15 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     taken = {id(sentence) for sentence in plan.sentences()}
     rest = sorted((s for p in entries for s in p.sentences if id(s) not in taken and s.score >= relevant_below),
                   key=lambda s: (not (asked and asked(s.text)), -s.score))
-    rest = rest[: max(0, max_sentences - len(plan.sentences()))]
+    rest = rest[: max(0, max_sentences - plan.statements())]
     owner = {id(s): p for p in entries for s in p.sentences}
     for provision in entries:
-        picked = [s for s in rest if owner[id(s)] is provision]
+        picked = plan.whole(provision, [s for s in rest if owner[id(s)] is provision], taken)
         if not picked:
             continue
         index = next((i for i, part in enumerate(plan.parts) if part[0] is provision), None)
         if index is None:
-            plan.parts.append((provision, None, sorted(picked, key=lambda s: s.order)))
+            plan.parts.append((provision, None, picked))
         else:  # more of a provision already quoted joins its paragraph
             provision_, source, sentences = plan.parts[index]
             plan.parts[index] = (provision_, source, sorted(sentences + picked, key=lambda s: s.order))

@@ -77,7 +77,7 @@ class ExtractiveWriter(ExtractiveBase):
         # a rewrite keeps to the plan's fewer sentences: no task adds its own
         # a planned task adds a sentence of its own only when it is as much on the question as the plan's
         # typical sentence (the median of what the plan quotes); the researcher's own task is read as written
-        typical = float(median(s.score for s in plan.sentences()))
+        typical = float(median(s.score for s in plan.sentences() if id(s) not in plan.companions))
         carries_asked = carries_kind or has_figure
         # a rewrite keeps to the plan's fewer sentences: its findings draw on nothing beyond them; nor does a
         # question that asks for no kind (any figure would do, which says nothing about what it asks)

@@ -38,6 +38,20 @@ _DUTY = re.compile(r"\b(?:muss|müssen|hat\s+\w+\s+zu|haben\s+\w+\s+zu|ist\s+ver
                    r"shall|must|is\s+required|may\s+not|are\s+required)\b", re.IGNORECASE)
 _DEFINITION = re.compile(r"\b(?:im\s+Sinne\s+dieses|ist\s+die|sind\s+die|means|is\s+defined\s+as)\b", re.IGNORECASE)
 
+# A sentence whose first words point back at the sentence before it: its subject ("Sie ist jedoch auf die
+# Änderungen zu beschränken.", "Diese werden … durchgeführt"), or its scope ("Satz 1 gilt nicht für …", "Dies gilt
+# auch …", "Abweichend von Satz 1 …"). Alone it says nothing, or it leaves the rule before it quoted without its
+# exception; the two are one statement. A sentence opening a paragraph ("(2) …") starts afresh, and "Diese
+# Verordnung" / "This Act" names the whole text, not the sentence before.
+_POINTS_BACK = re.compile(
+    r"^(?:(?:Die\s+)?(?:Satz|Sätze)\s+\d|Dies\b|Das\s+gilt\b|Sie\b|Er\b|"
+    r"Diese[rsmn]?\b(?!\s+(?:Verordnung|Gesetz\w*|Vorschrift|Abschnitt\w*|Teil\w*|Kapitel\w*|Anlage\w*)\b)|"
+    r"(?:Hierbei|Dabei|Hierzu|Hiervon|Hierfür|Insoweit)\b|"
+    r"(?:Abweichend\s+von|Entgegen|Unbeschadet|Nach|Im\s+Fall(?:e)?|In\s+den\s+Fällen)\s+(?:de[rsnm]\s+)?"
+    r"(?:Satz|Sätzen?|Satzes)\s+\d|"
+    r"(?:This|These|It|Such)\b(?!\s+(?:Act|Regulations?|Rules?|Part|Chapter|Section|Law|Directive)\b))")
+
+
 _QUESTION_WORDS = {
     "de": {"welche", "welcher", "welches", "gelten", "gilt", "gibt", "geben", "werden", "wird", "können", "kann",
            "müssen", "muss", "dürfen", "darf", "sollen", "soll", "einer", "eines", "einem", "einen", "diese",
@@ -50,6 +64,11 @@ _QUESTION_WORDS = {
            "that", "this", "these", "those", "please", "according", "regarding", "specific", "how", "many",
            "much", "and", "can", "may", "any", "all", "given", "stated"},
 }
+
+
+def points_back(sentence: str) -> bool:
+    """The sentence's subject or scope is the sentence before it (`_POINTS_BACK`)."""
+    return bool(_POINTS_BACK.match(sentence.strip()))
 
 
 def is_list_item(text: str) -> bool:
