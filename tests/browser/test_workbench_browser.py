@@ -33,6 +33,16 @@ def _open_notebook(page, lab, path: str) -> None:
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle'] >> visible=true").first.wait_for(timeout=90_000)
 
 
+def _no_blocking_dialog(page, timeout_ms: int = 60_000) -> None:
+    """Wait for a JupyterLab dialog that covers the page to close; if it stays, fail with what it says (a click
+    behind it would only time out as "intercepts pointer events")."""
+    dialog = page.locator(".jp-Dialog")
+    try:
+        dialog.first.wait_for(state="hidden", timeout=timeout_ms)
+    except Exception as error:
+        raise AssertionError(f"a JupyterLab dialog blocks the notebook: {dialog.first.inner_text()!r}") from error
+
+
 def _run_all(page) -> None:
     """Run > Run All Cells, retried until a cell prompt shows that execution started."""
     # every code cell queued or run: one started cell is not enough (a Run All right after the kernel came
@@ -40,6 +50,7 @@ def _run_all(page) -> None:
     started = ("() => { const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];"
                " return prompts.length > 0 && prompts.every(p => /\\[(\\*|\\d+)\\]/.test(p.textContent)); }")
     for _ in range(3):
+        _no_blocking_dialog(page)
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
         page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
         try:
