@@ -212,9 +212,9 @@ class AnswerPlan:
     def whole(self, provision: Provision, chosen: list[Sentence], taken: set[int] = frozenset()) -> list[Sentence]:
         """The chosen sentences as whole statements (`Provision.whole_statements`), without those in `taken`; what
         was added to make them whole is a companion."""
-        whole = [s for s in provision.whole_statements(chosen) if id(s) not in taken]
-        self.companions |= {id(s) for s in whole} - {id(s) for s in chosen}
-        return whole
+        statements = [s for s in provision.whole_statements(chosen) if id(s) not in taken]
+        self.companions |= {id(s) for s in statements} - {id(s) for s in chosen}
+        return statements
 
 
 def entry_provisions(provisions: list[Provision], relevant_below: float) -> list[Provision]:
@@ -290,8 +290,8 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below,
             cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> None:
         room = max_sentences - plan.statements()
-        picked = plan.whole(provision, provision.best(min(count, room), floor, asked, cited_paragraphs),
-                            {id(s) for s in plan.sentences()})
+        # a provision is added once, so none of its sentences is in the plan yet
+        picked = plan.whole(provision, provision.best(min(count, room), floor, asked, cited_paragraphs))
         if picked:
             plan.parts.append((provision, source, picked))
             used.add(id(provision))

@@ -40,7 +40,8 @@ def _no_blocking_dialog(page, timeout_ms: int = 60_000) -> None:
     try:
         dialog.first.wait_for(state="hidden", timeout=timeout_ms)
     except Exception as error:
-        raise AssertionError(f"a JupyterLab dialog blocks the notebook: {dialog.first.inner_text()!r}") from error
+        # all_inner_texts does not wait: the dialog may close between the timeout and this line
+        raise AssertionError(f"a JupyterLab dialog blocks the notebook: {dialog.all_inner_texts()!r}") from error
 
 
 def _run_all(page) -> None:
