@@ -35,7 +35,7 @@ from rabbithole_lab.reasoning.extractive_base import (
     reasoner_words,
     sentences_of,
 )
-from rabbithole_lab.reasoning.question_parts import question_parts
+from rabbithole_lab.reasoning.question_parts import part_readings, question_parts
 from rabbithole_lab.reasoning.text import (
     contains_concept,
     has_figure,
@@ -128,9 +128,10 @@ class ExtractiveWriter(ExtractiveBase):
         if len(parts) < 2:
             return []
         out: list[tuple[Provision, Sentence]] = []
-        for part in parts:
+        for part, reading in zip(parts, part_readings(parts), strict=True):
+            # what the part asks for is its own; what it is about may be the part's before it
             kinds = asked_kinds(part)
-            score = self._sentence_scorer(part, chunks)
+            score = self._sentence_scorer(reading, chunks)
             best: tuple[float, Provision, Sentence] | None = None
             for provision in provisions:
                 by_part = score([sentence.text for sentence in provision.sentences])

@@ -20,6 +20,9 @@ _SPLIT = re.compile(rf"{_JOIN}(?={_PREPOSITION}{_QUESTION_WORD}\b)", re.IGNORECA
 _STARTS_AS_QUESTION = re.compile(rf"^\s*{_PREPOSITION}{_QUESTION_WORD}\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.?!])\s+(?=[A-ZÄÖÜ])")
 MIN_PART_WORDS = 3  # "und wann?" alone says nothing to search by
+# A part this short is a phrase, not a clause: its verb and its subject are those of the part before it
+# ("…, unter welchen Voraussetzungen", "…, in welcher Form", "…, Wer entscheidet").
+FRAGMENT_MAX_WORDS = 3
 
 
 def question_parts(question: str) -> list[str]:
@@ -42,3 +45,24 @@ def question_parts(question: str) -> list[str]:
         else:
             merged.append(part)
     return merged or [question.strip()]
+
+
+def leans_on_the_part_before(part: str) -> bool:
+    """Whether a part cannot be read by its own words: a phrase without a clause of its own. A clause with a
+    pronoun for what the part before named ("wie lange ist er auszulegen") is not one: its own words say what
+    it asks, and the question's words, which every part's sentence is also read by, say what "er" is (reading
+    such a clause with the part before it lost on-topic sentences of their own subject on the dev questions)."""
+    return len(part.split()) <= FRAGMENT_MAX_WORDS
+
+
+def part_readings(parts: list[str]) -> list[str]:
+    """Each part as it is to be read: a part that leans on the one before it (`leans_on_the_part_before`) is
+    read together with that part's reading ("Darf die Behörde X zulassen, unter welchen Voraussetzungen"), so
+    "unter welchen Voraussetzungen" is not matched to any sentence that merely uses the word."""
+    readings: list[str] = []
+    for part in parts:
+        if readings and leans_on_the_part_before(part):
+            readings.append(f"{readings[-1]}, {part}")
+        else:
+            readings.append(part)
+    return readings

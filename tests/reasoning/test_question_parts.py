@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rabbithole_lab.reasoning.question_parts import question_parts
+from rabbithole_lab.reasoning.question_parts import leans_on_the_part_before, part_readings, question_parts
 
 
 def test_each_interrogative_clause_is_a_part_and_statements_before_the_question_are_not():
@@ -21,6 +21,56 @@ def test_a_question_asking_one_thing_is_one_part():
         "Gilt die Meldepflicht auch für Werkstätten und Labore"]
     # too short to stand alone: "und wann?" stays with the clause before it
     assert question_parts("Wer prüft die Quellen und wann?") == ["Wer prüft die Quellen, wann"]
+
+
+def test_a_part_that_leans_on_the_one_before_is_read_with_it():
+    question = ("Darf die Werkstatt eine fremde Prüfnummer übernehmen, unter welchen Voraussetzungen, "
+                "und wie lange ist sie aufzubewahren?")
+    parts = question_parts(question)
+    assert parts == ["Darf die Werkstatt eine fremde Prüfnummer übernehmen", "unter welchen Voraussetzungen",
+                     "wie lange ist sie aufzubewahren"]
+    # a phrase without a clause of its own leans on the part before; a clause whose pronoun stands for what
+    # the part before named says itself what it asks
+    assert [leans_on_the_part_before(part) for part in parts[1:]] == [True, False]
+    assert part_readings(parts) == [parts[0], f"{parts[0]}, unter welchen Voraussetzungen", parts[2]]
+    english = "Which records must a workshop keep, in what form, and who inspects the workshop?"
+    assert part_readings(question_parts(english)) == [
+        "Which records must a workshop keep", "Which records must a workshop keep, in what form",
+        "who inspects the workshop"]
+
+
+def test_an_elliptic_part_finds_the_sentence_about_its_subject_not_its_word(demo_kb):
+    """"unter welchen Voraussetzungen" alone matches whatever sentence uses the word "Voraussetzungen"; read with
+    the part before it, it finds the conditions of what that part asks about."""
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.records import ChunkWithInfo
+
+    reasoner = ExtractiveReasoner(demo_kb.index.embedder)
+    numbers = ("§ 8 Prüfnummern\n(1) Die Aufsicht vergibt jeder Quantenwerkstatt eine Prüfnummer. (2) Die Aufsicht "
+               "kann eine im Ausland vergebene Prüfnummer einer Quantenwerkstatt übernehmen, wenn die Nummer der "
+               "Werkstatt eindeutig zugeordnet ist und sich nicht ändert.")
+    training = ("§ 12 Lehrgänge\n(1) Lehrgänge für Quantenwerkstätten im Ausland dürfen Personen leiten, wenn sie "
+                "die fachlichen Voraussetzungen erfüllen und die erforderlichen Voraussetzungen der Aufsicht "
+                "nachweisen.")
+    sections = [("§ 8", numbers), ("§ 12", training)]
+    chunks = [ChunkWithInfo(chunk_text=text, extracted_info=text, document="Probegesetz.pdf", page=page,
+                            chunk_id=f"c{page}", section=section, tier="primary", relevance_score=0.8)
+              for page, (section, text) in enumerate(sections, start=1)]
+    question = ("Darf die Aufsicht eine im Ausland vergebene Prüfnummer einer Quantenwerkstatt übernehmen, "
+                "unter welchen Voraussetzungen?")
+    parts = question_parts(question)
+    picked = reasoner._part_sentences(question, _provisions(reasoner, question, chunks), chunks)
+    assert len(parts) == 2
+    said = [sentence.text for _, sentence in picked]
+    assert any("wenn die Nummer der Werkstatt eindeutig zugeordnet ist" in text for text in said)
+    assert not any("Lehrgänge" in text for text in said)
+
+
+def _provisions(reasoner, question, chunks):
+    from rabbithole_lab.reasoning.answer import provisions_of
+    from rabbithole_lab.reasoning.extractive_base import sentences_of
+
+    return provisions_of(chunks, sentences_of, reasoner._sentence_scorer(question, chunks))
 
 
 def test_the_findings_state_a_sentence_for_each_part_of_the_question(demo_kb):
