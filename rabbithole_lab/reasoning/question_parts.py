@@ -23,11 +23,6 @@ MIN_PART_WORDS = 3  # "und wann?" alone says nothing to search by
 # A part this short is a phrase, not a clause: its verb and its subject are those of the part before it
 # ("…, unter welchen Voraussetzungen", "…, in welcher Form", "…, Wer entscheidet").
 FRAGMENT_MAX_WORDS = 3
-# A question that opens with an adverbial phrase ("For a ship's reactor, how is …", "Bei einer Altanlage, welche
-# …") states the case its question is about: the phrase frames the part after it and asks nothing itself.
-_FRAMING = re.compile(
-    r"^\s*(?:for|in|at|on|during|after|before|under|within|with|by|from|upon|regarding|concerning|"
-    r"für|bei|beim|in|im|nach|vor|während|unter|innerhalb|mit|im\s+Rahmen)\s", re.IGNORECASE)
 
 
 def question_parts(question: str) -> list[str]:
@@ -49,8 +44,6 @@ def question_parts(question: str) -> list[str]:
             merged[-1] = f"{merged[-1]}, {part}"
         else:
             merged.append(part)
-    if len(merged) > 1 and _FRAMING.match(merged[0]) and not _STARTS_AS_QUESTION.match(merged[0]):
-        merged[:2] = [f"{merged[0]}, {merged[1]}"]
     return merged or [question.strip()]
 
 
