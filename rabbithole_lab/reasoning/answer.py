@@ -165,16 +165,21 @@ def addressed_to_a_model(sentence: str) -> bool:
 def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWithInfo], list[str]],
                   score: Callable[[list[str]], list[float]]) -> list[Provision]:
     """The context grouped by provision, each with its scored sentences (no bibliography, no text
-    addressed to a model, no sentence twice). Sentences are read from the provision's passages, so one
-    that runs over a chunk boundary is whole when the context holds both chunks."""
+    addressed to a model, no sentence twice in a document). Sentences are read from the provision's passages,
+    so one that runs over a chunk boundary is whole when the context holds both chunks. Two laws may hold the
+    same words ("5. der erforderliche Schutz gegen Störmaßnahmen … gewährleistet ist," is an item of the
+    licensing conditions of more than one act): each keeps them, for in each they are that law's condition.
+    Words a document repeats (a criterion listed again in its next annex) are held by the first of its
+    provisions."""
     by_key: dict[tuple[str, str], Provision] = {}
     for chunk in chunks:
         if chunk.section == BIBLIOGRAPHY_LABEL:
             continue
         key = (chunk.document, chunk.section)
         by_key.setdefault(key, Provision(chunk.document, chunk.section)).chunks.append(chunk)
-    seen: set[str] = set()
+    seen_in: dict[str, set[str]] = {}  # document -> the sentences its provisions hold
     for provision in by_key.values():
+        seen = seen_in.setdefault(provision.doc, set())
         provision.passages = joined_passages(provision.chunks)
         texts: list[tuple[str, ChunkWithInfo, frozenset[str], bool]] = []
         for passage in provision.passages:
@@ -286,6 +291,8 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     if not entries:
         return plan
     used: set[int] = set()
+    # id(provision reached by a reference) -> the paragraphs the reference names, and the floor its sentences meet
+    named_in: dict[int, tuple[set[str], float]] = {}
 
     def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below,
             cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> None:
@@ -312,11 +319,27 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
         for provision in reached:
             if plan.statements() >= max_sentences:
                 break
-            add(provision, source, SENTENCES_PER_LINK, 0.0 if cited_by_decisive else relevant_below,
-                (links or {}).get((source.doc, source.section), {}).get((provision.doc, provision.section), set()))
+            named = (links or {}).get((source.doc, source.section), {}).get((provision.doc, provision.section), set())
+            floor = 0.0 if cited_by_decisive else relevant_below
+            add(provision, source, SENTENCES_PER_LINK, floor, named)
+            named_in[id(provision)] = (named, floor)
         index += 1
-    # the rest of the room: the best remaining sentences of the provisions search found, by provision
+    # a reference naming a paragraph ("die Voraussetzungen des § 7 Abs. 2") means all of it, and a long
+    # enumeration quoted item by item is still that one paragraph: once every reference has its sentences,
+    # the room left completes the paragraphs they name
     taken = {id(sentence) for sentence in plan.sentences()}
+    for position, (provision, source, sentences) in enumerate(plan.parts):
+        named, floor = named_in.get(id(provision), (set(), 0.0))
+        room = max(0, max_sentences - plan.statements())
+        # where the room is short, the paragraph's sentences that say what is asked, then the best
+        rest_of_paragraph = sorted((s for s in provision.sentences
+                                    if s.paragraphs & named and s.score >= floor and id(s) not in taken),
+                                   key=lambda s: (not (asked and asked(s.text)), -s.score))[:room]
+        if rest_of_paragraph:
+            added = plan.whole(provision, rest_of_paragraph, taken)
+            taken |= {id(s) for s in added}
+            plan.parts[position] = (provision, source, sorted(sentences + added, key=lambda s: s.order))
+    # the rest of the room: the best remaining sentences of the provisions search found, by provision
     rest = sorted((s for p in entries for s in p.sentences if id(s) not in taken and s.score >= relevant_below),
                   key=lambda s: (not (asked and asked(s.text)), -s.score))
     rest = rest[: max(0, max_sentences - plan.statements())]

@@ -106,6 +106,37 @@ def test_the_answer_quotes_the_paragraph_the_decisive_provision_cites():
                                              "entfällt."]
 
 
+def test_a_named_paragraph_quoted_item_by_item_is_quoted_whole():
+    decisive = _provision("KranV.pdf", "§ 21", [
+        "Die Kranaufsicht prüft bei der Zulassung die Voraussetzungen des § 9 Absatz 2 des Krangesetzes."], [0.8])
+    cited = _provision("KranG.pdf", "§ 9", [
+        "(1) Wer einen Hafenkran betreibt, bedarf der Zulassung.",
+        "(2) Die Zulassung wird erteilt, wenn 1. der Betreiber zuverlässig ist, 2. die Kranführer geschult sind,",
+        "3. die Kranbahn gegen Sturm gesichert ist,",
+        "4. die Lastaufnahmemittel jährlich geprüft werden,",
+        "5. der Schutz gegen Eingriffe Dritter gewährleistet ist.",
+        "(3) Die Zulassung gilt zehn Jahre."], [0.6, 0.3, 0.2, 0.1, 0.05, 0.5])
+    provisions = [decisive, cited]
+    context = {"primary": [chunk for provision in provisions for chunk in provision.chunks]}
+    links = links_of(reference_chains({"reference_edges": [_edge("skipped", "§ 9", ["2"])]}, context))
+    plan = plan_answer(provisions, 0.2, max_sentences=5, links=links)
+    quoted = next(sentences for provision, _, sentences in plan.parts if provision is cited)
+    # all of paragraph (2) before the better-scoring paragraphs (1) and (3), its last items too,
+    # though each item alone reads little like the question
+    assert [s.text[:6] for s in quoted if s.paragraphs == {"2"}] == ["(2) Di", "3. die", "4. die", "5. der"]
+    assert not any(s.text.startswith(("(1)", "(3)")) for s in quoted)
+    # a long paragraph does not crowd out the decisive provision's other references: each is quoted first,
+    # and the room left completes the paragraph
+    decisive.sentences[0].text += " Die Gebühr richtet sich nach § 10 des Krangesetzes."
+    fees = _provision("KranG.pdf", "§ 10", ["Die Zulassung kostet 500 Euro."], [0.1])
+    provisions.append(fees)
+    context = {"primary": [chunk for provision in provisions for chunk in provision.chunks]}
+    both = links_of(reference_chains({"reference_edges": [_edge("skipped", "§ 9", ["2"]),
+                                                          _edge("skipped", "§ 10", [])]}, context))
+    tight = plan_answer(provisions, 0.2, max_sentences=4, links=both)
+    assert [(p.section, len(sentences)) for p, _, sentences in tight.parts] == [("§ 21", 1), ("§ 9", 2), ("§ 10", 1)]
+
+
 def test_the_scripted_model_is_told_which_paragraph_a_reference_names():
     model = ScriptedFakeChatModel(script=default_script("de"))
     finding = ChunkWithInfo(chunk_text="(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer "
@@ -157,3 +188,44 @@ def test_a_reference_only_read_in_the_text_is_followed_where_the_answer_quotes_t
     recorded = [chain | {"recorded": True} for chain in chains]
     plan = plan_answer([citing, deadlines, checks], 0.2, links=links_of(recorded), read=read_links(recorded))
     assert {p.section for p, _, _ in plan.parts[1:]} == {"Anlage 2", "Anlage 5"}
+
+
+def test_words_two_provisions_share_stay_in_each_so_a_cited_paragraph_is_whole():
+    """Licensing conditions are often listed alike in two laws; the cited paragraph keeps its item all the same.
+    (A list longer than a quote is quoted item by item, so the shared item is a sentence of its own in both.)"""
+    from rabbithole_lab.reasoning.answer import provisions_of
+    from rabbithole_lab.reasoning.extractive_base import sentences_of
+
+    shared = ("3. der erforderliche Schutz der Kranbahn, der Laufkatze und der Lastaufnahmemittel gegen Sturmschäden, "
+              "Blitzschlag und Anfahrschäden durch Schiffe nach dem Stand der Technik gewährleistet ist.")
+    crane_act = ChunkWithInfo(
+        chunk_text=("(1) Wer einen Hafenkran betreibt, bedarf der Genehmigung.\n(2) Die Genehmigung darf nur erteilt "
+                    "werden, wenn\n1. keine Tatsachen vorliegen, aus denen sich Bedenken gegen die Zuverlässigkeit "
+                    "des Betreibers und der für die Errichtung, Leitung und Beaufsichtigung des Kranbetriebs "
+                    "verantwortlichen Personen ergeben,\n2. gewährleistet ist, dass die Kranführer die notwendigen "
+                    "Kenntnisse über einen sicheren Betrieb des Krans, die möglichen Gefahren und die anzuwendenden "
+                    "Schutzmaßnahmen besitzen, regelmäßig an Schulungen der Hafenbehörde teilnehmen und die Teilnahme "
+                    "jährlich durch eine Bescheinigung des Schulungsträgers nachweisen,\n" + shared),
+        document="KranG.pdf", page=4, chunk_id="g9", section="§ 9")
+    port_act = ChunkWithInfo(
+        chunk_text=("(1) Ein Umschlagplatz wird zugelassen, wenn\n1. die Zufahrt für Lastkraftwagen, Bahn und "
+                    "Rettungsdienste zu jeder Tageszeit gesichert ist und die Verkehrsflächen für die zulässigen "
+                    "Achslasten bemessen sind,\n2. die Beleuchtung der Verkehrsflächen, Liegeplätze und Kranbahnen "
+                    "den Anforderungen der Hafenordnung genügt und bei Stromausfall eine Notbeleuchtung bereitsteht "
+                    "und regelmäßig geprüft wird, wobei die Prüfung von einer anerkannten Sachverständigenorganisation "
+                    "durchzuführen und das Ergebnis der Hafenbehörde binnen eines Monats mitzuteilen ist,\n" + shared),
+        document="HafenG.pdf", page=2, chunk_id="h4", section="§ 4")
+    provisions = provisions_of([port_act, crane_act], sentences_of, lambda batch: [0.5] * len(batch))
+    crane = next(p for p in provisions if p.section == "§ 9")
+    items = [s.text for s in crane.sentences if s.paragraphs == {"2"}]
+    assert any(text.startswith("3. der erforderliche Schutz der Kranbahn") for text in items)
+    # words a document repeats in a second provision are held by the first that says them
+    annex = port_act.model_copy(update={"document": "KranG.pdf", "section": "Anlage 1", "chunk_id": "g-a1"})
+    in_one_law = provisions_of([crane_act, annex], sentences_of, lambda batch: [0.5] * len(batch))
+    annex_texts = [s.text for p in in_one_law if p.section == "Anlage 1" for s in p.sentences]
+    assert annex_texts and not any(text.startswith("3. der erforderliche Schutz") for text in annex_texts)
+    # a sentence a provision repeats is held once
+    twice = ChunkWithInfo(chunk_text=crane_act.chunk_text, document="KranG.pdf", page=4, chunk_id="g9b", section="§ 9")
+    again = provisions_of([crane_act, twice], sentences_of, lambda batch: [0.5] * len(batch))
+    texts = [s.text for s in again[0].sentences]
+    assert len(texts) == len(set(texts))
