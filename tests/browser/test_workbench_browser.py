@@ -37,6 +37,11 @@ def _no_blocking_dialog(page, timeout_ms: int = 60_000) -> None:
     """Wait for a JupyterLab dialog that covers the page to close; if it stays, fail with what it says (a click
     behind it would only time out as "intercepts pointer events")."""
     dialog = page.locator(".jp-Dialog")
+    # on a loaded machine JupyterLab may ask which kernel to start before the notebook's own came up: a
+    # researcher takes the preferred one it offers (Python 3), which is what the notebook names
+    picker = dialog.filter(has_text="Select Kernel")
+    if picker.count():
+        picker.first.locator(".jp-mod-accept").click()
     try:
         dialog.first.wait_for(state="hidden", timeout=timeout_ms)
     except Exception as error:
