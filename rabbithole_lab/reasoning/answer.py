@@ -294,6 +294,10 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     # id(provision reached by a reference) -> the paragraphs the reference names, and the floor its sentences meet
     named_in: dict[int, tuple[set[str], float]] = {}
 
+    def asked_first(sentence: Sentence) -> tuple[bool, float]:
+        """Where the room is short: the sentences that say what is asked, then the best."""
+        return not (asked and asked(sentence.text)), -sentence.score
+
     def add(provision: Provision, source: Provision | None, count: int, floor: float = relevant_below,
             cited_paragraphs: set[str] | frozenset[str] = frozenset()) -> None:
         room = max_sentences - plan.statements()
@@ -331,17 +335,16 @@ def plan_answer(provisions: list[Provision], relevant_below: float, max_sentence
     for position, (provision, source, sentences) in enumerate(plan.parts):
         named, floor = named_in.get(id(provision), (set(), 0.0))
         room = max(0, max_sentences - plan.statements())
-        # where the room is short, the paragraph's sentences that say what is asked, then the best
         rest_of_paragraph = sorted((s for s in provision.sentences
                                     if s.paragraphs & named and s.score >= floor and id(s) not in taken),
-                                   key=lambda s: (not (asked and asked(s.text)), -s.score))[:room]
+                                   key=asked_first)[:room]
         if rest_of_paragraph:
             added = plan.whole(provision, rest_of_paragraph, taken)
             taken |= {id(s) for s in added}
             plan.parts[position] = (provision, source, sorted(sentences + added, key=lambda s: s.order))
     # the rest of the room: the best remaining sentences of the provisions search found, by provision
     rest = sorted((s for p in entries for s in p.sentences if id(s) not in taken and s.score >= relevant_below),
-                  key=lambda s: (not (asked and asked(s.text)), -s.score))
+                  key=asked_first)
     rest = rest[: max(0, max_sentences - plan.statements())]
     owner = {id(s): p for p in entries for s in p.sentences}
     for provision in entries:
