@@ -53,7 +53,12 @@ _SENTENCE = {
         r"\b(?:alle[nrs]?|jede[nrs]?)\s+(?:\w+\s+)?(?:Jahre?n?|Monate?n?|Wochen?|Tage?n?|Kalenderjahr\w*)\b|"
         r"\b(?:jährlich|halbjährlich|vierteljährlich|monatlich|wöchentlich|täglich|einmal|zweimal)\b|"
         r"\bin\s+(?:\w+\s+)?(?:Zeit)?[Aa]bständen\b|\bIntervall\w*|\bturnusmäßig\b"),
-    "body": re.compile(r"\b\w*(?:[Bb]ehörde|[Bb]undesamt|[Mm]inisterium|[Ss]telle|[Kk]ommission|[Aa]mt)\b"),
+    # in every case and number ("die Behörden des Bundes", "des Bundesamtes", "die Ministerien"), and a public
+    # institute ("Bundesanstalt") as well as an authority; a compound naming an office is a noun, capitalised
+    # ("Meldestellen"), where "sicherzustellen" is a verb
+    "body": re.compile(
+        r"\b\w*(?:[Bb]ehörden?|[Aa]nstalt(?:en)?|[Mm]inisteri(?:ums?|en)|[Kk]ommission(?:en)?)\b|"
+        r"\b[A-ZÄÖÜ]\w*(?:stellen?|amt|amtes|ämtern?)\b|\b(?:Stellen?|Amt|Amtes|Ämtern?)\b"),
     "condition": re.compile(r"\b(?:wenn|sofern|soweit|falls|vorausgesetzt|es\s+sei\s+denn|unless|provided)\b"),
 }
 

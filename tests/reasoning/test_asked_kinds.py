@@ -146,3 +146,16 @@ def test_a_provision_asked_for_two_kinds_is_quoted_with_a_sentence_of_each():
         "Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
         "Die Prüfung entfällt, wenn der Kran stillgelegt ist."]
     assert carried_kinds("Der Prüfer ist unabhängig.", kinds) == set()
+
+
+def test_a_body_is_named_in_any_case_and_number_and_a_verb_on_stellen_names_none():
+    # plural and genitive name bodies as the nominative singular does
+    assert carries("Am Verfahren sind alle Behörden der Länder und der Gemeinden zu beteiligen.", {"body"})
+    assert carries("Die Zustimmung des Bundesamtes für Kranbau ist einzuholen.", {"body"})
+    assert carries("Die Ministerien der Länder werden unterrichtet.", {"body"})
+    assert carries("Die Prüfstellen übermitteln die Ergebnisse.", {"body"})
+    assert carries("Die Kommission gibt eine Empfehlung ab.", {"body"})
+    assert carries("Die Vergleichsmessungen führt die Bundesanstalt für Prüfwesen durch.", {"body"})
+    # verbs and adverbs that merely end like an office
+    assert not carries("Der Betreiber hat sicherzustellen, dass die Seile insgesamt geprüft werden.", {"body"})
+    assert not carries("Die Prüfer stellen die Tragfähigkeit fest.", {"body"})
