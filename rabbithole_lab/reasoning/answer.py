@@ -114,7 +114,7 @@ class Provision:
         """The chosen sentences in reading order, each with the neighbour it forms one statement with: the
         sentence it points back at, and the one that points back at it (`text.points_back`). A rule is not
         quoted without the exception its next sentence makes ("Satz 1 gilt nicht für …"), nor a sentence whose
-        subject is only in the one before ("Sie ist jedoch auf die Änderungen zu beschränken.")."""
+        subject is only in the one before ("Sie ist jedoch auf die geänderten Bauteile zu beschränken.")."""
         at = {sentence.order: sentence for sentence in self.sentences}
         whole = {id(sentence): sentence for sentence in chosen}
         for sentence in chosen:

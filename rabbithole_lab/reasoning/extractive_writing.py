@@ -167,4 +167,8 @@ class ExtractiveWriter(ExtractiveBase):
         out: dict[int, tuple[Provision, list[Sentence]]] = {}
         for _, provision, sentence in best:
             out.setdefault(id(provision), (provision, []))[1].append(sentence)
-        return [(provision, sorted(sentences, key=lambda s: s.order)) for provision, sentences in out.values()]
+        # a task's sentence is quoted with the neighbour it forms one statement with (a rule with the
+        # restriction its next sentence makes), unless the answer quotes that neighbour already
+        return [(provision, [s for s in provision.whole_statements(sentences)
+                             if any(s is chosen for chosen in sentences) or id(s) not in quoted])
+                for provision, sentences in out.values()]

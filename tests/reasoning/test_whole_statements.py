@@ -84,3 +84,23 @@ def test_the_answer_quotes_whole_statements_in_the_room_after_the_decisive_provi
     assert plan.statements() == 2
     roomier = plan_answer(provisions_of([decisive, further], sentences_of, score), 0.3, max_sentences=3)
     assert len(roomier.sentences()) == 4 and roomier.statements() == 3
+
+
+def test_a_tasks_own_sentence_is_quoted_with_the_restriction_its_next_sentence_makes(demo_kb):
+    from rabbithole_lab.reasoning.base import AnswerTask
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from tests.conftest import english_only
+
+    chunk = ChunkWithInfo(chunk_text=_SECTION, document="HafenKranV.pdf", page=3, chunk_id="c1", section="§ 7")
+    reasoner = ExtractiveReasoner(english_only(demo_kb.index.embedder))  # scored by the task's words
+    found = provisions_of([chunk], sentences_of, lambda batch: [0.5] * len(batch))
+    task = AnswerTask(1, "Wiederholung der Abnahme bei neuen Tragwerksplänen", chunk_ids={"c1"}, own=True)
+    [(provision, sentences)] = reasoner._own_sentences(task, found, [], set(), 0.0)
+    quoted = [s.text for s in sentences]
+    # the rule the task's words find, with the restriction that points back at it, in reading order
+    assert quoted[:2] == ["(2) Ändert der Betreiber die Tragwerkspläne, ist die Abnahme zu wiederholen.",
+                          "Sie ist jedoch auf die geänderten Bauteile zu beschränken."]
+    # a neighbour the answer quotes already is not quoted again
+    restriction = next(s for s in provision.sentences if s.text.startswith("Sie ist"))
+    [(_, again)] = reasoner._own_sentences(task, found, [], {id(restriction)}, 0.0)
+    assert "Sie ist jedoch auf die geänderten Bauteile zu beschränken." not in [s.text for s in again]
