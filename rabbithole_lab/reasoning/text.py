@@ -228,15 +228,22 @@ def passage_rows(text: str, heading: str = "") -> list[str]:
     return table_rows(_body(text, heading))
 
 
+# a line that is only a label ("Tabelle 2", "Anlage 4", "Teil B") heads what follows it: it is no word of the
+# sentence after it (a caption's label can stand alone at the foot of a page, its table on the next)
+_LABEL_LINE = re.compile(r"^[ \t]*(?:Tabelle|Anlage|Anhang|Teil|Abschnitt|Kapitel|Table|Annex|Part)[ \t]+"
+                         r"[0-9A-Z][0-9a-z.]{0,5}[ \t]*$\n?", re.MULTILINE)
+
+
 def passage_sentences(text: str, heading: str = "", continuation: bool = False, min_chars: int = 25) -> list[str]:
     """The sentences a passage states, each verbatim on its page: without the heading line (a continuation
     chunk repeats it although its page does not show it), without a leading fragment of the sentence the
     previous chunk began (a continuation's first sentence, unless a paragraph or list item opens it; any
     first sentence in lower case) but with the list items that fragment holds, and without headings or
-    labels alone; with the rows of its tables (`table_rows`), which state their figures in no sentence."""
+    labels alone (`_LABEL_LINE`); with the rows of its tables (`table_rows`), which state their figures in no
+    sentence."""
     body = _body(text, heading)
     fragment = body[:1].islower() or (continuation and not _NEW_PARAGRAPH.match(body))
-    sentences = split_sentences(body, min_chars=min_chars, opens_mid_sentence=fragment)
+    sentences = split_sentences(_LABEL_LINE.sub("", body), min_chars=min_chars, opens_mid_sentence=fragment)
     whole = [s for s in sentences if s.endswith((".", "!", "?", ";", ":", "…")) or is_list_item(s)]
     return whole + [row for row in table_rows(body) if row not in whole]
 

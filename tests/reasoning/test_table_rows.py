@@ -91,3 +91,16 @@ def test_the_named_row_is_quoted_before_rows_that_read_closer_to_the_question():
     name_rows([provision], "Bis wann war die Überprüfung für Westmark 2 vorzulegen?")
     assert [s.text for s in provision.best(1)] == ["Westmark 2 31.12.2014"]
     assert provision.strength == 0.9  # ranked as the provision's best, not above it
+
+
+def test_a_label_alone_on_its_line_heads_what_follows_and_is_no_word_of_its_sentence():
+    # written for this test: a caption's label at the foot of one page, its title and table on the next
+    text = ("Die Zuschläge gelten für jeden Hafenkran.\nTabelle 3\nListe der Krantypen und der bei der Abnahme "
+            "geprüften Bauteile\nTurmdrehkran Ausleger Seil Haken.\n")
+    sentences = passage_sentences(text)
+    assert "Liste der Krantypen und der bei der Abnahme geprüften Bauteile Turmdrehkran Ausleger Seil Haken." \
+        in sentences
+    assert not any("Tabelle 3" in sentence for sentence in sentences)
+    # a label that is part of a sentence stays in it
+    assert passage_sentences("Tabelle 3 gilt entsprechend für Schwimmkrane.") == [
+        "Tabelle 3 gilt entsprechend für Schwimmkrane."]
