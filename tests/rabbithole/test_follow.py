@@ -64,11 +64,11 @@ def test_resolution_paths(demo_kb):
 
 
 def test_an_amending_act_resolves_to_nothing(corpus_kb):
-    # KrWG § 2 cites the Bundesberggesetz "zuletzt durch Artikel 237 der Verordnung vom 19. Juni 2020 ...
-    # geändert": fuzzy matching once took "Verordnung" for the AtSMV and followed it into an unrelated annex
-    text = ("die nach dem Bundesberggesetz vom 13. August 1980 (BGBl. I S. 1310), das zuletzt durch Artikel 237 "
+    # a statute cites another law "zuletzt durch Artikel … der Verordnung vom … geändert": fuzzy matching once
+    # took "Verordnung" for the AtSMV and followed it into an unrelated annex (text written for this test)
+    text = ("die nach dem Bundeswaldgesetz vom 2. Mai 1975 (BGBl. I S. 1037), das zuletzt durch Artikel 112 "
             "der Verordnung vom 19. Juni 2020 (BGBl. I S. 1328) geändert worden ist, zugelassen sind")
-    amending = next(r for r in detect_references_regex(text, "KrWG.pdf") if "237" in r.original_text)
+    amending = next(r for r in detect_references_regex(text, "KrWG.pdf") if "112" in r.original_text)
     resolver = ReferenceResolver(corpus_kb)
     assert resolver.resolve(amending, "Abfall Bergaufsicht").path == "not_in_collection"
     # the amendment note atop a statute: once book-less, so scoped search in the AtG found some passage
