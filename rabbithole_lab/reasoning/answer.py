@@ -167,8 +167,8 @@ def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWith
     """The context grouped by provision, each with its scored sentences (no bibliography, no text
     addressed to a model, no sentence twice in a document). Sentences are read from the provision's passages,
     so one that runs over a chunk boundary is whole when the context holds both chunks. Two laws may hold the
-    same words ("5. der erforderliche Schutz gegen Störmaßnahmen … gewährleistet ist," is an item of the
-    licensing conditions of more than one act): each keeps them, for in each they are that law's condition.
+    same words (an item of the licensing conditions that more than one act lists word for word): each keeps
+    them, for in each they are that law's condition.
     Words a document repeats (a criterion listed again in its next annex) are held by the first of its
     provisions."""
     by_key: dict[tuple[str, str], Provision] = {}

@@ -169,6 +169,7 @@ class ExtractiveWriter(ExtractiveBase):
             out.setdefault(id(provision), (provision, []))[1].append(sentence)
         # a task's sentence is quoted with the neighbour it forms one statement with (a rule with the
         # restriction its next sentence makes), unless the answer quotes that neighbour already
+        chosen = {id(sentence) for _, _, sentence in best}
         return [(provision, [s for s in provision.whole_statements(sentences)
-                             if any(s is chosen for chosen in sentences) or id(s) not in quoted])
+                             if id(s) in chosen or id(s) not in quoted])
                 for provision, sentences in out.values()]
