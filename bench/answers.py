@@ -1,99 +1,188 @@
-"""End-to-end answers on the shared dev questions: the whole agent, unattended, scored by
-shared/bench/score_answers.py (facts in the answer, entry and required sections cited, every quote on
-its cited page). Extractive reasoner unless LLM_PROVIDER says otherwise.
+"""End-to-end answers on the German law dev set, scored by shared/bench/score_answers.py. No LLM.
 
-    .venv/bin/python bench/answers.py [--db /tmp/corpus-db] [--out bench/out/answers] [--answers A.jsonl]
+Full mode runs the whole agent unattended on all 80 dev questions (about a minute each) and keeps each run's
+state before `synthesize` in the session cache. Quick mode re-synthesises those kept states with today's code
+(synthesis, quality check, remediation, attribution: seconds a question): an answer change is measured on
+the same research. The kept states are stale once the code that runs before `synthesize`, the index or the
+settings change (`rabbithole_lab.eval.resynthesis.research_code_hash`); quick mode then runs research again
+first, unless `--reuse-sessions` says to measure on the old research anyway (the result records it).
 
-Runs `rabbithole eval --mode answer` over all 80 dev questions (or scores an existing answer file with
---answers), then prints one table row per generation (lines 1-40, 41-80) and for all 80, each whole and
-with its German and English questions apart.
+Measured per dev generation and language: facts (whole answer), facts in the lead (the lines before the
+first section heading), entry or required section cited, the lead citing one, page-exact, and the median
+answer and lead length in characters.
 """
 
 from __future__ import annotations
 
-import argparse
-import itertools
+import hashlib
 import json
+import logging
 import os
 import re
-import subprocess
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
+from tqdm.auto import tqdm
+
+from bench.common import (
+    CORPUS,
+    DEV_QUESTIONS,
+    SHARED,
+    BenchContext,
+    read_jsonl,
+    require,
+    subsets,
+    write_jsonl,
+    write_result,
+)
+from bench.common import run as run_command
 from rabbithole_lab.eval.answers import answer_citations
+from rabbithole_lab.eval.index_cache import index_key
+from rabbithole_lab.eval.resynthesis import (
+    load_state,
+    research_code_hash,
+    resynthesize,
+    save_state,
+    state_before_synthesis,
+)
+from rabbithole_lab.research import Research, open_services
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CORPUS = SHARED / "corpus" / "de-strahlenschutz"
-QUESTIONS = CORPUS / "questions.dev.jsonl"
-GENERATIONS = {"gen 1 (lines 1-40)": slice(0, 40), "gen 2 (lines 41-80)": slice(40, 80), "all 80": slice(0, 80)}
-SUMMARY = re.compile(r"answers: facts=(?P<facts>[\d.]+) facts_all=(?P<all>[\d.]+) cited_req=(?P<cited>[\d.]+) "
-                     r"page_exact=(?P<exact>[\d.]+)")
-WHERE = re.compile(r"citations=(?P<n>\d+) exact=(?P<exact>\d+) starts_there=(?P<starts>\d+) "
-                   r"other_page=(?P<other>\d+) not_found=(?P<missing>\d+)")
-SECONDS = re.compile(r"seconds/question: mean=(?P<mean>[\d.]+)")
+logger = logging.getLogger(__name__)
+SESSIONS_ENV = "RABBITHOLE_SESSION_CACHE"
+SUMMARY = re.compile(r"answers: facts=(?P<facts>[\d.]+) facts_all=(?P<facts_all>[\d.]+) "
+                     r"cited_req=(?P<cited>[\d.]+) page_exact=(?P<page_exact>[\d.]+)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--db", default=None)
-    parser.add_argument("--out", default="bench/out/answers")
-    parser.add_argument("--answers", default=None, help="score this answer file instead of running the agent")
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    answers = Path(args.answers) if args.answers else out / "answers.jsonl"
-    if not args.answers:
-        db = args.db or tempfile.mkdtemp(prefix="corpus-db-")
-        subprocess.run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "eval", "--kb", str(CORPUS),
-                        "--db", db, "--questions", str(QUESTIONS), "--mode", "answer", "--out", str(answers)],
-                       check=True, env={**os.environ, "LLM_PROVIDER": os.environ.get(
-                            "LLM_PROVIDER", "extractive")})
-    score_table(answers, out, "")
-    # the opening alone ("the findings first"), scored as an answer: what a researcher reads before any section
-    opening = out / "answers_opening.jsonl"
-    with opening.open("w", encoding="utf-8") as handle:
-        for line in answers.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                text = opening_of(row["answer"])
-                handle.write(json.dumps(row | {"answer": text, "citations": answer_citations(text)},
-                                        ensure_ascii=False) + "\n")
-    print("\nThe opening statement alone:\n")
-    score_table(opening, out, "opening_")
+def sessions_root() -> Path:
+    configured = os.environ.get(SESSIONS_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
+    return Path(base) / "rabbithole-lab" / "sessions"
+
+
+def sessions_recipe(context: BenchContext) -> dict:
+    """What decides the kept research: the index, the research code, the settings and the questions."""
+    settings = context.settings.model_dump(mode="json")
+    return {"index": index_key(CORPUS, context.settings), "research_code": research_code_hash(),
+            "settings": hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16],
+            "questions": hashlib.sha256(DEV_QUESTIONS.read_bytes()).hexdigest()[:16]}
 
 
 def opening_of(answer: str) -> str:
-    """The answer's findings: its lines up to the first section heading (a bold line after the first)."""
+    """The answer's lead: its lines up to the first section heading (a bold line after the first)."""
     lines = answer.splitlines()
     end = next((i for i, line in enumerate(lines) if i > 0 and line.startswith("**") and
                 line.rstrip().endswith("**")), len(lines))
     return "\n".join(lines[:end]).strip()
 
 
-def score_table(answers: Path, out: Path, prefix: str) -> None:
-    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
-    print("| questions | facts | facts_all | entry+required cited | page-exact | citations (other page / not found) "
-          "| s/question |")
-    print("|---|---|---|---|---|---|---|")
-    for (name, part), language in itertools.product(GENERATIONS.items(), ("both", "de", "en")):
-        chosen = [line for line in lines[part] if language == "both" or json.loads(line)["language"] == language]
-        name = name if language == "both" else f"{name} {language}"
-        tag = f"{part.start}_{part.stop}_{language}"
-        questions = out / f"questions_{tag}.jsonl"
-        questions.write_text("\n".join(chosen) + "\n", encoding="utf-8")
-        ids = {json.loads(line)["id"] for line in chosen}
-        subset = out / f"{prefix}answers_{tag}.jsonl"
-        subset.write_text("".join(line + "\n" for line in answers.read_text(encoding="utf-8").splitlines()
-                                  if line.strip() and json.loads(line)["id"] in ids), encoding="utf-8")
-        result = subprocess.run([sys.executable, str(SHARED / "bench" / "score_answers.py"), str(questions),
-                                 str(subset), "--corpus", str(CORPUS)], capture_output=True, text=True,
-                                check=True).stdout
-        s, w, t = SUMMARY.search(result), WHERE.search(result), SECONDS.search(result)
-        print(f"| {name} | {float(s['facts']):.3f} | {float(s['all']):.3f} | {float(s['cited']):.3f} | "
-              f"{float(s['exact']):.3f} | {w['n']} ({w['other']} / {w['missing']}) | "
-              f"{float(t['mean']) if t else 0:.1f} |", flush=True)
+def answer_row(question: dict, status, seconds: float) -> dict:
+    report = status.report or {}
+    answer = report.get("answer", "")
+    row = {"id": question["id"], "answer": answer, "citations": answer_citations(answer),
+           "seconds": round(seconds, 3), "llm_calls": 0,
+           "quality": report.get("quality_score")}
+    if status.kind != "done":
+        row["error"] = status.error or status.kind
+    return row
 
 
-if __name__ == "__main__":
-    main()
+def research_all(context: BenchContext, services, questions: list[dict], folder: Path) -> list[dict]:
+    """Whole unattended runs; each run's state before `synthesize` is kept in `folder`."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-sessions-") as scratch:
+        for question in tqdm(questions, desc="research (keeps each run's state)", unit="q",
+                             disable=not context.show_progress):
+            research = Research(services, Path(scratch) / "sessions.sqlite")
+            started = time.perf_counter()
+            try:
+                status = research.run_unattended(question["question"])
+                state = state_before_synthesis(research.session) if research.session else None
+            finally:
+                research.close()
+            if state is not None:
+                save_state(folder / "states" / f"{question['id']}.json", state)
+            rows.append(answer_row(question, status, time.perf_counter() - started))
+    return rows
+
+
+def resynthesize_all(context: BenchContext, services, questions: list[dict], folder: Path) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-resynthesis-") as scratch:
+        for question in tqdm(questions, desc="re-synthesis", unit="q", disable=not context.show_progress):
+            path = folder / "states" / f"{question['id']}.json"
+            started = time.perf_counter()
+            if not path.is_file():  # the research never reached synthesis: no answer, as in a fresh run
+                rows.append({"id": question["id"], "answer": "", "citations": [], "seconds": 0.0, "llm_calls": 0,
+                             "error": "no kept state"})
+                continue
+            status = resynthesize(services, load_state(path), Path(scratch) / "sessions.sqlite")
+            rows.append(answer_row(question, status, time.perf_counter() - started))
+    return rows
+
+
+def score(questions: list[dict], rows: list[dict], out: Path, tag: str) -> dict:
+    write_jsonl(out / f"questions_{tag}.jsonl", questions)
+    write_jsonl(out / f"answers_{tag}.jsonl", rows)
+    printed = run_command([sys.executable, str(SHARED / "bench" / "score_answers.py"),
+                           str(out / f"questions_{tag}.jsonl"), str(out / f"answers_{tag}.jsonl"),
+                           "--corpus", str(CORPUS)])
+    found = SUMMARY.search(printed)
+    return {key: float(value) for key, value in found.groupdict().items()} if found else {}
+
+
+def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
+    by_id = {row["id"]: row for row in rows}
+    numbers = {}
+    for name, chosen in subsets(questions).items():
+        tag = name.replace(" ", "_")
+        answers = [by_id[q["id"]] for q in chosen]
+        leads = [row | {"answer": opening_of(row["answer"]),
+                        "citations": answer_citations(opening_of(row["answer"]))} for row in answers]
+        whole, lead = score(chosen, answers, out, tag), score(chosen, leads, out, f"lead_{tag}")
+        numbers[name] = {"n": len(chosen), **whole, "lead_facts": lead.get("facts"), "lead_cited": lead.get("cited"),
+                         "answer_chars": statistics.median(len(row["answer"]) for row in answers),
+                         "lead_chars": statistics.median(len(row["answer"]) for row in leads)}
+    return numbers
+
+
+def bench(context: BenchContext, reuse_sessions: bool = False) -> dict:
+    require(DEV_QUESTIONS, "The German law dev set (shared/corpus/de-strahlenschutz)")
+    started = time.perf_counter()
+    out = context.out("answers")
+    questions = read_jsonl(DEV_QUESTIONS)
+    db = context.index(CORPUS)
+    services = open_services(context.settings, CORPUS, db, show_progress=False)
+    recipe = sessions_recipe(context)
+    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    root = sessions_root()
+    folder = root / key
+    kept = [path for path in root.glob("*/kept.json")] if root.is_dir() else []
+    if context.quick and not (folder / "kept.json").is_file() and reuse_sessions and kept:
+        folder = max(kept, key=lambda path: path.stat().st_mtime).parent
+        logger.warning("Re-synthesising on kept research whose key differs (%s): --reuse-sessions", folder.name)
+    if context.quick and (folder / "kept.json").is_file():
+        mode = "re-synthesis of kept research"
+        rows = resynthesize_all(context, services, questions, folder)
+    else:
+        mode = "fresh research" + (" (the kept research was stale or missing)" if context.quick else "")
+        rows = research_all(context, services, questions, folder)
+        (folder / "kept.json").write_text(json.dumps({**recipe, "commit": _commit(), "date": time.strftime(
+            "%Y-%m-%d")}, indent=1), encoding="utf-8")
+    write_jsonl(out / "answers.jsonl", rows)
+    numbers = measure(questions, rows, out)
+    sessions = json.loads((folder / "kept.json").read_text(encoding="utf-8"))
+    return {"numbers": numbers, "path": write_result(
+        "answers", context, numbers, started, mode=mode,
+        research_kept_at=sessions.get("commit"), research_stale=sessions_recipe(context) != {
+            k: sessions.get(k) for k in recipe})}
+
+
+def _commit() -> str:
+    from bench.common import git
+
+    return git("rev-parse", "--short=12", "HEAD")

@@ -1,96 +1,72 @@
-"""Cross-reference retrieval on the shared dev questions (flat vs rabbithole at equal budget) and
-reference detection on the refex court-decision set. No LLM.
-
-    .venv/bin/python bench/xref.py [--db /tmp/corpus-db] [--budget-chars 25000]
+"""Cross-reference retrieval on the German law dev set: flat against rabbithole at equal budget, no LLM.
 
 Both modes build the same candidate pool from the same first stage and admit from it with the same
-assembler under the same character budget; flat follows no reference. Each is scored with the shared
-scorer on all 80 dev questions and on each generation alone (lines 1-40, 41-80), each also split into
-its German and English questions: both@10 beside
-both@12k and both@25k. Writes bench/out/xref/pred_{flat,rabbithole}.jsonl.
+assembler under the same character budget; flat follows no reference. Each runs through the installed
+command (`rabbithole eval`) and is scored with the shared scorer (shared/bench/score_xref.py) on each dev
+generation (gen 1 = lines 1-40, tuned on; gen 2 = lines 41-80, the holdout), whole and by language:
+both@10, both@12k, both@25k, entry@12k, entry@25k, facts@25k.
 """
 
 from __future__ import annotations
 
-import argparse
-import itertools
-import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
-from pathlib import Path
+import time
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-CORPUS = SHARED / "corpus" / "de-strahlenschutz"
-QUESTIONS = CORPUS / "questions.dev.jsonl"
-REFEX = SHARED / "bench" / "refex"
-LANGUAGES = ("both", "de", "en")  # every half whole, then its German and its English questions apart
-GENERATIONS = {"gen 1 (lines 1-40)": slice(0, 40), "gen 2 (lines 41-80)": slice(40, 80), "all 80": slice(0, 80)}
+from bench.common import (
+    CORPUS,
+    DEV_QUESTIONS,
+    SHARED,
+    BenchContext,
+    read_jsonl,
+    require,
+    run,
+    subsets,
+    write_jsonl,
+    write_result,
+)
+
+MODES = ("flat", "rabbithole")
+BUDGET_CHARS = 25_000  # the largest budget the scorer reads; 12k is its prefix
 LINE = re.compile(r"k=(?P<k>\w+): both=(?P<both>[\d.]+) req=[\d.]+ entry=(?P<entry>[\d.]+) facts=(?P<facts>[\d.]+)")
 
 
-def run(command: list[str], env: dict[str, str] | None = None) -> str:
-    return subprocess.run(command, capture_output=True, text=True, check=True, env=env).stdout
+def score(questions_path, predictions_path) -> dict[str, float]:
+    printed = run([sys.executable, str(SHARED / "bench" / "score_xref.py"), str(questions_path),
+                   str(predictions_path)])
+    scores = {m["k"]: m for m in LINE.finditer(printed)}
+    return {"both@10": float(scores["10"]["both"]), "both@12k": float(scores["12k"]["both"]),
+            "both@25k": float(scores["25k"]["both"]), "entry@12k": float(scores["12k"]["entry"]),
+            "entry@25k": float(scores["25k"]["entry"]), "facts@25k": float(scores["25k"]["facts"])}
 
 
-def score(questions: Path, predictions: Path) -> dict[str, dict[str, float]]:
-    out = run([sys.executable, str(SHARED / "bench" / "score_xref.py"), str(questions), str(predictions)])
-    scores = {m["k"]: {"both": float(m["both"]), "entry": float(m["entry"]), "facts": float(m["facts"])}
-              for m in LINE.finditer(out)}
-    seconds = re.search(r"seconds/question: mean=([\d.]+)", out)
-    scores["seconds"] = {"mean": float(seconds.group(1)) if seconds else 0.0}
-    return scores
+def evaluate(context: BenchContext, mode: str, out) -> list[dict]:
+    """One mode over all 80 dev questions through `rabbithole eval` (what a user runs)."""
+    prediction = out / f"pred_{mode}.jsonl"
+    run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "eval", "--kb", str(CORPUS),
+         "--db", str(context.index(CORPUS)), "--questions", str(DEV_QUESTIONS), "--mode", mode,
+         "--budget-chars", str(BUDGET_CHARS), "--out", str(prediction)]
+        + ([] if context.show_progress else ["--no-progress"]),
+        env={**os.environ, "LLM_PROVIDER": "extractive"})
+    return read_jsonl(prediction)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--db", default=None)
-    parser.add_argument("--out", default="bench/out/xref")
-    parser.add_argument("--budget-chars", type=int, default=25_000)
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    db = args.db or tempfile.mkdtemp(prefix="corpus-db-")
-    rabbithole = [sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none"]
-    lines = QUESTIONS.read_text(encoding="utf-8").splitlines()
-    print("| mode | questions | both@10 | both@12k | both@25k | entry@12k | entry@25k | facts@25k | s/question |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for mode in ("flat", "rabbithole"):
-        prediction = out / f"pred_{mode}.jsonl"
-        run(rabbithole + ["eval", "--kb", str(CORPUS), "--db", db, "--questions", str(QUESTIONS), "--mode", mode,
-                          "--budget-chars", str(args.budget_chars), "--out", str(prediction), "--no-progress"],
-            {**os.environ, "LLM_PROVIDER": "extractive"})
-        rows = {json.loads(line)["id"]: line for line in prediction.read_text(encoding="utf-8").splitlines()}
-        for (name, part), language in itertools.product(GENERATIONS.items(), LANGUAGES):
-            subset = [line for line in lines[part] if language == "both" or json.loads(line)["language"] == language]
-            if language != "both":
-                name = f"{name} {language}"
-            tag = f"{part.start}_{part.stop}_{language}"
-            questions = out / f"questions_{tag}.jsonl"
-            questions.write_text("\n".join(subset) + "\n", encoding="utf-8")
-            predictions = out / f"pred_{mode}_{tag}.jsonl"
-            predictions.write_text("\n".join(rows[json.loads(q)["id"]] for q in subset) + "\n", encoding="utf-8")
-            s = score(questions, predictions)
-            print(f"| {mode} | {name} | {s['10']['both']:.3f} | {s['12k']['both']:.3f} | {s['25k']['both']:.3f} | "
-                  f"{s['12k']['entry']:.3f} | {s['25k']['entry']:.3f} | {s['25k']['facts']:.3f} | "
-                  f"{s['seconds']['mean']:.2f} |", flush=True)
-
-    refex_in = out / "refex_in.jsonl"
-    with open(refex_in, "w", encoding="utf-8") as sink:
-        for line in (REFEX / "refs.jsonl").read_text(encoding="utf-8").splitlines():
-            item = json.loads(line)
-            sink.write(json.dumps({"id": item["id"], "text": item["text"]}, ensure_ascii=False) + "\n")
-    refex_out = out / "refex_pred.jsonl"
-    run(
-        rabbithole + ["refs", "--in", str(refex_in), "--out", str(refex_out)],
-        {**os.environ, "LLM_PROVIDER": "extractive"},
-    )
-    for flag in ([], ["--lenient"]):
-        result = run([sys.executable, str(REFEX / "score.py"), str(REFEX / "refs.jsonl"), str(refex_out), *flag])
-        print(f"refex {'lenient' if flag else 'strict'}: {result.strip().splitlines()[-1]}")
-
-
-if __name__ == "__main__":
-    main()
+def bench(context: BenchContext) -> dict:
+    require(DEV_QUESTIONS, "The German law dev set (shared/corpus/de-strahlenschutz)")
+    started = time.perf_counter()
+    out = context.out("xref")
+    questions = read_jsonl(DEV_QUESTIONS)
+    numbers: dict = {}
+    for mode in MODES:
+        predictions = {row["id"]: row for row in evaluate(context, mode, out)}
+        numbers[mode] = {}
+        for name, chosen in subsets(questions).items():
+            tag = name.replace(" ", "_")
+            write_jsonl(out / f"questions_{tag}.jsonl", chosen)
+            write_jsonl(out / f"pred_{mode}_{tag}.jsonl", [predictions[q["id"]] for q in chosen])
+            scores = score(out / f"questions_{tag}.jsonl", out / f"pred_{mode}_{tag}.jsonl")
+            numbers[mode][name] = {"n": len(chosen), **scores}
+        seconds = [row["seconds"] for row in predictions.values()]
+        numbers[mode]["seconds_per_question"] = round(sum(seconds) / len(seconds), 3)
+    return {"numbers": numbers, "path": write_result("xref", context, numbers, started, budget_chars=BUDGET_CHARS)}

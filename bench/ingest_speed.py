@@ -1,0 +1,46 @@
+"""Ingest speed: `rabbithole ingest` of the German law corpus and of the UKFIN rulebook into an empty index.
+
+Each runs as its own process (what a user runs), so its wall time and peak RSS are its own; chunks a second
+counts the chunks the ingest reports. The embedder is the limit (bench/kb.py compares it with the raw
+embedder).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import CORPUS, SHARED, BenchContext, require, write_result
+
+UKFIN = SHARED / "bench" / "obliqa-xref-ukfin" / "corpus"
+CHUNKS = re.compile(r"chunks \+(\d+)")
+
+
+def ingest_once(kb_dir: Path) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as db:
+        started = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "ingest",
+                                    str(kb_dir), "--db", db], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                   text=True, env={**os.environ, "LLM_PROVIDER": "extractive"})
+        printed = process.stdout.read() if process.stdout else ""
+        _, status, usage = os.wait4(process.pid, 0)
+        wall_s = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise RuntimeError(f"rabbithole ingest {kb_dir} failed: {printed[-500:]}")
+    found = CHUNKS.search(printed)
+    chunks = int(found.group(1)) if found else 0
+    return {"chunks": chunks, "wall_s": round(wall_s, 1), "chunks_per_s": round(chunks / wall_s, 2),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+
+
+def bench(context: BenchContext) -> dict:
+    require(CORPUS, "The German law corpus (shared/corpus/de-strahlenschutz)")
+    require(UKFIN, "ObliQA-XRef UKFIN (shared/bench/obliqa-xref-ukfin)")
+    started = time.perf_counter()
+    numbers = {"law": ingest_once(CORPUS), "ukfin": ingest_once(UKFIN)}
+    return {"numbers": numbers, "path": write_result("ingest", context, numbers, started)}

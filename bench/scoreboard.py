@@ -1,0 +1,205 @@
+"""bench/RESULTS.md, generated from bench/results/*.json and never edited by hand.
+
+One table per benchmark: the current number, the previous committed number (the same file at the last
+commit that recorded another run), the target (from the issue that set it) and the anchor (flat search at
+the same budget, or a published baseline). The history lives in git; experiments that were tried and not
+kept are decision records in docs/decisions/.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.common import REPO, RESULTS
+
+SCOREBOARD = REPO / "bench" / "RESULTS.md"
+SUBSETS = ("gen 1", "gen 2", "gen 1 de", "gen 1 en", "gen 2 de", "gen 2 en")
+Anchor = tuple | float | None
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    path: tuple  # where the number is in the result's "numbers"
+    target: str = ""
+    anchor: Anchor = None  # a path in the same numbers, or a published constant
+    kind: str = "score"  # score (0..1, three decimals) | chars | seconds | rate
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    about: str
+    anchor_name: str
+    rows: tuple[Row, ...]
+
+
+def _xref_rows() -> tuple[Row, ...]:
+    floors = {"gen 1": {"both@12k": 0.825, "both@25k": 0.875}, "gen 2": {"both@12k": 0.725, "both@25k": 0.775}}
+    rows = []
+    for subset in SUBSETS:
+        for metric in ("both@10", "both@12k", "both@25k"):
+            floor = floors.get(subset, {}).get(metric)
+            target = f"≥ {floor:.3f}, > flat" if floor else ("> flat" if metric != "both@10" else "")
+            rows.append(Row(f"{subset}: {metric}", ("rabbithole", subset, metric), target,
+                            ("flat", subset, metric)))
+    rows.append(Row("seconds a question", ("rabbithole", "seconds_per_question"), "≤ 1", ("flat",
+                                                                                        "seconds_per_question"),
+                    "seconds"))
+    return tuple(rows)
+
+
+def _obliqa_rows(splits: tuple[str, ...], published: str, targets: dict) -> tuple[Row, ...]:
+    rows = []
+    for split in splits:
+        for cut in ("both@10", "both@12k", "both@25k"):
+            rows.append(Row(f"{split} rabbithole {cut}", ("rabbithole", split, cut), targets.get((split, cut), ""),
+                            ("published_both@10", split, published) if cut == "both@10" else None))
+            rows.append(Row(f"{split} flat {cut}", ("flat", split, cut), targets.get((split, f"flat {cut}"), "")))
+    return tuple(rows)
+
+
+def _answer_rows() -> tuple[Row, ...]:
+    rows = []
+    for subset in SUBSETS:
+        rows += [Row(f"{subset}: facts", (subset, "facts"), "≥ 0.75"),
+                 Row(f"{subset}: facts in the lead", (subset, "lead_facts"), "≥ 0.70")]
+    for subset in ("gen 1", "gen 2"):
+        rows += [Row(f"{subset}: entry or required section cited", (subset, "cited"), "≥ 0.80"),
+                 Row(f"{subset}: the lead cites one", (subset, "lead_cited"), "≥ 0.90"),
+                 Row(f"{subset}: page-exact", (subset, "page_exact"), "≥ 0.99"),
+                 Row(f"{subset}: median answer (characters)", (subset, "answer_chars"), "≤ 4,000", kind="chars"),
+                 Row(f"{subset}: median lead (characters)", (subset, "lead_chars"), "≤ 1,200", kind="chars")]
+    return tuple(rows)
+
+
+TABLES: dict[str, Table] = {
+    "xref": Table(
+        "Cross-reference retrieval, German law dev set", "rabbithole against flat search at the same budget; "
+        "gen 1 (lines 1-40) is tuned on, gen 2 (lines 41-80) is the holdout; de / en = its German / English "
+        "questions. Floors: the numbers at bbad4dd (session 24's).", "flat", _xref_rows()),
+    "refex": Table(
+        "Reference detection (refex, 355 German law references)", "`rabbithole refs`, book+section units.",
+        "", (Row("strict F1", ("strict", "f1"), "≥ 0.82"), Row("strict precision", ("strict", "p")),
+             Row("strict recall", ("strict", "r")), Row("lenient F1", ("lenient", "f1"), "≥ 0.97"))),
+    "obliqa-ukfin": Table(
+        "ObliQA-XRef UKFIN dev (UK PRA Rulebook, 314 questions)", "Both: source and cited passage retrieved; "
+        "@10 = the ten most valuable items. Anchor: plain bm25s over the passages. Test splits are held back.",
+        "bm25s", _obliqa_rows(("UKFIN-ALL-dev", "UKFIN-DPEL-dev", "UKFIN-SCHEMA-dev", "all"), "bm25s",
+                              {("UKFIN-ALL-dev", "both@10"): "≥ 0.90", ("all", "both@10"): "≥ 0.90, ≥ flat + 0.05",
+                               ("all", "both@12k"): "≥ flat + 0.05", ("all", "flat both@10"): "≥ bm25s"})),
+    "obliqa-adgm": Table(
+        "ObliQA-XRef ADGM (40 rulebooks, 172 questions)", "Anchor: the published RRF (BM25 + E5) Both@10, "
+        "E5 where no RRF is published.", "published", _obliqa_rows(
+            ("ADGM-ALL-test", "ADGM-DPEL-test", "ADGM-SCHEMA-test"), "RRF", {("ADGM-ALL-test", "both@10"): "≥ 0.95"})),
+    "answers": Table(
+        "Answers on the German law dev set (extractive, no LLM)", "shared/bench/score_answers.py; the lead is "
+        "the lines before the first section heading. Targets: issue 46.", "", _answer_rows()),
+    "ingest": Table(
+        "Ingest speed", "the product's ingest into an empty index; the embedder is the limit.", "", (
+            Row("law corpus: chunks a second", ("law", "chunks_per_s"), kind="rate"),
+            Row("law corpus: wall time", ("law", "wall_s"), kind="seconds"),
+            Row("law corpus: peak RSS (MB)", ("law", "peak_rss_mb"), kind="chars"),
+            Row("UKFIN: passages a second", ("ukfin", "chunks_per_s"), "≥ 26 (2× 13)", kind="rate"),
+            Row("UKFIN: wall time", ("ukfin", "wall_s"), kind="seconds"),
+            Row("UKFIN: peak RSS (MB)", ("ukfin", "peak_rss_mb"), kind="chars"))),
+    "suite": Table(
+        "Test suite (the README's test command on a clean clone, cold caches)", "`.ci/run` in a fresh clone; "
+        "before: clean-clone CI at bbad4dd (session 28).", "before", (
+            Row("test time", ("pytest_s",), "≤ 15 min", ("before", "pytest_s"), "seconds"),
+            Row("with the install", ("wall_s",), "", ("before", "wall_s"), "seconds"),
+            Row("tests passed", ("passed",), "", ("before", "passed"), "chars"),
+            Row("tests failed", ("failed",), "0", ("before", "failed"), "chars"))),
+}
+ORDER = ("xref", "answers", "obliqa-ukfin", "obliqa-adgm", "refex", "ingest", "suite")
+
+
+def dig(numbers: dict, path: tuple):
+    value = numbers
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
+def show(value, kind: str) -> str:
+    if value is None or value == "":
+        return "—"
+    if kind == "seconds":
+        minutes, seconds = divmod(round(float(value)), 60)
+        return f"{minutes} min {seconds} s" if minutes else f"{float(value):.2f} s"
+    if kind == "chars":
+        return f"{round(float(value)):,}"
+    if kind == "rate":
+        return f"{float(value):.1f}"
+    return f"{float(value):.3f}"
+
+
+def previous_result(name: str, current: dict) -> dict | None:
+    """The same result file at the last commit that recorded another run than `current`."""
+    path = f"bench/results/{name}.json"
+    revisions = subprocess.run(["git", "log", "--format=%H", "--", path], cwd=REPO, capture_output=True,
+                               text=True, check=False).stdout.split()
+    for revision in revisions:
+        shown = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=REPO, capture_output=True, text=True,
+                               check=False)
+        if shown.returncode != 0:
+            continue
+        try:
+            record = json.loads(shown.stdout)
+        except json.JSONDecodeError:
+            continue
+        if (record.get("commit"), record.get("date")) != (current.get("commit"), current.get("date")):
+            return record
+    return None
+
+
+def table_lines(name: str, record: dict) -> list[str]:
+    table = TABLES[name]
+    before = previous_result(name, record)
+    machine = record.get("machine", {})
+    lines = [f"## {table.title}", "",
+             f"{table.about} `bench/results/{name}.json`: commit {record.get('commit')}, "
+             f"{record.get('date', '')[:10]}, "
+             f"{record.get('wall_s', 0):.0f} s wall, {machine.get('cores')} cores"
+             + (f", {record['mode']}" if record.get("mode") else "")
+             + (f"; previous: {before.get('commit')}" if before else "; no previous committed run") + ".", "",
+             f"| measure | now | previous | target | anchor{f' ({table.anchor_name})' if table.anchor_name else ''} |",
+             "|---|---|---|---|---|"]
+    numbers, old = record.get("numbers", {}), (before or {}).get("numbers", {})
+    for row in table.rows:
+        now = dig(numbers, row.path)
+        if now is None:
+            continue
+        anchor = row.anchor if isinstance(row.anchor, (int, float)) or row.anchor is None else dig(
+            {**numbers, "before": record.get("before", {})}, row.anchor)
+        lines.append(f"| {row.label} | {show(now, row.kind)} | {show(dig(old, row.path), row.kind)} | "
+                     f"{row.target or '—'} | {show(anchor, row.kind)} |")
+    return [*lines, ""]
+
+
+def write_scoreboard() -> Path:
+    records = {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(RESULTS.glob("*.json"))}
+    latest = max(records.values(), key=lambda record: record.get("date", ""), default={})
+    machine = latest.get("machine", {})
+    lines = ["# Benchmark results", "",
+             "<!-- generated by `python -m bench` from bench/results/*.json; do not edit by hand -->", "",
+             f"Machine: {machine.get('arch', '?')} {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores, "
+             f"{machine.get('memory_gib', '?')} GiB, {', '.join(machine.get('cpu_flags', [])) or 'no SIMD flags read'}."
+             f" Embedder: {latest.get('embedder', '?')}; reasoner: {latest.get('reasoner', '?')} (no LLM).", "",
+             "Reproduce: `make bench` (everything, for milestones) or `make bench-quick` (dev retrieval and the "
+             "answers re-synthesised from kept research, ≤ 10 min with a warm index). Each number below is in "
+             "the JSON file its table names, with the commit, machine and command that made it. Decisions on "
+             "what was tried and not kept: `docs/decisions/`.", ""]
+    for name in ORDER:
+        if name in records:
+            lines += table_lines(name, records[name])
+    missing = [name for name in ORDER if name not in records]
+    if missing:
+        lines += [f"Not yet measured: {', '.join(missing)}.", ""]
+    SCOREBOARD.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    return SCOREBOARD

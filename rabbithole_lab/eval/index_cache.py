@@ -1,0 +1,94 @@
+"""A knowledge base ingested once per machine: the index cache that tests and benchmarks share.
+
+The cache key is everything that decides an index's content: each file's path and bytes, the chunker's
+version, the chunk sizes, the embedder (backend and model) and the Chroma release that wrote the store. A
+changed corpus, chunker or embedder gets a folder of its own, so a stale index is never served. A folder
+whose key matches is still not trusted blindly: an ingest runs over it (an unchanged file costs only its
+hash), which finishes a build that was killed half-way and refreshes missing search files.
+
+    RABBITHOLE_INDEX_CACHE=/some/dir   # where the indexes live (default: ~/.cache/rabbithole-lab/indexes)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+from rabbithole_lab.kb.embedder import choose_embedder
+from rabbithole_lab.kb.factory import open_index
+from rabbithole_lab.kb.ingest import CHUNKING_VERSION, ingest
+from rabbithole_lab.kb.kb_folder import discover
+from rabbithole_lab.kb.parse import file_sha256
+from rabbithole_lab.records import IngestReport
+from rabbithole_lab.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+CACHE_ENV = "RABBITHOLE_INDEX_CACHE"
+KEEP_INDEXES = 4  # older keys are removed: each is a whole index (the law corpus takes about 60 MB)
+KEY_FILE = "cache_key.json"
+
+
+def cache_root() -> Path:
+    configured = os.environ.get(CACHE_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
+    return Path(base) / "rabbithole-lab" / "indexes"
+
+
+def index_recipe(kb_dir: Path, settings: Settings) -> dict:
+    """What decides the index of `kb_dir`: the cache key is the hash of this record."""
+    files, _ = discover(kb_dir)
+    sources = sorted({str(path.relative_to(kb_dir)): file_sha256(path)
+                      for source in files for path in (source.path, *([source.fallback] if source.fallback else []))
+                      }.items())
+    registry = kb_dir / "document_registry.json"
+    choice = choose_embedder(settings.embedding)
+    return {
+        "kb": kb_dir.resolve().name,
+        "files": sources,
+        "registry": file_sha256(registry) if registry.is_file() else "",
+        "chunking_version": CHUNKING_VERSION,
+        "chunking": {source.collection: settings.kb.chunking_for(source.collection) for source in files},
+        "embedder": f"{choice.backend}:{choice.model}",
+        "chromadb": importlib.metadata.version("chromadb"),
+    }
+
+
+def index_key(kb_dir: Path, settings: Settings) -> str:
+    recipe = json.dumps(index_recipe(kb_dir, settings), sort_keys=True)
+    return hashlib.sha256(recipe.encode()).hexdigest()[:16]
+
+
+def cached_index(kb_dir: Path, settings: Settings, root: Path | None = None,
+                 show_progress: bool = False) -> tuple[Path, IngestReport]:
+    """The index folder of `kb_dir` in the cache, built or brought up to date; and what the ingest did
+    (`files_ingested` is 0 when the cache was warm)."""
+    kb_dir = Path(kb_dir)
+    root = Path(root) if root else cache_root()
+    recipe = index_recipe(kb_dir, settings)
+    key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    db = root / f"{recipe['kb']}-{key}"
+    db.mkdir(parents=True, exist_ok=True)
+    (db / KEY_FILE).write_text(json.dumps(recipe, indent=1), encoding="utf-8")
+    report = ingest(kb_dir, open_index(settings, kb_dir, db), settings.kb, show_progress=show_progress,
+                    lock_wait_s=3600)
+    if report.files_ingested:
+        logger.info("Index cache %s: ingested %d file(s)", db, report.files_ingested)
+    _prune(root, keep=db)
+    return db, report
+
+
+def _prune(root: Path, keep: Path) -> None:
+    """Remove all but the KEEP_INDEXES most recently used cache folders (never `keep`)."""
+    folders = sorted((folder for folder in root.iterdir() if (folder / KEY_FILE).is_file()),
+                     key=lambda folder: (folder / KEY_FILE).stat().st_mtime, reverse=True)
+    for folder in folders[KEEP_INDEXES:]:
+        if folder != keep:
+            shutil.rmtree(folder, ignore_errors=True)
