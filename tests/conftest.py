@@ -1,9 +1,10 @@
 """Shared fixtures: real settings, real embedder, real Chroma in temporary folders.
 
 The demo KB (kb/ in the repo) is ingested once per session. The shared corpus
-(../shared/corpus/de-strahlenschutz) is ingested once per session too; set
-RABBITHOLE_TEST_DB_CACHE=/some/dir to reuse that index between local runs
-(ingestion is idempotent, so a stale cache is brought up to date).
+(../shared/corpus/de-strahlenschutz) is ingested once per machine into the index cache that the benchmarks
+share (rabbithole_lab.eval.index_cache: keyed by the corpus's bytes, the chunker and the embedder, so a stale
+index is never used; RABBITHOLE_INDEX_CACHE moves it). Every test that uses the corpus is marked `corpus`
+(added here from its fixtures), so `-m "not corpus"` never pays for the ingest.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from rabbithole_lab.eval.index_cache import cached_index
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.settings import load_settings
@@ -23,6 +25,7 @@ DEMO_KB = REPO / "kb"
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus" / "de-strahlenschutz"
 CORPUS_MISSING = "needs ../shared/corpus/de-strahlenschutz next to the repository (absent here)"
+CORPUS_FIXTURES = {"corpus_db", "corpus_kb"}
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 for noisy in ("bm25s", "chromadb", "httpx", "sentence_transformers"):
@@ -48,12 +51,10 @@ def demo_kb(settings, demo_db):
 
 
 @pytest.fixture(scope="session")
-def corpus_db(tmp_path_factory, settings) -> Path:
+def corpus_db(settings) -> Path:
     if not CORPUS.is_dir():
         pytest.skip(CORPUS_MISSING)
-    cache = os.environ.get("RABBITHOLE_TEST_DB_CACHE")
-    db = Path(cache) if cache else tmp_path_factory.mktemp("corpus-db")
-    report = ingest(CORPUS, open_index(settings, CORPUS, db), settings.kb, show_progress=False)
+    db, report = cached_index(CORPUS, settings)
     assert report.ok and not report.skipped, report
     return db
 
@@ -61,6 +62,13 @@ def corpus_db(tmp_path_factory, settings) -> Path:
 @pytest.fixture(scope="session")
 def corpus_kb(settings, corpus_db):
     return open_knowledge_base(settings, CORPUS, corpus_db)
+
+
+def pytest_collection_modifyitems(items):
+    """A test that uses the shared corpus is a corpus test, whether or not it says so."""
+    for item in items:
+        if CORPUS_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("corpus"):
+            item.add_marker(pytest.mark.corpus)
 
 
 def english_only(embedder):

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from rabbithole_lab.cli import main
+from tests.answer_reading import framing_language, lead, provisions_named
 from tests.conftest import CORPUS, DEMO_KB, REPO
 
 GERMAN = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
@@ -30,7 +31,7 @@ def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch,
     printed = capsys.readouterr().out
     assert "Reasoner: extractive (LLM_PROVIDER=extractive)" in printed
     # the terminal shows the answer with numbered citations and, under it, each number's page and link
-    assert "\nErgebnis: Maßgeblich ist " in printed and re.search(r"“ \[1\]", printed)
+    assert re.search(r"“ \[1\]", printed) and "**" not in printed  # plain text, numbered citations
     assert re.search(r"^\[1\] Q\w+\.pdf, S\. \d+ .*file://\S+\.pdf#page=\d+$", printed, re.MULTILINE)
     assert f"Report: {out / 'report.md'}" in printed
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
@@ -50,7 +51,8 @@ def test_unattended_english_question_on_the_demo_kb(tmp_path, demo_db, monkeypat
                                               "--no-hitl", "--out", str(out))]) == 0
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "en"
-    assert payload["report"]["answer"].startswith("**In short:** The decisive provision is ")
+    answer = payload["report"]["answer"]
+    assert provisions_named(lead(answer)) and framing_language(lead(answer)) == "en"
     assert "## Sources" in (out / "report.md").read_text(encoding="utf-8")
 
 
@@ -166,8 +168,8 @@ def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monke
     assert code == 0
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     report = payload["report"]
-    assert report["metadata"]["language"] == "de" and report["answer"].startswith("**Ergebnis:** Maßgeblich ist ")
-    assert "20 Millisievert" in report["answer"]
+    assert report["metadata"]["language"] == "de" and framing_language(lead(report["answer"])) == "de"
+    assert provisions_named(lead(report["answer"])) and "20 Millisievert" in report["answer"]
     assert report["sources"] and all(s["page_number"] >= 1 and "#page=" in s["link"] for s in report["sources"])
     followed = [e for e in payload["reference_edges"] if e["decision"] == "followed"]
     assert followed

@@ -13,6 +13,7 @@ from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
 from rabbithole_lab.reasoning.quality import statements
 from rabbithole_lab.records import ChunkWithInfo
 from tests.agent.conftest import GERMAN_QUESTION, services_with
+from tests.answer_reading import framing_language, lead, provisions_named, quotes_holding, states_chain
 
 QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
 THRESHOLD = 375
@@ -33,14 +34,14 @@ def test_the_answer_opens_with_the_decisive_provision_then_the_chain_to_what_it_
     request = SynthesisInput(anchor=QUESTION, language="de", primary=[_finding(citing)],
                              secondary=[_finding(cited, depth=1, cited_by=citing.chunk_id, tier="secondary")])
     answer = reasoner.synthesize(request).answer
-    paragraphs = [p for p in answer.split("\n\n") if p.strip()]
+    opening = lead(answer)
     # the findings first: the decisive provision and what it refers to, in the question's language
-    assert paragraphs[0] == "**Ergebnis:** Maßgeblich ist § 5 QStrV; dort wird auf § 12 QStrG verwiesen."
-    assert paragraphs[1].startswith("§ 5 QStrV: „(1) Der Betreiber")
-    assert paragraphs[2].startswith("§ 12 QStrG: „") and "20 Millisievert" in paragraphs[2]
-    # then the chain, with what else the cited provision says
-    chain = paragraphs[paragraphs.index("**Verweiskette**") + 1]
-    assert chain.startswith("**§ 5 QStrV** verweist auf **§ 12 QStrG**") and "20 Millisievert" not in chain
+    assert provisions_named(opening)[:2] == ["§ 5 QStrV", "§ 12 QStrG"] and framing_language(opening) == "de"
+    assert states_chain(answer, "§ 5 QStrV", "§ 12 QStrG")
+    # the lead quotes the cited provision's figure, cited on its page
+    assert [doc for s in quotes_holding(opening, "20 Millisievert") for doc, _ in s.citations] == ["QStrG.pdf"]
+    # the figure is quoted once: the rest of the answer does not repeat it
+    assert len(quotes_holding(answer, "20 Millisievert")) == 1
     for statement in statements(answer):  # every quotation is a whole sentence of its source, without the heading
         assert statement.quote[:1].isupper() or statement.quote[:1] in "(§"
         assert statement.quote.endswith((".", ";", ":", "…")) and "§ 12 Grenzwerte" not in statement.quote
@@ -57,8 +58,8 @@ def test_a_cited_provision_that_search_found_too_is_still_said_as_the_chain(reas
              "citing": ["QStrV.pdf", "§ 5"], "cited": [["QStrG.pdf", "§ 12"]]}
     linked = reasoner.synthesize(SynthesisInput(**context, chains=[chain])).answer
     unlinked = reasoner.synthesize(SynthesisInput(**context)).answer
-    assert "**§ 5 QStrV** verweist auf **§ 12 QStrG**:" in linked
-    assert "verweist auf" not in unlinked
+    assert states_chain(linked, "§ 5 QStrV", "§ 12 QStrG")
+    assert not states_chain(unlinked, "§ 5 QStrV", "§ 12 QStrG")
 
 
 def test_same_numbered_sections_of_two_laws_stay_apart_and_english_frames_german_quotes(reasoner, demo_kb):
@@ -68,7 +69,8 @@ def test_same_numbered_sections_of_two_laws_stay_apart_and_english_frames_german
     request = SynthesisInput(anchor="Which limits apply under section 12 to occupationally exposed persons?",
                              language="en", primary=[_finding(act), _finding(ordinance)])
     answer = reasoner.synthesize(request).answer
-    assert answer.startswith("**In short:** The decisive provision is § 12 Q")
+    assert provisions_named(lead(answer))[0] in {"§ 12 QStrG", "§ 12 QStrV"}
+    assert framing_language(lead(answer)) == "en"
     labels = re.findall(r"^(?:\*\*)?(§ 12 \w+)(?:\*\*)?: ", answer, re.MULTILINE)
     assert set(labels) == {"§ 12 QStrG", "§ 12 QStrV"}
     for line in (line for line in answer.splitlines() if re.match(r"(?:\*\*)?§ 12", line)):
@@ -176,8 +178,9 @@ def test_what_the_decisive_provision_cites_is_quoted_even_without_the_questions_
     request = SynthesisInput(anchor=QUESTION, language="de", primary=[_finding(citing)],
                              secondary=[_finding(plain, depth=1, cited_by=citing.chunk_id, tier="secondary")])
     answer = reasoner.synthesize(request).answer
-    assert "\n§ 12 QStrG: „(1) Maßgeblich ist der Wert der Tabelle" in answer  # in the findings, first
-    assert "**§ 5 QStrV** verweist auf **§ 12 QStrG** (oben im Ergebnis zitiert)." in answer
+    # in the findings, first: the cited provision's own rule, although it carries no word of the question
+    assert quotes_holding(lead(answer), "Maßgeblich ist der Wert der Tabelle")
+    assert states_chain(answer, "§ 5 QStrV", "§ 12 QStrG")
 
 
 def test_an_enabling_clause_is_not_quoted_unless_the_question_asks_who_may_regulate(reasoner, demo_kb):

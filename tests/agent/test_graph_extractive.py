@@ -11,6 +11,7 @@ from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
 from rabbithole_lab.findings import context_entries, preserved_quotes, research_context, tier_entries
 from rabbithole_lab.report.folder import write_report_folder
 from tests.agent.conftest import ENGLISH_QUESTION, GERMAN_QUESTION, services_with
+from tests.answer_reading import framing_language, lead, provisions_named, quotes_holding
 
 
 def test_build_graph_returns_an_uncompiled_builder_with_the_seed_nodes(extractive_services):
@@ -62,8 +63,8 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     located = [e for e in state["reference_edges"] if e["decision"] == "skipped" and e["resolution"] == "section_index"]
     assert located and all(e["to_docs"] and not e["to_chunks"] for e in located)
     report = status.report
-    assert "20 Millisievert" in report["answer"]
-    assert report["answer"].startswith("**Ergebnis:** Maßgeblich ist ")
+    assert quotes_holding(lead(report["answer"]), "20 Millisievert")  # the figure is quoted in the lead
+    assert provisions_named(lead(report["answer"])) and framing_language(lead(report["answer"])) == "de"
     # one section per approved task, each with a finding or a "not found"
     for number, _task in enumerate(state["todo_list"]["items"], start=1):
         assert f"**Aufgabe {number}: " in report["answer"]
@@ -88,7 +89,7 @@ def test_english_question_gets_an_english_report(extractive_services, session_fa
     assert status.kind == "done", status.error
     report = status.report
     assert status.state["detected_language"] == "en"
-    assert report["answer"].startswith("**In short:** The decisive provision is ")
+    assert provisions_named(lead(report["answer"])) and framing_language(lead(report["answer"])) == "en"
     assert "calibrat" in report["answer"].lower()
     assert any(s["doc_id"] == "Detector_Calibration_Guide.pdf" for s in report["sources"])
     assert all(t["task"].split()[0] in {"How", "Identify", "Collect", "Clarify", "Check"}

@@ -8,6 +8,7 @@ import json
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
 from rabbithole_lab.findings import tier_entries
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+from tests.answer_reading import CITATION, framing_language, lead
 
 ENGLISH_QUESTIONS = json.dumps({"questions": ["Which activity do you mean?", "Are minors included?"]})
 GERMAN_QUESTIONS = json.dumps({"questions": ["Welche Tätigkeit meinen Sie?", "Sind Jugendliche gemeint?"]})
@@ -33,7 +34,9 @@ def test_full_run_with_malformed_json_a_timeout_and_a_wrong_language(demo_kb, se
     # the timeout was retried
     assert model.calls_for("task_search_queries") == len(state["todo_list"]["items"]) + 1
     report = status.report
-    assert report["answer"].startswith("**Ergebnis:** Die Dokumente legen die Grenzwerte fest [")
+    # the model's answer, with its citation, opens the report in the question's language
+    assert "Die Dokumente legen die Grenzwerte fest" in lead(report["answer"])
+    assert CITATION.search(lead(report["answer"])) and framing_language(lead(report["answer"])) == "de"
     assert report["metadata"]["llm_calls"] == len(model.prompts_seen)
     assert report["metadata"]["reasoner"]["provider"] == "ollama"
     assert report["quality_score"] == 445 and report["metadata"]["quality_passed"]

@@ -12,6 +12,7 @@ from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms, anchor_text, excluded
 from rabbithole_lab.research import Research
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+from tests.answer_reading import framing_language, lead, provisions_named
 
 ADDITION = "Bitte auch die Organ-Äquivalentdosis für Augenlinse und Haut nennen."
 EXCLUSION = "Keine Regeln für Personen unter 18 Jahren, bitte."
@@ -205,7 +206,7 @@ def test_each_approved_task_gets_a_section_or_a_not_found_that_says_what_was_sea
         in answer
     english = judge.synthesize(SynthesisInput(anchor="Which limits apply to exposed workers?", language="en",
                                               primary=sources, tasks=tasks)).answer
-    assert english.startswith("**In short:** The decisive provision is ")
+    assert framing_language(lead(english)) == "en" and provisions_named(lead(english))
     assert "Not found. Searched for: Wetterstation Dach." in english
 
 
@@ -294,9 +295,9 @@ def test_with_the_model_the_opening_cites_its_sources_and_each_approved_task_has
     reasoner, _model = fake_llm({})
     status = _run(services_with(demo_kb, reasoner), tmp_path, [], decision={"new_items": ["Zuständige Behörde"]})
     answer = status.report["answer"]
-    opening = answer.split("\n\n")[0]
-    assert opening.startswith("**Ergebnis:**") and re.search(r"\[[^\]]+\.pdf, S\. \d+\]", opening)
+    opening = lead(answer)
+    assert framing_language(opening) == "de" and re.search(r"\[[^\]]+\.pdf, S\. \d+\]", opening)
     for number, item in enumerate(status.state["todo_list"]["items"], start=1):
         assert f"**{number}. {item['task']}**" in answer
     shown = answer_markdown(FinalReport.model_validate(status.report))
-    assert shown.startswith("**Ergebnis:**") and "[\\[1\\]](" in shown.split("\n")[0]  # numbered, linked
+    assert "[\\[1\\]](" in lead(shown)  # the lead's citations numbered and linked

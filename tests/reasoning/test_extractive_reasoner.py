@@ -10,6 +10,7 @@ from rabbithole_lab.reasoning.quality import is_fragment
 from rabbithole_lab.reasoning.text import citations_in, passage_sentences, split_sentences
 from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import QualityAssessment
+from tests.answer_reading import lead, provisions_named, quotes_holding
 from tests.conftest import english_only
 
 QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
@@ -90,8 +91,7 @@ def test_synthesis_cites_every_sentence_and_scores_high(reasoner, demo_kb, limit
     findings = [_finding(limit_chunk, reasoner), _finding(cited, reasoner, "secondary", 1)]
     out = reasoner.synthesize(SynthesisInput(anchor=QUESTION, language="de", primary=findings[:1],
                                              secondary=findings[1:]))
-    assert out.answer.startswith("**Ergebnis:** Maßgeblich ist ")
-    assert "20 Millisievert" in out.answer
+    assert provisions_named(lead(out.answer)) and quotes_holding(lead(out.answer), "20 Millisievert")
     assert all(finding.sources for finding in out.key_findings)
     quality = reasoner.assess_quality(QUESTION, out.answer, findings, "de")
     assert quality.citation_correctness == 100 and quality.factual_accuracy == 100

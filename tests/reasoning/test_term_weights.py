@@ -11,6 +11,7 @@ from rabbithole_lab.reasoning.extractive_base import FIGURE_BONUS
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import has_figure
 from rabbithole_lab.records import ChunkWithInfo
+from tests.answer_reading import lead, provisions_named, quotes_holding
 from tests.conftest import english_only
 
 # written for these tests: a made-up ordinance on lantern workshops
@@ -67,6 +68,5 @@ def test_the_answer_opens_with_the_provision_that_carries_the_questions_rare_ter
     request = SynthesisInput(anchor=QUESTION, language="de",
                              primary=[_chunk("§ 1", COMMON, 1), _chunk("§ 2", [RARE], 2)])
     answer = ExtractiveReasoner(embed).synthesize(request).answer
-    paragraphs = [p for p in answer.split("\n\n")[1:] if p.strip()]
-    assert answer.startswith("**Ergebnis:** Maßgeblich ist § 2 LatWerkV")
-    assert paragraphs[0].startswith("§ 2 LatWerkV:") and "12 Stunden" in paragraphs[0]
+    assert provisions_named(lead(answer))[0] == "§ 2 LatWerkV"
+    assert [doc for s in quotes_holding(lead(answer), "12 Stunden") for doc, _ in s.citations][:1] == ["LatWerkV.pdf"]

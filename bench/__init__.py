@@ -1,0 +1,1 @@
+"""The benchmarks: `python -m bench` (see bench/__main__.py)."""
