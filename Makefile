@@ -40,7 +40,7 @@ lab: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check rabbithole_lab tests bench scripts
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 demo-kb: $(STAMP)
 	$(BIN)/python scripts/build_demo_kb.py kb

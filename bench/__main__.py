@@ -25,7 +25,7 @@ from bench.common import BenchContext, BenchDataMissing
 
 QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers")
-ALL = (*FULL, "suite")
+ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
@@ -35,6 +35,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "refex":
         from bench import refex
         return refex.bench(context)
+    if name.startswith("first-stage-"):
+        from bench import first_stage
+        return first_stage.bench(context, name.removeprefix("first-stage-"))
     if name.startswith("obliqa-"):
         from bench import obliqa
         return obliqa.bench_set(context, name.removeprefix("obliqa-"), limit=args.limit)

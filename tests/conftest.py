@@ -28,6 +28,9 @@ CORPUS_MISSING = "needs ../shared/corpus/de-strahlenschutz next to the repositor
 CORPUS_FIXTURES = {"corpus_db", "corpus_kb"}
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # workers share the cores: an OpenMP thread that waits sleeps instead of spinning on a core another worker needs
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 for noisy in ("bm25s", "chromadb", "httpx", "sentence_transformers"):
     logging.getLogger(noisy).setLevel(logging.WARNING)
 
@@ -64,11 +67,24 @@ def corpus_kb(settings, corpus_db):
     return open_knowledge_base(settings, CORPUS, corpus_db)
 
 
-def pytest_collection_modifyitems(items):
-    """A test that uses the shared corpus is a corpus test, whether or not it says so."""
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """A test that uses the shared corpus is a corpus test, whether or not it says so.
+
+    Run in parallel (`-n auto --dist loadgroup`, what `make test` does), the corpus tests are one group and go
+    first: the ingest of the corpus into a cold index cache is the suite's longest step, so one worker does it
+    while the others run everything else. The browser tests are one group too (one JupyterLab for all), and
+    every other file is a group of its own, so its module fixtures are built once."""
     for item in items:
         if CORPUS_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("corpus"):
             item.add_marker(pytest.mark.corpus)
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        group = "corpus" if item.get_closest_marker("corpus") else "browser" if "/browser/" in path else path
+        item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: 0 if item.get_closest_marker("corpus") else 1)
 
 
 def english_only(embedder):
@@ -79,3 +95,5 @@ def english_only(embedder):
     copied = copy.copy(embedder)
     copied.languages = frozenset({"en"})
     return copied
+
+

@@ -1,0 +1,108 @@
+"""Where the first stage loses the pair: each leg and each step of retrieval alone, on UKFIN dev and ADGM.
+
+Both@10 of the passage pair (source and cited target) over the first ten distinct passages of:
+- `bm25s plain`: bm25s over the passage text only (English stop words), the anchor the issue names;
+- `bm25 leg`, `dense leg`: each of our two legs alone (`KnowledgeBase.search` in one mode);
+- `hybrid`: both legs fused by reciprocal rank (`KnowledgeBase.search`);
+- `retrieve`: the first stage of a question (named documents' own searches, one hit per section);
+- `flat items`: the flat pipeline's ten most valuable items (what Both@10 in `obliqa-*` measures).
+Written to bench/results/first-stage-<set>.json; run with `python -m bench --only first-stage-ukfin`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import bm25s
+from tqdm.auto import tqdm
+
+from bench.common import BenchContext, require, write_result
+from bench.obliqa import PID, SETS, registry_entries
+from rabbithole_lab.eval.xref import run_question, without_following
+from rabbithole_lab.kb.factory import open_knowledge_base
+from rabbithole_lab.kb.registry import DocumentRegistry
+from rabbithole_lab.rabbithole.engine import build_follower
+from rabbithole_lab.reasoning.factory import build_gate
+
+BLOCK = re.compile(r"^## \[PID ([^\]]+)\][^\n]*\n\n(.*?)(?=^## \[PID |\Z)", re.MULTILINE | re.DOTALL)
+
+
+def passages(folder) -> dict[str, str]:
+    texts = {}
+    for path in sorted((folder / "corpus").glob("*.md")):
+        for pid, body in BLOCK.findall(path.read_text(encoding="utf-8")):
+            texts[pid] = body.strip()
+    return texts
+
+
+def gold_pairs(folder, questions_file: str) -> dict[str, tuple[str, str]]:
+    scorer_questions = "questions.dev.jsonl" if "ukfin" in folder.name else "questions.jsonl"
+    pairs = {}
+    for line in (folder / scorer_questions).read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        source = item.get("source_pid") or item.get("source_passage_id")
+        target = item.get("target_pid") or item.get("target_passage_id")
+        pairs[item["id"]] = (source, target)
+    return pairs
+
+
+def both_at(found: list[str], pair: tuple[str, str], k: int = 10) -> float:
+    top = found[:k]
+    return float(pair[0] in top and pair[1] in top)
+
+
+def bench(context: BenchContext, name: str) -> dict:
+    spec = SETS[name]
+    folder = require(spec["folder"], f"ObliQA-XRef {name.upper()}")
+    started = time.perf_counter()
+    corpus = folder / "corpus"
+    kb = open_knowledge_base(context.settings, corpus, context.index(corpus))
+    kb.registry = DocumentRegistry.merged(registry_entries(folder), kb.registry.entries)
+    questions = [json.loads(line) for line in (folder / spec["questions"]).read_text(encoding="utf-8").splitlines()]
+    pairs = gold_pairs(folder, spec["questions"])
+    texts = passages(folder)
+    pids = list(texts)
+    plain = bm25s.BM25()
+    plain.index(bm25s.tokenize([texts[pid] for pid in pids], stopwords="en", show_progress=False),
+                show_progress=False)
+    pid_of: dict[str, str] = {}
+
+    def to_pids(hits) -> list[str]:
+        out = []
+        for hit in hits:
+            if hit.chunk_id not in pid_of:
+                match = PID.search(hit.heading or "") or PID.search(hit.text)
+                pid_of[hit.chunk_id] = match.group(1) if match else ""
+            if pid_of[hit.chunk_id] and pid_of[hit.chunk_id] not in out:
+                out.append(pid_of[hit.chunk_id])
+        return out
+
+    gate = build_gate(context.settings, kb.index.embedder)
+    flat = build_follower(kb, context.settings, gate, references=without_following(context.settings.references))
+    legs = {
+        "bm25s plain": lambda q: [pids[i] for i in plain.retrieve(bm25s.tokenize([q], stopwords="en",
+                                                                                 show_progress=False),
+                                                                  k=10, show_progress=False)[0][0]],
+        "bm25 leg": lambda q: to_pids(kb.search(q, k=10, mode="bm25")),
+        "dense leg": lambda q: to_pids(kb.search(q, k=10, mode="dense")),
+        "hybrid": lambda q: to_pids(kb.search(q, k=10, mode="hybrid")),
+        "retrieve": lambda q: to_pids(kb.retrieve(q, k=10)),
+    }
+    scores = {leg: [] for leg in [*legs, "flat items"]}
+    for question in tqdm(questions, desc=f"first stage {name}", unit="q", disable=not context.show_progress):
+        pair = pairs[question["id"]]
+        for leg, search in legs.items():
+            scores[leg].append(both_at(search(question["question"]), pair))
+        row = run_question(kb, question, "flat", flat, 25_000, top_items=10)
+        found = []
+        for entry in row["top_items"]:
+            chunk = kb.index.get_chunks("corpus", ids=[entry["chunk_id"]])
+            match = PID.search(chunk[0].heading if chunk else "")
+            if match and match.group(1) not in found:
+                found.append(match.group(1))
+        scores["flat items"].append(both_at(found, pair))
+    numbers = {leg: round(sum(values) / len(values), 3) for leg, values in scores.items()}
+    numbers["questions"] = len(questions)
+    return {"numbers": numbers, "path": write_result(f"first-stage-{name}", context, numbers, started)}
