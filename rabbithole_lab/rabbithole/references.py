@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rabbithole_lab.language import detect_language
 from rabbithole_lab.rabbithole.citation_grammar import (
     EU_ACT,
     expand_range,
     legal_references,
 )
+from rabbithole_lab.rabbithole.english_grammar import RULE_NUMBER, english_rulebook_references
 from rabbithole_lab.records import DetectedReference
 
 _STANDARD = re.compile(
@@ -30,12 +32,14 @@ _SHORTFORM_CITATION = re.compile(
 # English section references: "see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR", "Chapter 3".
 _EN_UNIT = (
     r"(?P<unit>[Ss]ections?|[Ss]ec\.|Rules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
-    r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?)"
+    r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?|[Tt]ables?|[Ff]ootnotes?|Titles?)"
 )
 _EN_UNIT_WORD = _EN_UNIT.replace("?P<unit>", "?:")
 # a bare sub-part "(b)" continues a list ("section 51(3)(b) and (c)"); "(PRU)" after "Rules" is an abbreviation
 _EN_SUB = r"\((?:\d{1,3}[a-z]?|[a-z]{1,4}|[A-Z])\)"
-_EN_NUM = rf"(?:\d+(?:\.\d+)*\.?(?:\(\w{{1,4}}\))*|{_EN_SUB}(?:{_EN_SUB})*|[A-Z](?:\.\d+)*)"
+# "4.1", "277a(1)", "4.25AE", "8A.1", "A4" (a section of a chapter), "II" (a title), "(b)"
+_EN_NUM = (rf"(?:\d+(?:\.\d+)*\.?(?:\(\w{{1,4}}\))*|{RULE_NUMBER}|\d+[a-zA-Z]{{0,2}}\.?(?:\(\w{{1,4}}\))*|"
+           rf"{_EN_SUB}(?:{_EN_SUB})*|[A-Z]\d+(?:\.\d+)*|[IVX]{{1,5}}\.?|[A-Z](?:\.\d+)*)")
 _EN_REF = re.compile(
     rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
@@ -130,10 +134,13 @@ def overlaps(a: DetectedReference, b: DetectedReference) -> bool:
     return a.start < b.end and b.start < a.end
 
 
-def detect_references_regex(text: str, doc: str | None = None) -> list[DetectedReference]:
+def detect_references_regex(text: str, doc: str | None = None, language: str | None = None) -> list[DetectedReference]:
     """Every reference the grammar finds in `text`, in text order, without overlaps.
 
-    `doc` is the document the text comes from: book-less references point into it.
+    `doc` is the document the text comes from: book-less references point into it. `language` ("de"/"en",
+    detected from the text when not given) decides whether the English rulebook forms that carry no unit word
+    (a bare "4.1", a footnote marker, "Matching Adjustment 4.16") are read: in German text such numbers are
+    sentence numbers, amounts and list items.
     """
     if not text:
         return []
@@ -148,6 +155,8 @@ def detect_references_regex(text: str, doc: str | None = None) -> list[DetectedR
     found += _simple(_SHORTFORM_CITATION, "academic_shortform", text, lambda m: f"[{m.group('body')}]", doc)
     legal = legal_references(text, doc)
     english = _english_section_references(text, doc)
+    if (language or detect_language(text[:600])) == "en":
+        english += english_rulebook_references(text, doc)
     # Longer, more specific matches win: legal chains swallow an EU act named as their book.
     ordered = sorted(legal + english + found, key=lambda r: (-(r.end - r.start), r.start))
     kept: list[DetectedReference] = []

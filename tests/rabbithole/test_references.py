@@ -438,3 +438,48 @@ def test_refs_names_books_by_the_registry_and_keeps_the_text(tmp_path, demo_db):
     assert (row["book"], row["raw_book"]) == ("QStrG", "Quantenstrahlenschutzgesetzes")
     assert cli_main(["--env-file", "none", "refs", "--in", str(source), "--out", str(source)]) == 2
     assert source.read_text().strip()  # --out equal to --in: refused, nothing emptied
+
+
+# ---- English rulebook forms without a unit word (english_grammar.py); text written for these tests --------
+def _found(text: str, language: str | None = None) -> list[tuple[str, list[str], str | None]]:
+    return [(r.unit, r.sections, r.book) for r in detect_references_regex(text, "Handbook.md", language)]
+
+
+def test_a_bare_rule_number_after_a_citing_word_is_a_rule_of_the_citing_document():
+    assert _found("An insurer must review the plan pursuant to 6.2 every year.") == [("rule", ["6.2"], None)]
+    assert _found("The notice described in 3.14 above must be sent in writing.") == [("rule", ["3.14"], None)]
+    assert _found("Subject to 2.1(4), 7.5 and 7.6 do not apply to a small insurer.") == [
+        ("rule", ["2.1(4)"], None), ("rule", ["7.5"], None), ("rule", ["7.6"], None)]
+    assert _found("Notwithstanding 9B.2, the board may delegate the review.") == [("rule", ["9B.2"], None)]
+    # a decimal amount or a share is no rule
+    assert _found("The buffer rises to 2.5 per cent of the exposure in 2027.") == []
+
+
+def test_a_rule_of_another_part_is_named_by_the_parts_title():
+    assert _found("Assets must be valued as required by Liquidity Coverage Ratio 4.12 for each currency.") == [
+        ("rule", ["4.12"], "Liquidity Coverage Ratio")]
+    assert _found("Firms should apply Operational Continuity 2.7 when they outsource a service.") == [
+        ("rule", ["2.7"], "Operational Continuity")]
+
+
+def test_a_footnote_marker_is_a_candidate_and_a_quantity_is_not():
+    text = ("Branches of overseas insurers are supervised differently. 12 The PRA may ask for more data. "
+            "A firm with assets above £50 million, or more than 40 staff, reports quarterly within 10 days.")
+    assert _found(text) == [("footnote", ["12"], None)]
+    assert _found("the costs of winding down, 31 the costs of staff and the retention payments 32.") == [
+        ("footnote", ["31"], None), ("footnote", ["32"], None)]
+
+
+def test_english_unit_words_name_tables_footnotes_titles_and_lettered_numbers():
+    found = _found("See Table 3 and footnote 8, Article 105a(2), Chapter 4 section B2, Title IV and Annex III.")
+    assert [(unit, sections) for unit, sections, _ in found] == [
+        ("table", ["3"]), ("footnote", ["8"]), ("article", ["105a(2)"]), ("chapter", ["4"]), ("section", ["B2"]),
+        ("title", ["IV"]), ("annex", ["III"])]
+
+
+def test_german_text_gets_no_english_rulebook_reading():
+    text = "Der Betreiber meldet nach Satz 2 in Verbindung mit § 5 Absatz 1. 3 Die Behörde prüft die Meldung."
+    assert [r.unit for r in detect_references_regex(text, "Gesetz.pdf")] == ["§"]
+    # the same forms in English text, and a language given by the caller wins over detection
+    assert _found("It applies under 4.3 as well.", "de") == []
+    assert _found("It applies under 4.3 as well.", "en") == [("rule", ["4.3"], None)]

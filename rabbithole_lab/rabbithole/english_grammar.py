@@ -1,0 +1,122 @@
+"""The English regulatory citation forms that name no unit word: a peer of the German chain grammar.
+
+Rulebooks and supervisory statements cite their own numbered paragraphs bare, a rule of another part by the
+part's name, and footnotes by a marker:
+
+    A firm must keep its identification pursuant to 4.1 up-to-date.      -> rule 4.1 (this document)
+    the notice referred to in 2.49 above                                  -> rule 2.49
+    paragraphs 4.24A - 4.25Z and 4.25AE                                   -> (a unit word: references.py)
+    as per Matching Adjustment 4.16 for assets                           -> rule 4.16 of "Matching Adjustment"
+    likely not be prepared to host such a branch. 53 In the case of …    -> footnote 53 (this document)
+
+Each is only a candidate: a bare number resolves where the citing document has that numbered block (the
+section index knows "4.1" and "Footnote 53"), a part's name where the registry knows that document. So a
+number that is no reference ("£100 million, 10 and where …" with no footnote 10) resolves to nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rabbithole_lab.records import DetectedReference
+
+# a rule number as rulebooks print it: 4.1, 2.49, 4.25AE, 3.7C, 8A.1, 3A2.3, 2.4(1), 15.3(2)(a)
+RULE_NUMBER = r"\d{1,3}[A-Z]{0,2}\d{0,2}(?:\.\d{1,3}[A-Z]{0,2})+(?:\(\w{1,4}\))*"
+# words after which a bare rule number is cited: "pursuant to 4.1", "set out in 3.2", "see 2.7", "under 5.1"
+_CUE = (r"(?i:pursuant\s+to|in\s+accordance\s+with|referred\s+to\s+in|set\s+out\s+in|described\s+in|"
+        r"specified\s+in|required\s+by|provided\s+(?:for\s+)?in|as\s+per|notwithstanding|within|under|see|in|"
+        r"to|by|with|at|and|or|of)")
+_LIST_NEXT = r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|to)\s+|\s*[-–]\s*)"
+_CUED_RULE = re.compile(rf"\b{_CUE}\s+(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)(?![\w%]|\.\d)"
+                        rf"(?!\s*(?:%|per\s*cent|percent))")
+# "… in accordance with 19 to 23": whole-number rules, cued and in a range or list
+_CUED_WHOLE_RULES = re.compile(rf"\b(?:in\s+accordance\s+with|under|pursuant\s+to|referred\s+to\s+in)\s+"
+                               rf"(?P<num>\d{{1,3}}(?:{_LIST_NEXT}\d{{1,3}})+)(?![\w%]|\.\d)")
+_PLACED_RULE = re.compile(rf"(?<![\w.(£$€%/-])(?P<num>{RULE_NUMBER})\s+(?:above|below)\b")
+# a rule as the subject of its clause: "2.1 has effect as if …", "22.3 and 22.4 do not apply"
+_SUBJECT_RULE = re.compile(rf"(?:^|(?<=[,;:]\s)|(?<=\.\s))(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)"
+                           r"(?=\s+(?:has|have|applies|apply|does|do|requires|require|shall|must|is|are)\b)")
+_NUMBER_IN_LIST = re.compile(rf"{RULE_NUMBER}|\d{{1,3}}")
+# "Matching Adjustment 4.16", "Insurance – Senior Management Functions 8.2", "Own Funds 3A": a part of the
+# rulebook named by its title, then the rule; the title must be one the registry knows to resolve
+_PART_WORD = r"[A-Z][a-z][A-Za-z’']*"  # a title-cased word: an acronym ("ICRP Publication 103") names no part
+_NAMED_RULE = re.compile(
+    rf"(?P<book>{_PART_WORD}(?:\s+(?:[–-]\s+)?(?:{_PART_WORD}|of|and|for|the|to|in)){{1,6}}?)\s+"
+    rf"(?P<num>{RULE_NUMBER}|\d{{1,3}}[A-Z]{{0,2}}(?:\(\w{{1,4}}\))*)(?![\w%]|\.\d)")
+_NOT_PART_NAMES = {"Article", "Articles", "Section", "Sections", "Chapter", "Chapters", "Part", "Parts", "Rule",
+                   "Rules", "Paragraph", "Paragraphs", "Appendix", "Annex", "Schedule", "Table", "Figure",
+                   "Footnote", "Regulation", "Directive", "Title", "Titles", "Box", "Step", "Stage", "Tier",
+                   "Pillar", "Level", "Class", "Publication", "Category", "Option", "Scenario", "Phase", "The", "This",
+                   "These",
+                   "In", "On", "At", "By", "See", "Under", "From", "As", "For", "To", "Of", "And", "Or"}
+# a footnote marker: a bare number after a word or a clause's end ("… exit costs, 24 operational costs",
+# "… jurisdiction. 53 In the case", "… 2019/348; 5"), unless a quantity is meant ("more than £100 million",
+# "within 10 days", "at least 3 directors")
+_FOOTNOTE_MARKER = re.compile(
+    r"(?<=[A-Za-z’')\]\d][.,;:]\s)(?P<num>\d{1,3})(?=\s+[\w(]|\s*$)"
+    r"|(?<=[A-Za-z’')\]]\s)(?P<num2>\d{1,3})(?=\s*[,;.)]|\s+[\w(]|\s*$)"
+    r"|(?<=[A-Za-z’')\]][.,;:])(?P<num3>\d{1,3})(?=\s|$)")
+_QUANTITY_BEFORE = re.compile(r"(?:£|\$|€|\b(?:than|of|to|by|at|over|under|within|about|least|most|only|every|"
+                              r"first|last|next|previous|top|the|a|an|per|page|pages|year|years|day|days|"
+                              r"Article|Section|Chapter|Part|Rule|paragraph|paragraphs|Table|Figure|Pillar|Tier|"
+                              r"Footnote|Annex|Appendix|Schedule|point|points|No|no|number|numbers|Level|Stage|"
+                              r"Class|Category|Step|Phase|Title|Box|Option|has|have|had|is|are|was|were|be|"
+                              r"and|or|with|from|into|between|in|on|for|all|any|each|two|three|some)\s*[,;:]?\s*)$",
+                              re.IGNORECASE)
+_UNIT_AFTER = re.compile(r"\s*(?:%|per\s*cent|percent|million|billion|bn|m\b|years?|months?|weeks?|days?|"
+                         r"hours?|minutes?|business|calendar|working|times|basis|bps|[-–]\s*\d|\.\d|/\d|:\d)",
+                         re.IGNORECASE)
+
+
+def _reference(unit: str, number: str, start: int, end: int, text: str, doc: str | None,
+               book: str | None = None) -> DetectedReference:
+    context = book or doc
+    label = f"{unit} {number}"
+    return DetectedReference(type="section", target=f"{label} {context}".strip() if context else label,
+                             original_text=text[start:end], start=start, end=end, book=book, sections=[number],
+                             unit=unit, document_context=context, extraction_method="regex")
+
+
+def bare_rule_references(text: str, doc: str | None) -> list[DetectedReference]:
+    """Rule numbers cited without a unit word: after a citing verb or preposition (with the list or range that
+    follows it), placed "above"/"below", or the subject of their clause."""
+    found: dict[int, DetectedReference] = {}
+    for pattern in (_CUED_RULE, _CUED_WHOLE_RULES, _PLACED_RULE, _SUBJECT_RULE):
+        for match in pattern.finditer(text):
+            offset = match.start("num")
+            for number in _NUMBER_IN_LIST.finditer(match.group("num")):
+                start, end = offset + number.start(), offset + number.end()
+                found.setdefault(start, _reference("rule", number.group(0), start, end, text, doc))
+    return list(found.values())
+
+
+def named_rule_references(text: str) -> list[DetectedReference]:
+    """A rule of another part named by the part's title ("Matching Adjustment 4.16"); the title is the book."""
+    out = []
+    for match in _NAMED_RULE.finditer(text):
+        words = match.group("book").split()
+        while words and words[0] in _NOT_PART_NAMES:
+            words = words[1:]
+        if len(words) < 2 or words[-1] in _NOT_PART_NAMES or not any(w[:1].isupper() for w in words[1:]):
+            continue
+        book = " ".join(words)
+        start = match.start("book") + match.group("book").index(words[0])
+        out.append(_reference("rule", match.group("num"), start, match.end("num"), text, None, book))
+    return out
+
+
+def footnote_markers(text: str, doc: str | None) -> list[DetectedReference]:
+    """Bare footnote markers ("… from that jurisdiction. 53 In the case …"): candidates that resolve only where
+    the citing document has that footnote."""
+    out = []
+    for match in _FOOTNOTE_MARKER.finditer(text):
+        group = next(name for name in ("num", "num2", "num3") if match.group(name))
+        start, end = match.span(group)
+        if _QUANTITY_BEFORE.search(text[max(0, start - 16):start]) or _UNIT_AFTER.match(text, end):
+            continue
+        out.append(_reference("footnote", match.group(group), start, end, text, doc))
+    return out
+
+
+def english_rulebook_references(text: str, doc: str | None) -> list[DetectedReference]:
+    return [*named_rule_references(text), *bare_rule_references(text, doc), *footnote_markers(text, doc)]
