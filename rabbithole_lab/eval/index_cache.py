@@ -22,6 +22,7 @@ from pathlib import Path
 from rabbithole_lab.kb.embedder import choose_embedder
 from rabbithole_lab.kb.factory import open_index
 from rabbithole_lab.kb.ingest import CHUNKING_VERSION, ingest
+from rabbithole_lab.kb.ingest_lock import ingest_lock
 from rabbithole_lab.kb.kb_folder import discover
 from rabbithole_lab.kb.parse import file_sha256
 from rabbithole_lab.records import IngestReport
@@ -75,6 +76,8 @@ def cached_index(kb_dir: Path, settings: Settings, root: Path | None = None,
     recipe = index_recipe(kb_dir, settings)
     key = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
     db = root / f"{recipe['kb']}-{key}"
+    if not db.exists():
+        _seed_from_nearest(root, db, recipe)
     db.mkdir(parents=True, exist_ok=True)
     (db / KEY_FILE).write_text(json.dumps(recipe, indent=1), encoding="utf-8")
     report = ingest(kb_dir, open_index(settings, kb_dir, db), settings.kb, show_progress=show_progress,
@@ -83,6 +86,27 @@ def cached_index(kb_dir: Path, settings: Settings, root: Path | None = None,
         logger.info("Index cache %s: ingested %d file(s)", db, report.files_ingested)
     _prune(root, keep=db)
     return db, report
+
+
+def _seed_from_nearest(root: Path, db: Path, recipe: dict) -> None:
+    """Start a new key from the newest cached index of the same knowledge base, embedder and Chroma release:
+    the ingest then re-chunks what changed and embeds only text it has no vector for (chunk ids are content
+    hashes), as a user's next ingest would. Without such an index the new one starts empty."""
+    if not root.is_dir():
+        return
+    candidates = []
+    for folder in root.iterdir():
+        try:
+            other = json.loads((folder / KEY_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if all(other.get(field) == recipe[field] for field in ("kb", "embedder", "chromadb")):
+            candidates.append(folder)
+    if candidates:
+        nearest = max(candidates, key=lambda folder: (folder / KEY_FILE).stat().st_mtime)
+        logger.info("Index cache: seeding %s from %s", db.name, nearest.name)
+        with ingest_lock(nearest, wait_s=3600):  # never a copy of an index another process is writing
+            shutil.copytree(nearest, db, ignore=shutil.ignore_patterns(KEY_FILE, "*.lock"))
 
 
 def _prune(root: Path, keep: Path) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rabbithole_lab.kb.chunk_embedding import ChunkEmbedding
 from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
 from rabbithole_lab.kb.search_files import SearchFiles, VectorSnapshot
@@ -145,6 +146,7 @@ class ChromaIndex:
         # larger collections than in_memory_max_chunks go through Chroma's own query
         self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path)
         self._lock = threading.Lock()
+        self._chunk_embedding = ChunkEmbedding(embedder)
 
     # ----- collections -------------------------------------------------
     def _stored(self) -> list[tuple[str, dict]]:
@@ -204,6 +206,10 @@ class ChromaIndex:
         mine = identity(self.embedder)
         return sorted(name for name, metadata in self._stored() if stored_identity(metadata) not in ("", mine))
 
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        """The vectors of chunk texts (kb/chunk_embedding.py: passage ids left out, repeats embedded once)."""
+        return self._chunk_embedding(texts)
+
     def reembed(self, collection: str, progress=None) -> int:
         """Re-embed every chunk of `collection` with this index's embedder, from the text Chroma holds (no
         file is parsed again). The new vectors go into a collection beside the old one, which is replaced
@@ -223,7 +229,7 @@ class ChromaIndex:
             rows = todo[start : start + _UPSERT_BATCH]
             texts = [got["documents"][i] for i in rows]
             fresh.upsert(ids=[got["ids"][i] for i in rows], documents=texts,
-                         embeddings=self.embedder.embed_documents(texts).tolist(),
+                         embeddings=self.embed_texts(texts).tolist(),
                          metadatas=[got["metadatas"][i] for i in rows])
             if progress is not None:
                 progress.update(len(rows))
@@ -266,7 +272,7 @@ class ChromaIndex:
         pending = PENDING_FINGERPRINT + fingerprint
         for start in range(0, len(fresh), _UPSERT_BATCH):
             batch = fresh[start : start + _UPSERT_BATCH]
-            vectors = self.embedder.embed_documents([chunk.text for chunk in batch])
+            vectors = self.embed_texts([chunk.text for chunk in batch])
             handle.upsert(
                 ids=[chunk.id for chunk in batch],
                 documents=[chunk.text for chunk in batch],

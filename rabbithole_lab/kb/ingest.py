@@ -36,8 +36,9 @@ __all__ = ["IngestBusyError", "KBFolderError", "format_report", "ingest", "inges
 # and whether it continues its section's previous chunk. 5: a Markdown file whose headings carry no section
 # labels (only a "# Title") splits at its plain "§ N" lines. 6: a PDF line keeps the spaces PyMuPDF gives as
 # spans of their own (table rows read "0,5 0,25", not "0,50,25"). 7: a line is a page number only when the
-# number stands bare or between two dashes ("–10", an exponent in a table, stays).
-CHUNKING_VERSION = 7
+# number stands bare or between two dashes ("–10", an exponent in a table, stays). 8: a numbered block's section
+# key is its number ("4.1 (Chapter 4 …)" -> "4.1", "Footnote 53 (…)" -> "footnote53").
+CHUNKING_VERSION = 8
 
 
 def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int) -> str:

@@ -25,6 +25,14 @@ _BODY_STARTERS = re.compile(
     r"^(Abs\.|Absatz|Satz|Nr\.|Nummer|Buchstabe|bis|und|oder|sowie|in|des|der|gilt|ist|sind)\b"
 )
 _PID_HEADING = re.compile(r"^\[PID [^\]]+\]\s*(?P<label>.*)$")
+_PID_MARKER = re.compile(r"^\[PID [^\]]+\]\s*")
+
+
+def embedding_text(chunk_text: str) -> str:
+    """What the embedder reads of a chunk: its text without the passage-id marker a passage corpus puts in
+    each heading ("[PID 704b70fea119699c] 4.1 (Chapter 4 …)"), sixteen hex digits that carry no meaning
+    and cost a fifth of a short passage's tokens."""
+    return _PID_MARKER.sub("", chunk_text, count=1)
 
 
 # The one normaliser of section labels: headings at ingestion, references, lookups and BM25 tokens
@@ -133,12 +141,26 @@ def is_annex_part_heading(line: str) -> bool:
     return bool(_ANNEX_PART_HEADING.match(line))
 
 
+# a block a page shows with its number first and its heading after: "4.1 (Chapter 4 Key Functions)",
+# "Article 277(3) Mapping of Transactions", "Footnote 53 (Chapter 6 …)", "Table 1", "3A2.3 Volume Measure"
+_NUMBERED_BLOCK = re.compile(
+    r"^(?:(?P<unit>Article|Footnote|Table|Annex|Appendix|Title|Chapter)\s+)?"
+    r"(?P<num>\d{1,3}[A-Za-z]{0,2}\d{0,2}(?:\.\d{1,3}[A-Z]{0,2})*(?:\(\w{1,4}\))*|[IVX]{1,5})"
+    r"(?:\s+(?:\(|[A-Z])|$)")
+_KEYED_UNITS = {"Footnote", "Table", "Annex", "Appendix", "Title", "Chapter"}  # their numbers are counted apart
+
+
 def section_key(label: str) -> str:
     """A comparable key: 'Part 6.Chapter 1.70.(1)' -> '70(1)', '3.3.16.(1)' -> '3.3.16(1)', '68)' -> '68',
-    '§ 78' -> '§ 78'."""
+    '§ 78' -> '§ 78'; a numbered block keyed by its number: '4.1 (Chapter 4 Key Functions)' -> '4.1',
+    'Article 277(3) Mapping' -> '277(3)', 'Footnote 53 (Chapter 6)' and 'Footnote 53' -> 'footnote53'."""
     text = label.strip()
     if text.startswith(("§", "Art.", "Anlage")):
         return text
+    block = _NUMBERED_BLOCK.match(text)
+    if block and (block.group("unit") or "." in block.group("num") or block.end() < len(text)):
+        unit = block.group("unit") if block.group("unit") in _KEYED_UNITS else ""
+        return f"{unit}{block.group('num')}".lower()
     if re.fullmatch(r"\d+\)", text):
         return text[:-1]  # "68)": a guidance paragraph numbered like a list item, cited as "paragraph 68"
     text = re.sub(r"^(?:(?:Part|Chapter|Schedule|Section)\s+\w+\.\s*)+", "", text, flags=re.IGNORECASE)

@@ -44,6 +44,12 @@ class Resolution:
 # English units that group numbered sections: "Part 19" is not section 19 ("Part 3.19.")
 _GROUPING_UNITS = {"part": "Part", "parts": "Part", "chapter": "Chapter", "chapters": "Chapter",
                    "schedule": "Schedule", "schedules": "Schedule"}
+# units whose numbers are counted apart from the rules: "footnote 5" is not rule 5
+_NUMBERED_APART = {"footnote": "Footnote", "footnotes": "Footnote", "table": "Table", "tables": "Table",
+                   "title": "Title", "titles": "Title"}
+# a bare number read as a reference only because of where it stands ("pursuant to 4.1", a footnote marker):
+# it is a reference only if the citing document has that numbered block; nothing is searched for it
+CANDIDATE_UNITS = {"rule", "footnote"}
 _GROUPING_LABEL = re.compile(r"(?P<unit>Part|Chapter|Schedule) (?P<num>\d+[A-Z]?)")
 _GROUPING_IN_LABEL = re.compile(r"\b(?:Part|Chapter|Schedule)\s*\d", re.IGNORECASE)
 
@@ -55,6 +61,8 @@ def section_labels(reference: DetectedReference, limit: int = MAX_SECTIONS_PER_R
         grouping = _GROUPING_UNITS.get(reference.unit) if reference.type == "section" else None
         if reference.type == "legal_section" and reference.unit in ("§", "Art."):
             labels.append(normalise_section(reference.unit, section))
+        elif reference.unit in _NUMBERED_APART:
+            labels.append(f"{_NUMBERED_APART[reference.unit]} {section}")
         elif grouping and re.fullmatch(r"\d+[A-Z]?", section):
             labels.append(f"{grouping} {section}")
         else:
@@ -117,6 +125,8 @@ class ReferenceResolver:
             exact = self._section_index(reference, doc, collection)
             if exact is not None:
                 return exact
+            if reference.unit in CANDIDATE_UNITS and not reference.book:
+                return Resolution("none", doc=doc, collection=collection)
             joined = self._in_joined_book(reference)
             if joined is not None:
                 return joined

@@ -260,3 +260,30 @@ def test_corpus_ingestion_counts(corpus_kb):
     assert corpus_kb.index.documents("StrlSch") == ["AtKostV.pdf", "StrlSchG.pdf", "StrlSchV.pdf"]
     total = sum(corpus_kb.index.count(c) for c in corpus_kb.collections())
     assert 1200 <= total <= 3000
+
+
+def test_a_text_met_again_is_embedded_once_and_a_passage_id_is_not_read(tmp_path, settings):
+    from rabbithole_lab.kb.factory import shared_embedder
+
+    real = shared_embedder(settings)
+    read: list[str] = []
+
+    class Counting:  # the real embedder, recording what it is given
+        name, backend, band, languages = real.name, real.backend, real.band, real.languages
+
+        def embed_documents(self, texts, show_progress=False):
+            read.extend(texts)
+            return real.embed_documents(texts)
+
+        def embed_query(self, text):
+            return real.embed_query(text)
+
+    index = open_index(settings, None, tmp_path / "db", embedder=Counting())
+    texts = ["[PID 0a1b2c3d4e5f6a7b] Used in\nQuarterly reporting",
+             "[PID 9f8e7d6c5b4a3f2e] Used in\nQuarterly reporting",
+             "[PID 1111222233334444] 2.1 (Chapter 2 Scope)\nThis part applies to every firm."]
+    vectors = index.embed_texts(texts)
+    assert read == ["Used in\nQuarterly reporting", "2.1 (Chapter 2 Scope)\nThis part applies to every firm."]
+    assert vectors.shape[0] == 3 and (vectors[0] == vectors[1]).all()
+    index.embed_texts(texts[:1])  # remembered: not embedded again
+    assert len(read) == 2

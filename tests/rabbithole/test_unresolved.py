@@ -5,7 +5,7 @@ that name the target."""
 from __future__ import annotations
 
 from rabbithole_lab.rabbithole.collect import collect_references
-from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, names_section
 from rabbithole_lab.records import DetectedReference, VectorResult
 from rabbithole_lab.viz.graph import TIER_COLOURS, graph_html, graph_legend_html, reference_graph
@@ -66,3 +66,48 @@ def test_following_records_the_reason_in_the_readers_language(demo_kb):
                                   german=True)
     [edge] = edges
     assert edge.resolution == "not_in_collection" and edge.reason == "Dokument nicht in der Sammlung"
+
+
+# ---- a rulebook's own numbering (text written for these tests) --------------------------------------------
+RULEBOOK = """# Sample Part - Key Functions
+
+## [PID a1] 4.1 (Chapter 4 Identification of Key Functions)
+
+A firm must identify the functions whose failure would disrupt its services to customers.
+
+## [PID a2] 4.2 (Chapter 4 Identification of Key Functions)
+
+A firm must keep its identification of key functions pursuant to 4.1 up-to-date. 3 It must also review the list
+of functions under 9.9 at least once a year.
+
+## [PID a3] Footnote 3 (Chapter 4 Identification of Key Functions)
+
+Key functions include payment, clearing and settlement services.
+
+## [PID a4] Article 12(2) Reporting of Key Functions
+
+The firm shall report the list of key functions to the supervisor.
+"""
+
+
+def test_a_rulebook_resolves_its_bare_rule_numbers_and_footnote_markers_by_its_own_numbering(tmp_path, settings):
+    from rabbithole_lab.kb.factory import open_index, open_knowledge_base
+    from rabbithole_lab.kb.ingest import ingest
+
+    kb_dir = tmp_path / "kb" / "Rules__db_inserted"
+    kb_dir.mkdir(parents=True)
+    (kb_dir / "Sample.md").write_text(RULEBOOK, encoding="utf-8")
+    ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
+    kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
+    [citing] = kb.section_lookup("Sample.md", "4.2")
+    resolver = ReferenceResolver(kb)
+    found = {r.original_text: resolver.resolve(r, "key functions", citing.section)
+             for r in detect_references_regex(citing.text, "Sample.md")
+             if not is_own_label(r, citing.text, citing.section)}  # "Chapter 4" in its heading line is its own
+    assert {text: (res.path, [hit.section.split(" (")[0] for hit in res.results]) for text, res in found.items()} == {
+        "4.1": ("section_index", ["4.1"]),  # the rule the bare number names
+        "3": ("section_index", ["Footnote 3"]),  # the footnote the marker names
+        "9.9": ("none", []),  # no rule 9.9 here: nothing is searched for a number that names nothing
+    }
+    [article] = detect_references_regex("as reported under Article 12(2).", "Sample.md")
+    assert [hit.section for hit in resolver.resolve(article).results] == ["Article 12(2) Reporting of Key Functions"]
