@@ -111,7 +111,8 @@ def _add_research_commands(sub) -> None:
     evaluate.add_argument("--budget-chars", type=positive_int, default=25_000,
                           help="context size in characters, filled by value per character (both modes alike)")
     evaluate.add_argument(
-        "--k", type=positive_int, default=None, help="at most this many context items (default: no cap)"
+        "--k", type=positive_int, default=None,
+        help="the K most valuable items instead of a character budget (an item budget: Both@K)"
     )
     evaluate.add_argument("--out", required=True, help="prediction JSONL")
     evaluate.add_argument("--no-progress", action="store_true")

@@ -79,14 +79,16 @@ def run_question(
     top_items: int = 0,
 ) -> dict:
     """One question through first stage, following (rabbithole) and the assembler. The context is
-    what the assembler admits within `budget_chars`, in admission order (optionally at most
-    `max_items` items); with `top_items`, "top_items" holds that many most valuable items, for a
-    measure that counts items rather than characters."""
+    what the assembler admits within `budget_chars`, in admission order; with `max_items` it is instead
+    that many most valuable items (an item budget: a measure that counts items, such as ObliQA's Both@10,
+    is given the ten best items, not the first ten of a context filled by value per character); with
+    `top_items`, "top_items" holds that many most valuable items beside the character context."""
     started = time.perf_counter()
     calls_before = llm_calls()
     language = question.get("language") or detect_language(question["question"])
     trail = follow_question(kb, follower, question["question"], language)
-    context = [_entry(candidate) for candidate in admit(trail.candidates, budget_chars)][:max_items]
+    admitted = admit_items(trail.candidates, max_items) if max_items else admit(trail.candidates, budget_chars)
+    context = [_entry(candidate) for candidate in admitted]
     row = {
         "id": question["id"],
         "mode": mode,

@@ -528,3 +528,25 @@ def test_a_reference_to_an_earlier_version_is_recorded_but_not_followed(demo_kb,
     [edge] = [e for e in trail.edges if e.from_chunk == old.chunk_id]
     assert edge.decision == "skipped" and edge.reason.startswith("frühere Fassung (in der bis zum 31. Dezember 2010")
     assert not trail.followed_edges
+
+
+def test_eval_with_k_gives_the_k_most_valuable_items_not_the_first_k_of_a_character_context(demo_db, tmp_path):
+    from rabbithole_lab.eval.xref import run_question
+    from rabbithole_lab.reasoning.factory import build_gate
+    from rabbithole_lab.settings import load_settings
+    from tests.conftest import DEMO_KB
+
+    question = {"id": "q1", "language": "de",
+                "question": "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"}
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps(question, ensure_ascii=False) + "\n", encoding="utf-8")
+    out = tmp_path / "k.jsonl"
+    assert cli_main(["--env-file", "none", "eval", "--kb", str(DEMO_KB), "--db", str(demo_db), "--questions",
+                     str(questions), "--mode", "rabbithole", "--k", "3", "--out", str(out), "--no-progress"]) == 0
+    [row] = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    settings = load_settings(env_file=None)
+    kb = open_knowledge_base(settings, DEMO_KB, demo_db)
+    follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder))
+    expected = run_question(kb, question, "rabbithole", follower, top_items=3)["top_items"]
+    assert [entry["chunk_id"] for entry in row["context"]] == [entry["chunk_id"] for entry in expected]
+    assert len(row["context"]) == 3
