@@ -68,6 +68,18 @@ _UNIT_AFTER = re.compile(r"\s*(?:%|per\s*cent|percent|million|billion|bn|m\b|yea
                          re.IGNORECASE)
 
 
+# a publication's code: "SS4/21", "PS15/24", "SoP3/16", "CP 12/23" (letters, a number, a slash, the year)
+_DOCUMENT_CODE = re.compile(r"(?<![\w/])(?P<code>[A-Z][A-Za-z]{1,3}\s?\d{1,3}/\d{2,4})(?![\w/])")
+
+
+def document_codes(text: str) -> list[DetectedReference]:
+    """Publications cited by their code ("see SS4/21"): the registry knows a document's code from its title."""
+    return [DetectedReference(type="document_mention", target=match.group("code"), original_text=match.group(0),
+                              start=match.start(), end=match.end(), book=match.group("code"),
+                              extraction_method="regex")
+            for match in _DOCUMENT_CODE.finditer(text)]
+
+
 def _reference(unit: str, number: str, start: int, end: int, text: str, doc: str | None,
                book: str | None = None) -> DetectedReference:
     context = book or doc
@@ -119,4 +131,5 @@ def footnote_markers(text: str, doc: str | None) -> list[DetectedReference]:
 
 
 def english_rulebook_references(text: str, doc: str | None) -> list[DetectedReference]:
-    return [*named_rule_references(text), *bare_rule_references(text, doc), *footnote_markers(text, doc)]
+    return [*named_rule_references(text), *bare_rule_references(text, doc), *footnote_markers(text, doc),
+            *document_codes(text)]

@@ -483,3 +483,9 @@ def test_german_text_gets_no_english_rulebook_reading():
     # the same forms in English text, and a language given by the caller wins over detection
     assert _found("It applies under 4.3 as well.", "de") == []
     assert _found("It applies under 4.3 as well.", "en") == [("rule", ["4.3"], None)]
+
+
+def test_a_publication_is_cited_by_its_code():
+    [code] = detect_references_regex("Firms should also read SS7/19 on liquidity when they plan.", "Guide.md")
+    assert (code.type, code.book) == ("document_mention", "SS7/19")
+    assert [r.type for r in detect_references_regex("The amounts for 2024/25 are set out below.", "x.md")] == []
