@@ -52,7 +52,9 @@ GRAPH = {
            "col_reason": "Begründung", "col_depth": "Tiefe", "col_to": "nach",
            "type_section": "Abschnitt", "type_document": "Dokument", "type_external": "externe Quelle",
            "type_legal_section": "Vorschrift", "type_academic_numbered": "Literatur (Nummer)",
-           "type_academic_shortform": "Literatur (Kurzform)", "type_document_mention": "Dokumentnennung"},
+           "type_academic_shortform": "Literatur (Kurzform)", "type_document_mention": "Dokumentnennung",
+           "relation_delegates": "Ermächtigung", "relation_applies_correspondingly": "gilt entsprechend",
+           "relation_annex": "Anlage"},
     "en": {"question": "Question", "followed": "followed", "skipped": "skipped", "primary": "Primary",
            "secondary": "Secondary", "tertiary": "Tertiary", "unresolved": "not in the context",
            "absent": "not in the collection", "entry": "found",
@@ -63,7 +65,9 @@ GRAPH = {
            "col_reason": "reason", "col_depth": "depth", "col_to": "to",
            "type_section": "section", "type_document": "document", "type_external": "external source",
            "type_legal_section": "provision", "type_academic_numbered": "literature (number)",
-           "type_academic_shortform": "literature (short form)", "type_document_mention": "document named"},
+           "type_academic_shortform": "literature (short form)", "type_document_mention": "document named",
+           "relation_delegates": "delegation", "relation_applies_correspondingly": "applies correspondingly",
+           "relation_annex": "annex"},
 }
 
 

@@ -128,6 +128,9 @@ class DetectedReference(BaseModel):
         "Fassung'); today's text of that section is not what it cites, so it is never resolved")
     extraction_method: Literal["regex", "llm"] = "regex"
     resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, none")
+    relation: Literal["cites", "delegates", "applies_correspondingly", "annex"] = Field(
+        "cites", description="What the reference does, read from the words around it "
+        "(rabbithole/reference_types.py): cites, delegates (an enabling clause), applies_correspondingly, annex")
 
     @property
     def key(self) -> str:
@@ -210,6 +213,8 @@ class ReferenceEdge(BaseModel):
     to_sections: list[str] = Field(default_factory=list)
     to_paragraphs: list[str] = Field(default_factory=list, description="The paragraphs (Absätze) of the one "
                                      "cited section the reference names ('§ 9g Absatz 5'); empty: all of it")
+    relation: Literal["cites", "delegates", "applies_correspondingly", "annex"] = Field(
+        "cites", description="What the reference does: cites, delegates, applies_correspondingly, annex")
 
 
 class QueryAnalysis(BaseModel):

@@ -97,7 +97,8 @@ def reference_edge(citer: Candidate, reference: DetectedReference, decision: str
         reason=reason, resolution=resolution.path if resolution else "", score=round(score, 4),
         from_doc=citer.result.doc, from_section=citer.result.section,
         to_docs=[t.doc for t in located], to_sections=[t.section for t in located],
-        to_paragraphs=reference.paragraphs_of(sections.pop() if len(sections) == 1 else ""))
+        to_paragraphs=reference.paragraphs_of(sections.pop() if len(sections) == 1 else ""),
+        relation=reference.relation)
 
 
 def collect_references(frontier: list[Candidate], detect: Detect, resolver: ReferenceResolver, pool: Pool,

@@ -132,7 +132,7 @@ class RabbitholeFollower:
                 reason=run_text("de" if german else "en")["cites_context"],
                 resolution="cited_by", score=round(citer.own_relevance, 4), from_doc=citer.result.doc,
                 from_section=citer.result.section, to_docs=[cited.result.doc], to_sections=[cited.result.section],
-                to_paragraphs=reference.paragraphs_of(cited.result.section)))
+                to_paragraphs=reference.paragraphs_of(cited.result.section), relation=reference.relation))
         return edges
 
     # ---- one level of the tree -------------------------------------------------------------------

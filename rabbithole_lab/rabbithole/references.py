@@ -16,6 +16,7 @@ from rabbithole_lab.rabbithole.citation_grammar import (
     legal_references,
 )
 from rabbithole_lab.rabbithole.english_grammar import RULE_NUMBER, english_rulebook_references
+from rabbithole_lab.rabbithole.reference_types import relation_of
 from rabbithole_lab.records import DetectedReference
 
 _STANDARD = re.compile(
@@ -155,13 +156,15 @@ def detect_references_regex(text: str, doc: str | None = None, language: str | N
     found += _simple(_SHORTFORM_CITATION, "academic_shortform", text, lambda m: f"[{m.group('body')}]", doc)
     legal = legal_references(text, doc)
     english = _english_section_references(text, doc)
-    if (language or detect_language(text[:600])) == "en":
+    language = language or detect_language(text[:600])
+    if language == "en":
         english += english_rulebook_references(text, doc)
     # Longer, more specific matches win: legal chains swallow an EU act named as their book.
     ordered = sorted(legal + english + found, key=lambda r: (-(r.end - r.start), r.start))
     kept: list[DetectedReference] = []
     for reference in ordered:
         if reference.type == "external" or not any(overlaps(reference, other) for other in kept):
+            reference.relation = relation_of(reference, text, language)
             kept.append(reference)
     return sorted(kept, key=lambda r: r.start)
 

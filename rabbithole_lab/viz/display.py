@@ -62,7 +62,7 @@ def edge_table(state: dict, language: str | None = None):
     columns = ["from", "reference", "type", "decision", "reason", "depth", "to"]
     rows = [{"from": f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(),
              "reference": reference_label(e["target"]),
-             "type": said.get(f"type_{e['type']}", e["type"]), "decision": said.get(e["decision"], e["decision"]),
+             "type": reference_kind(e, said), "decision": said.get(e["decision"], e["decision"]),
              "reason": e.get("reason", ""), "depth": e.get("depth"),
              "to": ", ".join(f"{d} {s}".strip() for d, s in zip(e.get("to_docs", []), e.get("to_sections", []),
                                                                   strict=False))}
@@ -72,6 +72,14 @@ def edge_table(state: dict, language: str | None = None):
     return (frame.style.hide(axis="index").format(escape="html")
             .set_table_styles([{"selector": "th, td", "props": "text-align:left; vertical-align:top;"}])
             .set_properties(**{"white-space": "normal"}))
+
+
+def reference_kind(edge: dict, said: dict[str, str]) -> str:
+    """The kind of a reference as the reader's language names it, with what it does when it does more than
+    cite ("Vorschrift · gilt entsprechend", "section · delegation")."""
+    kind = said.get(f"type_{edge['type']}", edge["type"])
+    relation = edge.get("relation", "cites")
+    return kind if relation == "cites" else f"{kind} · {said.get(f'relation_{relation}', relation)}"
 
 
 def run_language(state: dict) -> str:

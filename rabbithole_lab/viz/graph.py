@@ -77,7 +77,7 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
             graph.add_edge(source, target, type=edge["type"], target=reference_label(edge["target"]),
                            decision=edge["decision"],
                            reason=edge.get("reason", ""), depth=depth, score=edge.get("score", 0.0),
-                           resolution=edge.get("resolution", ""))
+                           resolution=edge.get("resolution", ""), relation=edge.get("relation", "cites"))
     if question and graph.number_of_nodes():
         entries = [node for node, data in graph.nodes(data=True) if data["level"] == 0]
         for node in graph.nodes:
@@ -105,7 +105,9 @@ def _label(node: str, t: dict[str, str]) -> str:
 def _edge_label(data: dict, t: dict[str, str]) -> str:
     if data["decision"] == "entry":
         return t["entry"]
-    return t.get(data["decision"], data["decision"])
+    decision = t.get(data["decision"], data["decision"])
+    relation = data.get("relation", "cites")
+    return decision if relation == "cites" else f"{decision} · {t.get(f'relation_{relation}', relation)}"
 
 
 def graph_html(graph: nx.DiGraph, height: str = "620px", language: str = "de") -> str:

@@ -489,3 +489,34 @@ def test_a_publication_is_cited_by_its_code():
     [code] = detect_references_regex("Firms should also read SS7/19 on liquidity when they plan.", "Guide.md")
     assert (code.type, code.book) == ("document_mention", "SS7/19")
     assert [r.type for r in detect_references_regex("The amounts for 2024/25 are set out below.", "x.md")] == []
+
+
+@pytest.mark.parametrize(("text", "language", "relation"), [
+    ("Die Landesregierung wird ermächtigt, durch Rechtsverordnung nach § 14 Absatz 3 Fristen festzulegen.", "de",
+     "delegates"),
+    ("Für die Zwischenlagerung gilt § 6 Absatz 2 entsprechend.", "de", "applies_correspondingly"),
+    ("§ 9 ist auf Anlagen zur Aufbereitung entsprechend anzuwenden.", "de", "applies_correspondingly"),
+    ("Die Werte der Anlage 2 Teil A sind einzuhalten.", "de", "annex"),
+    ("Die Frist nach § 12 beträgt drei Monate.", "de", "cites"),
+    ("The firm must meet the requirements in rules made under section 88K.", "en", "delegates"),
+    ("Rule 5.4 applies correspondingly to a third-country branch.", "en", "applies_correspondingly"),
+    ("Chapter 6 applies to a mutual with the necessary modifications.", "en", "applies_correspondingly"),
+    ("The template is in Appendix 3.", "en", "annex"),
+    ("Section 4 sets out the scope.", "en", "cites"),
+])
+def test_a_reference_says_what_it_does_in_either_language(text, language, relation):
+    [reference] = detect_references_regex(text, "Ordnung.pdf", language)
+    assert reference.relation == relation
+
+
+def test_the_kind_of_a_reference_is_shown_in_the_graph_and_the_table():
+    from rabbithole_lab.viz.display import edge_table
+    from rabbithole_lab.viz.graph import graph_html, reference_graph
+
+    edge = {"type": "legal_section", "target": "§ 6 Hafenordnung.md", "depth": 1, "decision": "followed",
+            "reason": "passt", "resolution": "section_index", "from_doc": "Lagerordnung.md", "from_section": "§ 2",
+            "to_docs": ["Hafenordnung.md"], "to_sections": ["§ 6"], "relation": "applies_correspondingly"}
+    graph = reference_graph([edge], [])
+    assert "gilt entsprechend" in graph_html(graph, language="de")
+    table = edge_table({"reference_edges": [edge], "detected_language": "en"}).to_html()
+    assert "provision · applies correspondingly" in table
