@@ -37,6 +37,7 @@ class PlainProgress:
         self.n = 0
         self.postfix = ""
         self._said_at = 0.0
+        self._started = time.monotonic()
 
     def __iter__(self) -> Iterator:
         for item in self.iterable or []:
@@ -67,7 +68,19 @@ class PlainProgress:
     def _say(self) -> None:
         self._said_at = time.monotonic()
         total = f"/{self.total}" if self.total else ""
-        logger.info("%s: %d%s %s%s", self.desc, self.n, total, self.unit, f" ({self.postfix})" if self.postfix else "")
+        elapsed_s = max(self._said_at - self._started, 1e-9)
+        rate = self.n / elapsed_s
+        pace = f", {rate:.1f} {self.unit}/s" if self.n and elapsed_s >= 1 else ""
+        if pace and self.total and self.total > self.n:
+            pace += f", about {_duration((self.total - self.n) / rate)} left"
+        logger.info("%s: %d%s %s%s%s", self.desc, self.n, total, self.unit, pace,
+                    f" ({self.postfix})" if self.postfix else "")
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def progress(iterable: Iterable | None = None, *, desc: str, unit: str, show: bool = True, total: int | None = None,

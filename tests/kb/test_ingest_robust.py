@@ -241,3 +241,16 @@ def test_progress_without_a_terminal_is_plain_lines_and_library_notes_stay_quiet
     assert re.search(r"^INFO rabbithole_lab.progress: Files: 4/4 file", done.stderr, re.MULTILINE)
     assert "bm25s" not in done.stderr  # its debug notes need --verbose
     assert done.stderr.count("Loaded embedding model") == 1
+
+
+def test_a_plain_progress_line_says_the_pace_and_the_time_left(caplog, monkeypatch):
+    from rabbithole_lab import progress as progress_module
+
+    now = {"s": 100.0}
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: now["s"])
+    with caplog.at_level("INFO", logger="rabbithole_lab.progress"):
+        bar = progress_module.PlainProgress(desc="Chunks", total=1000, unit="chunk")
+        now["s"] += 10
+        bar.update(250)  # 10 s after the start: 25 a second, 750 to go
+    [line] = [record.getMessage() for record in caplog.records]
+    assert line == "Chunks: 250/1000 chunk, 25.0 chunk/s, about 30 s left"
