@@ -154,7 +154,10 @@ class KnowledgeBase:
     ) -> list[VectorResult]:
         """First-stage retrieval for a whole question: the question (optionally each of its clauses)
         and a scoped search in every document the question names, fused by reciprocal rank.
-        With `distinct_sections` only the best chunk of each (doc, section) is kept."""
+        With `distinct_sections` only the best chunk of each section text is kept: a chunk that continues a
+        section (a long section's later window) is left out when a chunk of the same (doc, section) is in, while
+        separate blocks that share a label (a rule's list items each headed "2.5 (…)", the parts of an annex)
+        are texts of their own and each may be a hit."""
         candidates = max(k, self.settings.candidates)
         # the documents the question names (also through the glossary's German for an English question):
         # their names join the lexical query, and each gets a search of its own
@@ -178,13 +181,13 @@ class KnowledgeBase:
         best_possible = (2.0 + len(runs)) / (self.settings.rrf_k + 1)
         ranked = sorted(fused.items(), key=lambda item: -item[1])
         results: list[VectorResult] = []
-        sections: set[tuple[str, str]] = set()
+        sections: dict[tuple[str, str], bool] = {}  # (doc, section) -> a taken chunk of it continues its section
         for cid, score in ranked:
             hit = by_id[cid]
             key = (hit.doc, hit.section or cid)
-            if distinct_sections and key in sections:
+            if distinct_sections and key in sections and (hit.continuation or sections[key]):
                 continue
-            sections.add(key)
+            sections[key] = sections.get(key, False) or hit.continuation
             results.append(hit.model_copy(update={"score": min(1.0, score / best_possible)}))
             if len(results) == k:
                 break

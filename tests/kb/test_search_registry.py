@@ -283,3 +283,29 @@ def test_chroma_hnsw_path_agrees_with_in_memory_search(demo_db, demo_kb, setting
     for mode in ("dense", "hybrid"):
         assert _keys(hnsw.search(query, k=4, mode=mode)) == _keys(demo_kb.search(query, k=4, mode=mode))
     assert {r.doc for r in hnsw.search(query, k=3, doc="QStrV.pdf")} == {"QStrV.pdf"}
+
+
+def test_passages_that_share_a_label_are_each_a_hit_but_a_sections_later_window_is_not(tmp_path, settings):
+    # a rule whose list items are passages of their own, each headed with the rule's label (text written here)
+    kb_dir = tmp_path / "kb" / "Rules__db_inserted"
+    kb_dir.mkdir(parents=True)
+    (kb_dir / "Liquidity.md").write_text(
+        "# Liquidity Part\n\n## [PID b1] 2.5 (Chapter 2 Stress testing)\n\nA firm must run a liquidity stress test "
+        "every quarter.\n\n## [PID b2] 2.5 (Chapter 2 Stress testing)\n\nThe stress test must cover a severe "
+        "market-wide outflow of retail deposits.\n\n## [PID b3] 3.1 (Chapter 3 Buffers)\n\nA firm must hold "
+        "high-quality liquid assets.\n", encoding="utf-8")
+    ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
+    kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
+    hits = kb.retrieve("liquidity stress test outflow of retail deposits", k=5)
+    assert sum(1 for hit in hits if hit.section.startswith("2.5")) == 2
+    # one long section split into windows: only its best window is a first-stage hit
+    long_dir = tmp_path / "long" / "Recht__db_inserted"
+    long_dir.mkdir(parents=True)
+    (long_dir / "Lang.md").write_text("# Langgesetz\n\n§ 1 Pflichten\n\n" + "\n\n".join(
+        f"({n}) Der Betreiber hat die Pflicht Nummer {n} bei der Lagerung von Fässern zu erfüllen."
+        for n in range(1, 60)) + "\n", encoding="utf-8")
+    small = load_settings(env_file=None, kb={"max_chunk_chars": 400, "chunk_overlap_chars": 0})
+    ingest(tmp_path / "long", open_index(small, tmp_path / "long", tmp_path / "db2"), small.kb, show_progress=False)
+    long_kb = open_knowledge_base(small, tmp_path / "long", tmp_path / "db2")
+    assert len(long_kb.section_lookup("Lang.md", "§ 1")) > 2
+    assert [hit.section for hit in long_kb.retrieve("Pflicht bei der Lagerung von Fässern", k=5)] == ["§ 1"]
