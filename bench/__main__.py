@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from bench.common import BenchContext, BenchDataMissing
 
 QUICK = ("xref", "answers")
-FULL = ("xref", "refex", "refs-ukfin", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers")
+FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers")
 ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm")
 
 
@@ -35,6 +35,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "refs-ukfin":
         from bench import refs_ukfin
         return refs_ukfin.bench(context)
+    if name == "embed-speed":
+        from bench import embed_speed
+        return embed_speed.bench(context)
     if name == "refex":
         from bench import refex
         return refex.bench(context)
