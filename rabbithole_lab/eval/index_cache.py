@@ -100,13 +100,21 @@ def _seed_from_nearest(root: Path, db: Path, recipe: dict) -> None:
             other = json.loads((folder / KEY_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if all(other.get(field) == recipe[field] for field in ("kb", "embedder", "chromadb")):
+        if all(other.get(field) == recipe[field] for field in ("kb", "embedder", "chromadb")) and \
+                _same_folder(other.get("files", []), recipe["files"]):
             candidates.append(folder)
     if candidates:
         nearest = max(candidates, key=lambda folder: (folder / KEY_FILE).stat().st_mtime)
         logger.info("Index cache: seeding %s from %s", db.name, nearest.name)
         with ingest_lock(nearest, wait_s=3600):  # never a copy of an index another process is writing
             shutil.copytree(nearest, db, ignore=shutil.ignore_patterns(KEY_FILE, "*.lock"))
+
+
+def _same_folder(files_a: list, files_b: list) -> bool:
+    """Two recipes describe the same knowledge base (most file names shared): two benchmarks' folders that are
+    both called "corpus" never seed each other."""
+    names_a, names_b = {name for name, _ in files_a}, {name for name, _ in files_b}
+    return bool(names_a & names_b) and len(names_a & names_b) * 2 >= len(names_a | names_b)
 
 
 def _prune(root: Path, keep: Path) -> None:

@@ -287,3 +287,41 @@ def test_a_text_met_again_is_embedded_once_and_a_passage_id_is_not_read(tmp_path
     assert vectors.shape[0] == 3 and (vectors[0] == vectors[1]).all()
     index.embed_texts(texts[:1])  # remembered: not embedded again
     assert len(read) == 2
+
+
+def test_the_index_cache_is_keyed_by_content_and_a_new_key_starts_from_the_same_folders_index(tmp_path, settings,
+                                                                                                 monkeypatch, caplog):
+    from rabbithole_lab.eval import index_cache
+
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    (kb / "A.md").write_text("# Gesetz A\n\n§ 1 Zweck\n\nDieses Gesetz regelt die Lagerung von Fässern.\n",
+                             encoding="utf-8")
+    root = tmp_path / "cache"
+    first, report = index_cache.cached_index(tmp_path / "kb", settings, root)
+    assert report.files_ingested == 1
+    again, report = index_cache.cached_index(tmp_path / "kb", settings, root)
+    assert again == first and report.files_ingested == 0  # warm: nothing parsed or embedded again
+    # a newer chunker is another key; its index starts from the old one, so no text is embedded again
+    monkeypatch.setattr(index_cache, "CHUNKING_VERSION", index_cache.CHUNKING_VERSION + 1)
+    embedded: list[str] = []
+    monkeypatch.setattr(index_cache, "open_index", lambda *args, **kwargs: _recording(open_index(*args, **kwargs),
+                                                                                         embedded))
+    with caplog.at_level("INFO", logger="rabbithole_lab.eval.index_cache"):
+        newer, _ = index_cache.cached_index(tmp_path / "kb", settings, root)
+    assert newer != first and embedded == [] and any("seeding" in r.getMessage() for r in caplog.records)
+    # another folder of the same name and embedder is another knowledge base: it starts empty
+    other = tmp_path / "other" / "kb" / "Recht__db_inserted"
+    other.mkdir(parents=True)
+    (other / "B.md").write_text("# Gesetz B\n\n§ 1 Zweck\n\nDieses Gesetz regelt Häfen.\n", encoding="utf-8")
+    caplog.clear()
+    with caplog.at_level("INFO", logger="rabbithole_lab.eval.index_cache"):
+        third, report = index_cache.cached_index(tmp_path / "other" / "kb", settings, root)
+    assert third not in (first, newer) and report.files_ingested == 1 and not report.removed
+    assert not any("seeding" in r.getMessage() for r in caplog.records)
+
+
+def _recording(index, embedded: list[str]):
+    original = index.embed_texts
+    index.embed_texts = lambda texts: embedded.extend(texts) or original(texts)
+    return index
