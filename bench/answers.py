@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
 import statistics
 import sys
@@ -40,7 +39,7 @@ from bench.common import (
 )
 from bench.common import run as run_command
 from rabbithole_lab.eval.answers import answer_citations
-from rabbithole_lab.eval.index_cache import index_key
+from rabbithole_lab.eval.index_cache import cache_folder, index_key
 from rabbithole_lab.eval.resynthesis import (
     load_state,
     research_code_hash,
@@ -57,11 +56,7 @@ SUMMARY = re.compile(r"answers: facts=(?P<facts>[\d.]+) facts_all=(?P<facts_all>
 
 
 def sessions_root() -> Path:
-    configured = os.environ.get(SESSIONS_ENV, "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
-    return Path(base) / "rabbithole-lab" / "sessions"
+    return cache_folder(SESSIONS_ENV, "sessions")
 
 
 def sessions_recipe(context: BenchContext) -> dict:

@@ -35,12 +35,17 @@ KEEP_INDEXES = 4  # older keys are removed: each is a whole index (the law corpu
 KEY_FILE = "cache_key.json"
 
 
-def cache_root() -> Path:
-    configured = os.environ.get(CACHE_ENV, "").strip()
+def cache_folder(variable: str, name: str) -> Path:
+    """A folder of the machine's cache: `variable` when set, else ~/.cache/rabbithole-lab/<name>."""
+    configured = os.environ.get(variable, "").strip()
     if configured:
         return Path(configured).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
-    return Path(base) / "rabbithole-lab" / "indexes"
+    return Path(base) / "rabbithole-lab" / name
+
+
+def cache_root() -> Path:
+    return cache_folder(CACHE_ENV, "indexes")
 
 
 def index_recipe(kb_dir: Path, settings: Settings) -> dict:
