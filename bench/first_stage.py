@@ -48,6 +48,51 @@ def gold_pairs(folder, questions_file: str) -> dict[str, tuple[str, str]]:
     return pairs
 
 
+def bm25_variants(kb) -> dict:
+    """The BM25 leg with one thing changed at a time (what the leg adds to a passage's own words): the heading
+    field left out, the document's name left out of the body, and both with the heading line too."""
+    from rabbithole_lab.kb.index import get_all
+    from rabbithole_lab.kb.lexical import Bm25Index, analyze, defined_terms
+    from rabbithole_lab.kb.search import _result
+
+    got = get_all(kb.index._collection("corpus"), ["documents", "metadatas"])
+    language = kb.index.bm25("corpus").language
+    by_id = {cid: (text, meta) for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)}
+
+    def build(doc_name: bool, heading_line: bool) -> Bm25Index:
+        index = Bm25Index([], [], language)
+        bm25s_module = __import__("bm25s")
+        body, heading = [], []
+        for cid in by_id:
+            text, meta = by_id[cid]
+            own = text if heading_line else text.split("\n", 1)[-1]
+            tokens = analyze(own, language) + (analyze(meta["doc"].rsplit(".", 1)[0], language) if doc_name else [])
+            body.append(tokens or ["\u2205"])
+            heading.append(analyze(" ".join([meta.get("heading", ""), *defined_terms(text, meta.get("heading", ""))]),
+                                   language) or ["\u2205"])
+        index._body, index._heading = bm25s_module.BM25(), bm25s_module.BM25()
+        index._body.index(body, show_progress=False)
+        index._heading.index(heading, show_progress=False)
+        index.ids = list(by_id)
+        index.docs = [by_id[cid][1]["doc"] for cid in by_id]
+        index._doc_array = __import__("numpy").array(index.docs, dtype=object)
+        return index
+
+    def searcher(index: Bm25Index, fields: tuple[str, ...]):
+        def search(question: str) -> list:
+            ranked = index.search(question, 10, fields=fields)
+            chunks = {chunk.id: chunk for chunk in kb.index.get_chunks("corpus", ids=[cid for cid, _ in ranked])}
+            return [_result(chunks[cid], score, "bm25") for cid, score in ranked if cid in chunks]
+        return search
+
+    default = kb.index.bm25("corpus")
+    no_name = build(doc_name=False, heading_line=True)
+    text_only = build(doc_name=False, heading_line=False)
+    return {"bm25 leg, no heading field": searcher(default, ("body",)),
+            "bm25 leg, no document name": searcher(no_name, ("body", "heading")),
+            "bm25 leg, passage text only": searcher(text_only, ("body",))}
+
+
 def both_at(found: list[str], pair: tuple[str, str], k: int = 10) -> float:
     top = found[:k]
     return float(pair[0] in top and pair[1] in top)
@@ -103,6 +148,8 @@ def bench(context: BenchContext, name: str) -> dict:
             if match and match.group(1) not in found:
                 found.append(match.group(1))
         scores["flat items"].append(both_at(found, pair))
+    for variant, search in bm25_variants(kb).items():
+        scores[variant] = [both_at(to_pids(search(q["question"])), pairs[q["id"]]) for q in questions]
     numbers = {leg: round(sum(values) / len(values), 3) for leg, values in scores.items()}
     numbers["questions"] = len(questions)
     return {"numbers": numbers, "path": write_result(f"first-stage-{name}", context, numbers, started)}

@@ -98,7 +98,8 @@ TABLES: dict[str, Table] = {
         "Where the first stage loses the pair (UKFIN dev, Both@10 over distinct passages)", "each leg and step of "
         "retrieval alone (bench/first_stage.py); anchor: plain bm25s over the passage text.", "bm25s", tuple(
             Row(leg, (leg,), "≥ bm25s" if leg == "flat items" else "", ("bm25s plain",))
-            for leg in ("bm25 leg", "dense leg", "hybrid", "retrieve", "flat items"))),
+            for leg in ("bm25 leg", "bm25 leg, no heading field", "bm25 leg, no document name",
+                        "bm25 leg, passage text only", "dense leg", "hybrid", "retrieve", "flat items"))),
     "obliqa-ukfin": Table(
         "ObliQA-XRef UKFIN dev (UK PRA Rulebook, 314 questions)", "Both: source and cited passage retrieved; "
         "@10 = the ten most valuable items. Anchor: plain bm25s over the passages. Test splits are held back.",
