@@ -7,7 +7,8 @@ stemming (PyStemmer). Section labels become one token each ("§ 78" -> "§78"), 
 
 Fields: the body (chunk text and document name) and the heading (section title, plus the terms a
 definitions section defines: "(7) Beruflich exponierte Person: ..." makes the chunk findable by
-"beruflich exponierte Person"). A chunk's score is the sum of its fields' scores.
+"beruflich exponierte Person"). A chunk's score is the body's score plus the heading's, weighted by how
+much a title belongs to one block in this collection (`heading_weight`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from __future__ import annotations
 import json
 import logging
 import re
+import statistics
 import sys
+from collections import defaultdict
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from rabbithole_lab.language import stemmer_language
 
 logger = logging.getLogger(__name__)
 
-ANALYZER_VERSION = 2  # bump when analysis changes: stored indexes are rebuilt from the chunks
+ANALYZER_VERSION = 3  # bump when analysis changes: stored indexes are rebuilt from the chunks
 _WORD = re.compile(r"\w+", re.UNICODE)
 # compound-split scores a split by how well head and tail occur as words of their own; short words
 # and short parts are where it errs ("Ver|wahrung"), so only long words are split into long parts
@@ -135,15 +138,43 @@ def defined_terms(text: str, heading: str = "") -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+_PASSAGE_ID = re.compile(r"\[PID [^\]]+\]")
+_TITLE_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def title_words(heading: str) -> str:
+    """A heading's words without its numbers and passage id: "4.1 (Chapter 4 Key Functions)" and "4.2 (Chapter
+    4 Key Functions)" share the title "chapter key functions"."""
+    return " ".join(_TITLE_WORD.findall(_PASSAGE_ID.sub(" ", heading).lower()))
+
+
+def heading_weight(docs: list[str], headings: list[str]) -> float:
+    """How much the heading field counts beside the body: 1 / the median number of blocks (distinct headings)
+    that share a title within a document. A law's section titles are its own (one block each: 1); a rulebook
+    that heads each of its passages with its chapter's title ("4.1 (Chapter 4 …)", "4.2 (Chapter 4 …)", …)
+    shares one title among many passages, and a title shared by fifteen says little about any one of them (on
+    UKFIN the heading field at full weight put whole chapters above the passage that answers)."""
+    blocks: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for doc, heading in zip(docs, headings, strict=True):
+        title = title_words(heading)
+        if title:
+            blocks[(doc, title)].add(heading)
+    shared = [len(blocks[(doc, title_words(heading))]) for doc, heading in zip(docs, headings, strict=True)
+              if title_words(heading)]
+    return 1.0 / statistics.median(shared) if shared else 1.0
+
+
 class Bm25Index:
     """A two-field BM25 index (body, heading) with its chunk ids and docs in index order."""
 
-    def __init__(self, ids: list[str], docs: list[str], language: str, body=None, heading=None):
+    def __init__(self, ids: list[str], docs: list[str], language: str, body=None, heading=None,
+                 heading_weight: float = 1.0):
         self.ids = ids
         self.docs = docs
         self.language = language
         self._body = body
         self._heading = heading
+        self.heading_weight = heading_weight
         self._doc_array = np.array(docs, dtype=object)
 
     @classmethod
@@ -173,7 +204,7 @@ class Bm25Index:
             del body_corpus
             heading_index = bm25s.BM25()
             heading_index.index(heading_corpus, show_progress=False)
-        return cls(ids, docs, language, body, heading_index)
+        return cls(ids, docs, language, body, heading_index, heading_weight(docs, headings))
 
     def save(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
@@ -181,7 +212,8 @@ class Bm25Index:
             self._body.save(str(folder / "bm25"))
             self._heading.save(str(folder / "bm25_heading"))
         (folder / "meta.json").write_text(
-            json.dumps({"ids": self.ids, "docs": self.docs, "language": self.language, "analyzer": ANALYZER_VERSION}),
+            json.dumps({"ids": self.ids, "docs": self.docs, "language": self.language, "analyzer": ANALYZER_VERSION,
+                        "heading_weight": self.heading_weight}),
             encoding="utf-8",
         )
 
@@ -199,7 +231,7 @@ class Bm25Index:
             return cls([], [], meta["language"])
         # memory-mapped: a large collection's score matrices are paged in as queries touch them
         return cls(meta["ids"], meta["docs"], meta["language"], bm25s.BM25.load(str(folder / "bm25"), mmap=True),
-                   bm25s.BM25.load(str(folder / "bm25_heading"), mmap=True))
+                   bm25s.BM25.load(str(folder / "bm25_heading"), mmap=True), meta.get("heading_weight", 1.0))
 
     def search(self, query: str, k: int, doc: str | None = None,
                fields: tuple[str, ...] = ("body", "heading")) -> list[tuple[str, float]]:
@@ -214,6 +246,8 @@ class Bm25Index:
             if not tokens:
                 continue
             field_scores = np.asarray(retriever.get_scores(tokens), dtype=np.float32)
+            if field == "heading":
+                field_scores *= self.heading_weight
             scores = field_scores if scores is None else scores + field_scores
         if scores is None:
             return []

@@ -57,3 +57,15 @@ def test_missing_vectors_are_rebuilt_on_the_first_search(tmp_path, settings):
     hits = fresh.dense("Markt", fresh.embedder.embed_query("Waage eichen"), k=1)
     assert hits and "Waage" in hits[0][0].text
     assert (fresh.search_files_folder("Markt") / VECTORS_FILE).exists()
+
+
+def test_a_title_shared_by_many_blocks_weighs_little_and_a_sections_own_title_fully():
+    from rabbithole_lab.kb.lexical import heading_weight, title_words
+
+    assert title_words("[PID 9a8b] 4.1 (Chapter 4 Key Functions)") == "chapter key functions"
+    # a law: each section's title is its own; a long section's windows repeat its heading (one block)
+    assert heading_weight(["G.pdf"] * 4, ["§ 1 Zweck", "§ 2 Begriffe", "§ 2 Begriffe", "§ 3 Pflichten"]) == 1.0
+    # a rulebook that heads every passage with its chapter's title: four blocks share one title
+    rulebook = [f"[PID {n}] 4.{n} (Chapter 4 Key Functions)" for n in range(1, 5)]
+    assert heading_weight(["R.md"] * 4, rulebook) == 0.25
+    assert heading_weight(["R.md"] * 3, ["1.1", "1.2", "1.3"]) == 1.0  # numbers only: no title to weigh

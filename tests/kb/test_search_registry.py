@@ -309,3 +309,21 @@ def test_passages_that_share_a_label_are_each_a_hit_but_a_sections_later_window_
     long_kb = open_knowledge_base(small, tmp_path / "long", tmp_path / "db2")
     assert len(long_kb.section_lookup("Lang.md", "§ 1")) > 2
     assert [hit.section for hit in long_kb.retrieve("Pflicht bei der Lagerung von Fässern", k=5)] == ["§ 1"]
+
+
+def test_a_chapter_title_on_every_passage_does_not_outrank_the_passage_that_says_it(tmp_path, settings):
+    kb_dir = tmp_path / "kb" / "Rules__db_inserted"
+    kb_dir.mkdir(parents=True)
+    other = ["keep its records for six years", "appoint a senior manager", "inform the regulator of changes",
+             "publish its accounts every year", "train its staff once a year", "hold enough capital"]
+    body = "".join(f"## [PID c{n}] 5.{n} (Chapter 5 Outsourcing of Payment Services)\n\nA firm must {text}.\n\n"
+                   for n, text in enumerate(other, start=1))
+    body += "".join(f"## [PID e{n}] 7.{n} (Chapter 7 Capital)\n\nA firm must hold capital of class {n} against "
+                    f"its exposures.\n\n" for n in range(1, 25))  # the chapter's words are rare in the book
+    body += ("## [PID d1] 9.1 (Chapter 9 Notifications)\n\nA firm must tell the regulator before outsourcing "
+             "payment services to another provider.\n")
+    (kb_dir / "Book.md").write_text("# Rule Book\n\n" + body, encoding="utf-8")
+    ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
+    kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
+    [first, *_] = kb.search("outsourcing payment services provider", k=3, mode="bm25")
+    assert first.section.startswith("9.1")
