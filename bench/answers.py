@@ -165,6 +165,10 @@ def bench(context: BenchContext, reuse_sessions: bool = False) -> dict:
         rows = resynthesize_all(context, services, questions, folder)
     else:
         mode = "fresh research" + (" (the kept research was stale or missing)" if context.quick else "")
+        if context.quick:
+            logger.warning("No kept research for today's research code, index and settings (%s): researching all "
+                           "%d questions first, about a minute each; --reuse-sessions re-synthesises the newest kept "
+                           "research instead", folder, len(questions))
         rows = research_all(context, services, questions, folder)
         (folder / "kept.json").write_text(json.dumps({**recipe, "commit": _commit(), "date": time.strftime(
             "%Y-%m-%d")}, indent=1), encoding="utf-8")
