@@ -121,10 +121,18 @@ def _add_research_commands(sub) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; its exit code. A process whose model calls were abandoned at their deadline is
-    ended at once with that code (`cli_entry`), so a blocked worker never holds up the exit."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    configure_logging(args.verbose)
+    ended at once with that code (`cli_entry`), so a blocked worker never holds up the exit. Everything the
+    command prints passes `terminal_safety`."""
+    from rabbithole_lab.terminal_safety import safe_standard_streams
+
+    with safe_standard_streams():  # no text from a document, a file name or a model drives the terminal
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        configure_logging(args.verbose)
+        return _run(args)
+
+
+def _run(args) -> int:
     from rabbithole_lab.kb.embedder import EmbeddingModelError
     from rabbithole_lab.kb.index import IndexError_
     from rabbithole_lab.kb.kb_folder import KBFolderError
@@ -146,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
 def cli_entry() -> None:
     """The console script: `main`, then the exit, also when a thread is still blocked in a model call."""
     from rabbithole_lab import deadline
+    from rabbithole_lab.terminal_safety import SafeTextStream
 
+    # for the whole process, so that even a traceback at exit (--debug) shows document text inert
+    sys.stdout, sys.stderr = SafeTextStream(sys.stdout), SafeTextStream(sys.stderr)
     code = main()
     if deadline.abandoned_calls():
         deadline.exit_now(code)

@@ -4,11 +4,14 @@ would be written out as escape codes)."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+from rabbithole_lab.terminal_safety import raw_stream, visible_controls
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +89,25 @@ def _duration(seconds: float) -> str:
 def progress(iterable: Iterable | None = None, *, desc: str, unit: str, show: bool = True, total: int | None = None,
              leave: bool = False):
     """A tqdm bar where one can be drawn, plain log lines where not, nothing when `show` is False."""
-    from tqdm.auto import tqdm
-
     if show and not bars_drawable():
         return PlainProgress(iterable, desc=desc, total=total, unit=unit)
-    return tqdm(iterable, desc=desc, unit=unit, total=total, disable=not show, leave=leave)
+    return SafeBar(iterable, desc=visible_controls(desc), unit=unit, total=total, disable=not show, leave=leave,
+                   file=raw_stream(sys.stderr))
+
+
+@functools.cache
+def _safe_bar_class():
+    from tqdm.auto import tqdm
+
+    class _SafeBar(tqdm):
+        """A tqdm bar that draws on the raw terminal (its own carriage returns) and shows a label's control
+        characters visibly (a file name is document data)."""
+
+        def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+            super().set_postfix_str(visible_controls(str(s)), refresh=refresh)
+
+    return _SafeBar
+
+
+def SafeBar(*args: Any, **kwargs: Any):  # noqa: N802 (a class, built on first use: tqdm.auto picks notebook or terminal)
+    return _safe_bar_class()(*args, **kwargs)

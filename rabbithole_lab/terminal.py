@@ -12,9 +12,9 @@ from rabbithole_lab.messages import terminal_text
 class TerminalAnswers:
     """Answers interrupts by asking the person at the terminal; at end of input it ends / approves."""
 
-    def __init__(self, read: Callable[[str], str] = input, out: TextIO = sys.stdout):
+    def __init__(self, read: Callable[[str], str] = input, out: TextIO | None = None):
         self.read = read
-        self.out = out
+        self.out = out if out is not None else sys.stdout  # the stream of the call: the command's safe one
 
     def _ask(self, prompt: str, default: str, text: dict) -> str:
         try:

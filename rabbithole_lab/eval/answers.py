@@ -15,9 +15,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from rabbithole_lab.agent.services import Services
+from rabbithole_lab.progress import progress
 from rabbithole_lab.reasoning.quality import statements
 from rabbithole_lab.research import Research
 
@@ -56,5 +55,5 @@ def answer_question(services: Services, question: dict, sessions: Path) -> dict:
 def run_answers(services: Services, questions: list[dict], show_progress: bool = True) -> Iterator[dict]:
     with tempfile.TemporaryDirectory(prefix="rabbithole-answers-") as folder:
         sessions = Path(folder) / "sessions.sqlite"
-        for question in tqdm(questions, desc="eval answer", unit="q", disable=not show_progress):
+        for question in progress(questions, desc="eval answer", unit="q", show=show_progress):
             yield answer_question(services, question, sessions)

@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from tqdm.auto import tqdm
-
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.language import detect_language
+from rabbithole_lab.progress import progress
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.engine import admit, admit_items, follow_question
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
@@ -111,5 +110,5 @@ def run_eval(
     show_progress: bool = True,
     max_items: int | None = None,
 ) -> Iterator[dict]:
-    for question in tqdm(questions, desc=f"eval {mode}", unit="q", disable=not show_progress):
+    for question in progress(questions, desc=f"eval {mode}", unit="q", show=show_progress):
         yield run_question(kb, question, mode, follower, budget_chars, llm_calls, max_items)

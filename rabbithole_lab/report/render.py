@@ -12,6 +12,7 @@ from functools import lru_cache
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.view import PageLink, ReportView, labels, report_view
 from rabbithole_lab.sources import page_link
+from rabbithole_lab.terminal_safety import visible_controls
 
 __all__ = ["answer_markdown", "answer_text", "labels", "render_html", "render_markdown"]
 
@@ -113,8 +114,9 @@ def _markdown(view: ReportView) -> str:
 
 
 def render_markdown(report: FinalReport, edges: list[dict], link: PageLink | None = None) -> str:
-    """The whole report as Markdown; `link` as in `answer_markdown` (file URIs by default)."""
-    return _markdown(report_view(report, edges, graph_file=None, link=link or page_link))
+    """The whole report as Markdown; `link` as in `answer_markdown` (file URIs by default). A control character
+    from a document or a model is shown, never kept raw (report.md is read in terminals too)."""
+    return visible_controls(_markdown(report_view(report, edges, graph_file=None, link=link or page_link)))
 
 
 def answer_text(report: FinalReport) -> str:
