@@ -15,7 +15,7 @@ from rabbithole_lab.kb.embedder import reads_language
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.query import clauses, german_terms, lexical_expansion, named_documents
 from rabbithole_lab.kb.registry import DocumentRegistry
-from rabbithole_lab.kb.sections import canonical_section, label_tokens, parent_keys, section_key
+from rabbithole_lab.kb.sections import canonical_section, label_tokens, numbering_kind, parent_keys, section_key
 from rabbithole_lab.language import STEMMER_LANGUAGE_CODES
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
@@ -253,10 +253,16 @@ class KnowledgeBase:
 
     def _sub_paragraphs(self, collection: str, doc: str, key: str) -> list[Chunk]:
         """The chunks whose section key continues `key` with a sub-paragraph ("19.14.2(1)" for "19.14.2"),
-        in reading order. Chroma cannot match a prefix, so one document's keys are read once and kept while
-        its collection keeps its size."""
+        in reading order."""
         if not key or key.startswith(("§", "Art.", "Anlage")):
             return []
+        by_key = self._document_keys(collection, doc)
+        chunks = [chunk for child, found in by_key.items() if child.startswith(f"{key}(") for chunk in found]
+        return sorted(chunks, key=lambda chunk: chunk.char_start)
+
+    def _document_keys(self, collection: str, doc: str) -> dict[str, list[Chunk]]:
+        """One document's chunks by section key. Chroma cannot match a prefix, so a document's keys are read
+        once and kept while its collection keeps its size."""
         cache_key = (collection, doc, self.index.count(collection))
         by_key = self._keys_of_document.get(cache_key)
         if by_key is None:
@@ -264,8 +270,14 @@ class KnowledgeBase:
             for chunk in self.index.get_chunks(collection, where={"doc": doc}):
                 by_key.setdefault(section_key(chunk.section), []).append(chunk)
             self._keys_of_document[cache_key] = by_key
-        chunks = [chunk for child, found in by_key.items() if child.startswith(f"{key}(") for chunk in found]
-        return sorted(chunks, key=lambda chunk: chunk.char_start)
+        return by_key
+
+    def numbered_sections(self, doc: str, kind: str, collection: str | None = None) -> int:
+        """How many distinct sections of one numbering (`numbering_kind`: "§", "art", "number", …) the
+        document's section index holds: with many, a section it lacks is missing, not merely unlabelled."""
+        keys = {key for target in self._targets(collection, doc) for key in self._document_keys(target, doc)
+                if key and numbering_kind(key) == kind}
+        return len(keys)
 
     def documents_with_section(self, section: str, collection: str | None = None) -> dict[str, list[VectorResult]]:
         """Every document that has a section with this exact label or key, with its chunks in reading order."""

@@ -169,6 +169,13 @@ def section_key(label: str) -> str:
     return text.lower()
 
 
+def numbering_kind(key: str) -> str:
+    """The numbering a section key belongs to: '§ 78' -> '§', 'Art. 3' -> 'art', 'footnote53' -> 'footnote',
+    '4.1' and '277(3)' -> 'number'. A document that numbers its sections one way can say that it lacks one."""
+    prefix = re.match(r"[^\d\s(]+", key.strip())
+    return prefix.group().rstrip(".").lower() if prefix else "number"
+
+
 def parent_keys(key: str) -> list[str]:
     """'3.10.7(g)' -> ['3.10.7(g)', '3.10.7']; '70(1)(a)' -> ['70(1)(a)', '70(1)', '70']."""
     keys = [key]

@@ -125,7 +125,11 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
             reference.resolution = resolution.path
             if not resolution.found:
                 visited.add(reference.key)  # nothing to find: never ask again
-                reason = said["not_in_collection" if resolution.path == "not_in_collection" else "not_in_kb"]
+                if resolution.path == "section_not_found":
+                    law = resolver.kb.registry.abbreviation_of(resolution.doc or "") or resolution.doc
+                    reason = said["section_not_found"].format(law=law)
+                else:
+                    reason = said["not_in_collection" if resolution.path == "not_in_collection" else "not_in_kb"]
                 edges.append(skipped_edge(citer, reference, reason, resolution))
                 continue
             own_section = (citer.result.doc, citer.result.section)

@@ -1,10 +1,12 @@
 """Reference resolution: exact section lookup -> scoped hybrid search -> broad hybrid search.
 
 Each resolution records the path that produced it ("section_index", "scoped", "broad",
-"external", "not_in_collection", "none") and a score, so the reference graph can show how a hop was
-made. A reference to a document the collection does not hold is "not_in_collection": nothing is searched
-for it. A broad search (no target document known) admits only passages that name the target: its section
-label, its number or its name. URLs are recorded, never fetched.
+"external", "not_in_collection", "section_not_found", "none") and a score, so the reference graph can show
+how a hop was made. A reference to a document the collection does not hold is "not_in_collection": nothing
+is searched for it. A section its document's own numbering lacks ("§ 999 QStrG" in a law whose sections the
+index knows) is "section_not_found": nothing is searched for it either; a scoped search is only for a
+document whose sections are not numbered that way. A broad search (no target document known) admits only
+passages that name the target: its section label, its number or its name. URLs are recorded, never fetched.
 """
 
 from __future__ import annotations
@@ -15,13 +17,24 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.kb.sections import BIBLIOGRAPHY_LABEL, normalise_section, parent_keys, section_key
+from rabbithole_lab.kb.sections import (
+    BIBLIOGRAPHY_LABEL,
+    normalise_section,
+    numbering_kind,
+    parent_keys,
+    section_key,
+)
 from rabbithole_lab.rabbithole.citation_grammar import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
 
 logger = logging.getLogger(__name__)
 
-ResolutionPath = Literal["section_index", "scoped", "broad", "external", "not_in_collection", "none"]
+ResolutionPath = Literal["section_index", "scoped", "broad", "external", "not_in_collection", "section_not_found",
+                         "none"]
+# a document whose section index holds sections of a numbering (§, Art., Anlage, rules …) is taken to hold all
+# of them: a section of that numbering it lacks does not exist there (repealed, a typo, an OCR error), and a
+# search inside the document would only put other sections in its place ("Anlage 9" of a law with two annexes)
+MIN_NUMBERED_SECTIONS = 1
 # A whole expanded range ("§§ 184 bis 187", "sections 58 to 71") is looked up; following then takes
 # the chunk most similar to the question, so a long range no longer stops at its first members.
 MAX_SECTIONS_PER_REFERENCE = MAX_RANGE_EXPANSION + 1
@@ -133,6 +146,8 @@ class ReferenceResolver:
             elsewhere = self._unique_elsewhere(reference, doc, collection)
             if elsewhere is not None:
                 return elsewhere
+            if self._numbering_known(reference, doc, collection):
+                return Resolution("section_not_found", doc=doc, collection=collection)
             query = f"{reference.original_text} {query_hint}".strip()
             scoped = self.kb.search(query, k=self.scoped_k, doc=doc, collection=collection)
             if scoped:
@@ -158,6 +173,13 @@ class ReferenceResolver:
                   for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]]
         hits = [hit for label in dict.fromkeys(labels) for hit in self.kb.section_lookup(doc, label)]
         return Resolution("section_index", hits, doc, self.kb.registry.collection_of(doc), 1.0) if hits else None
+
+    def _numbering_known(self, reference: DetectedReference, doc: str, collection: str | None) -> bool:
+        """The document numbers its sections the way the reference does, and its index knows that numbering
+        (`MIN_NUMBERED_SECTIONS`)."""
+        kinds = {numbering_kind(section_key(label)) for label in section_labels(reference)}
+        return bool(kinds) and all(self.kb.numbered_sections(doc, kind, collection) >= MIN_NUMBERED_SECTIONS
+                                   for kind in kinds)
 
     def _in_joined_book(self, reference: DetectedReference) -> Resolution | None:
         """The section in the book of the reference this one is joined to by "in Verbindung mit"."""

@@ -47,7 +47,13 @@ def test_resolution_paths(demo_kb):
     assert bookless.path == "section_index" and bookless.results[0].section == "§ 6"
     annex = resolver.resolve(_ref("nach Anlage 2 Teil B", "QStrG.pdf"))
     assert annex.path == "section_index" and annex.results[0].section == "Anlage 2"
-    scoped = resolver.resolve(_ref("gemäß § 99 QStrG", "QStrV.pdf"), "Grenzwerte")
+    # a section the law's own numbering lacks is not found there; nothing stands in for it
+    for missing in ("gemäß § 99 QStrG", "nach Anlage 9 QStrG"):
+        absent_section = resolver.resolve(_ref(missing, "QStrV.pdf"), "Grenzwerte")
+        assert absent_section.path == "section_not_found" and absent_section.doc == "QStrG.pdf"
+        assert not absent_section.results
+    # a numbering the document's index does not know (no "Art." in QStrG): searched inside the document
+    scoped = resolver.resolve(_ref("gemäß Art. 5 QStrG", "QStrV.pdf"), "Grenzwerte")
     assert scoped.path == "scoped" and {r.doc for r in scoped.results} == {"QStrG.pdf"}
     assert resolver.resolve(_ref("nach § 823 BGB", "QStrV.pdf")).path == "not_in_collection"
     url = resolver.resolve(_ref("siehe https://example.org/x", "QStrV.pdf"))

@@ -4,6 +4,7 @@ that name the target."""
 
 from __future__ import annotations
 
+from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.collect import collect_references
 from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, names_section
@@ -57,8 +58,6 @@ def test_the_graph_shows_a_target_not_in_the_collection_as_its_own_grey_node():
 
 
 def test_following_records_the_reason_in_the_readers_language(demo_kb):
-    from rabbithole_lab.rabbithole.candidates import Candidate
-
     text = "Nach § 4 des Leuchtfeuergesetzes ist die Glocke zu läuten."
     citer = Candidate(result=_passage(text, section="§ 4"), kind="hit", depth=0, relevance=1.0)
     _, edges = collect_references([citer], detect_references_regex,
@@ -66,6 +65,35 @@ def test_following_records_the_reason_in_the_readers_language(demo_kb):
                                   german=True)
     [edge] = edges
     assert edge.resolution == "not_in_collection" and edge.reason == "Dokument nicht in der Sammlung"
+
+
+def test_a_section_the_law_does_not_have_is_not_found_there_and_never_replaced_by_others(demo_kb):
+    """A repealed section, a typo or an OCR error: "§ 999 QStrG" is no section of the indexed QStrG, so no
+    search inside QStrG may stand in for it (that made "§ 1 VerweisV refers to § 3, Anlage 1, § 1")."""
+    assert demo_kb.numbered_sections("QStrG.pdf", "§") >= 3 and demo_kb.numbered_sections("QStrG.pdf", "art") == 0
+    text = "Die Anzeige richtet sich nach § 999 QStrG und § 77 QStrV; im Übrigen gilt § 12 QStrG."
+    citer = Candidate(result=VectorResult(chunk_id="v", doc="VerweisV.pdf", collection="Recht", page_start=1,
+                                          page_end=1, section="§ 1", text=text),
+                      kind="hit", depth=0, relevance=1.0)
+    resolver = ReferenceResolver(demo_kb)
+    pending, edges = collect_references([citer], detect_references_regex, resolver, pool=_NoPool(), visited=set(),
+                                        anchor="Anzeige", german=True)
+    missing = {edge.target: edge for edge in edges if edge.resolution == "section_not_found"}
+    assert {"§ 999 QStrG", "§ 77 QStrV"} <= set(missing), [(e.target, e.resolution) for e in edges]
+    assert missing["§ 999 QStrG"].reason == "Abschnitt in QStrG nicht vorhanden"
+    assert all(not edge.to_sections and edge.decision != "followed" for edge in missing.values())
+    # the one that exists is still followed, by its own section
+    [existing] = [item for item in pending if "12" in item.reference.target]
+    assert existing.resolution.path == "section_index" and {t.section for t in existing.targets} == {"§ 12"}
+    graph = reference_graph([edge.model_dump() for edge in edges], [])
+    assert graph.nodes["§ 999 QStrG"]["tier"] == "unresolved"
+
+
+class _NoPool:
+    """A candidate pool that holds nothing yet."""
+
+    def holder(self, result):
+        return None
 
 
 # ---- a rulebook's own numbering (text written for these tests) --------------------------------------------
