@@ -15,6 +15,7 @@ from datetime import date
 from importlib import resources
 from pathlib import Path
 
+from rabbithole_lab.input_files import read_text_input
 from rabbithole_lab.report.folder import (
     load_report_folder,
     question_slug,
@@ -90,7 +91,7 @@ class BatchItem:
 def read_questions(path: Path) -> list[str]:
     """One question per line, or JSONL lines with a "question" field (the eval format)."""
     questions = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text_input(Path(path), "questions file").splitlines(), start=1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue

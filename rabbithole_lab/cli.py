@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rabbithole", description="Rabbithole Lab: research that follows references.")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    parser.add_argument("--env-file", default=".env", help="settings file (default .env)")
+    parser.add_argument("--env-file", default=None,
+                        help="settings file (default: .env when there is one; 'none' reads no file)")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_kb_commands(sub)
     _add_research_commands(sub)

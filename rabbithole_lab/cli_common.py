@@ -25,10 +25,32 @@ def configure_logging(verbose: bool) -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def command_settings(args):
-    from rabbithole_lab.settings import load_settings
+NO_ENV_FILE = "none"  # `--env-file none`: settings from the environment only
+MAX_QUESTION_CHARS = 4_000  # about a page: longer input is a pasted document, not a question
 
-    return load_settings(getattr(args, "env_file", ".env"))
+
+def command_settings(args):
+    """The settings of a command: `--env-file` when given (it must exist), else ./.env when there is one."""
+    from rabbithole_lab.settings import find_env_file, load_settings
+
+    named = getattr(args, "env_file", None)
+    if named is None:
+        return load_settings(".env")
+    if named.lower() == NO_ENV_FILE:
+        return load_settings(None)
+    found = find_env_file(named)
+    if found is None or not found.is_file():
+        raise UsageError(f"--env-file {named}: no such file (give an existing settings file, or '{NO_ENV_FILE}')")
+    return load_settings(found)
+
+
+def check_question(text: str, what: str) -> None:
+    """A question or query that can be read: some words, and not a whole document."""
+    if not text.strip():
+        raise UsageError(f"empty {what}: give the words to search for")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the {what} has {len(text):,} characters; at most {MAX_QUESTION_CHARS:,} are read. "
+                         f"Ask it in fewer words")
 
 
 class UsageError(ValueError):
@@ -46,8 +68,9 @@ def kb_paths(args, settings, must_exist: bool = True) -> tuple[Path, Path]:
 
 
 def existing_index(db: Path, kb_dir: Path) -> None:
-    """Searching never creates an index: without one there is nothing to search."""
-    if not db.is_dir():
+    """Searching never creates an index: without one (a missing or an empty folder) there is nothing to
+    search."""
+    if not db.is_dir() or not any(db.iterdir()):
         raise UsageError(f"no index at {db}: run `rabbithole ingest {kb_dir}` first")
 
 

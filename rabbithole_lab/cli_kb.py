@@ -4,25 +4,32 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
 
 from rabbithole_lab.cli_common import (
     UsageError,
+    check_question,
     command_settings,
     kb_paths,
     open_existing_knowledge,
 )
+from rabbithole_lab.input_files import check_output_file, read_text_input
 
 
 def cmd_ingest(args) -> int:
     from rabbithole_lab.kb.factory import open_index
     from rabbithole_lab.kb.ingest import format_report, ingest
+    from rabbithole_lab.kb.kb_folder import discover
 
     settings = command_settings(args)
     kb_dir = Path(args.kb_dir)
     _, db = kb_paths(argparse.Namespace(kb=str(kb_dir), db=args.db), settings)  # the folder exists before any index
+    files, skipped = discover(kb_dir)
+    if not files and not (db / "chroma.sqlite3").is_file():  # an index whose folder was emptied is brought in step
+        reasons = "; ".join(f"{Path(issue.path).name}: {issue.reason}" for issue in skipped[:5])
+        raise UsageError(f"no documents to ingest in {kb_dir} (PDF, Markdown or text files, in the folder or in "
+                         f"<Collection>__db_inserted/ subfolders){': ' + reasons if reasons else ''}")
     index = open_index(settings, kb_dir, db)
     report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex)
     print(format_report(report))
@@ -31,8 +38,7 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_search(args) -> int:
-    if not args.query.strip():
-        raise UsageError("empty query: give the words to search for")
+    check_question(args.query, "query")
     kb = open_existing_knowledge(args, command_settings(args))
     if args.doc:
         known = sorted({doc for collection in ([args.collection] if args.collection else kb.collections())
@@ -59,7 +65,7 @@ def cmd_doctor(args) -> int:
     from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
 
     settings = command_settings(args)
-    kb_dir, db = kb_paths(args, settings, must_exist=False)
+    kb_dir, db = kb_paths(args, settings, must_exist=bool(args.kb))  # a folder the user named must be there
     problems = 0
     status = probe_ollama(settings)
     if status.reachable:
@@ -101,11 +107,12 @@ def cmd_doctor(args) -> int:
         except Exception as exc:
             problems += 1
             print(f"[fail] Chroma server {settings.chroma.host}:{settings.chroma.port}: {exc}")
+    # checked where it would be made, never made: the doctor changes nothing on disk
+    existing = next(folder for folder in (db, *db.parents) if folder.exists())
     try:
-        db.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=db, prefix=".doctor-"):
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".doctor-"):
             pass
-        print(f"[ok]   index folder {db} is writable")
+        print(f"[ok]   index folder {db} {'is' if existing == db else 'can be made and is'} writable")
     except OSError as exc:
         problems += 1
         print(f"[fail] index folder {db} is not writable: {exc}")
@@ -120,11 +127,7 @@ def cmd_refs(args) -> int:
     from rabbithole_lab.rabbithole.reference_merge import detect_references
 
     settings = command_settings(args)
-    if Path(args.input).resolve() == Path(args.out).resolve():
-        print(
-            "error: --in and --out name the same file; writing would empty it. Choose another --out.", file=sys.stderr
-        )
-        return 2
+    check_output_file(Path(args.out), "--out", inputs=(Path(args.input),))
     items = _reference_inputs(Path(args.input))  # every line checked before the output file is touched
     registry = None
     if args.kb:
@@ -169,8 +172,11 @@ def cmd_refs(args) -> int:
         lines.append(json.dumps({"id": item.get("id", number), "refs": rows}, ensure_ascii=False) + "\n")
     out = Path(args.out)
     partial = out.with_name(out.name + ".partial")
-    partial.write_text("".join(lines), encoding="utf-8")
-    partial.replace(out)
+    try:
+        partial.write_text("".join(lines), encoding="utf-8")
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)  # nothing half-written stays behind
     count = len(lines)
     print(f"Wrote references for {count} text(s) to {args.out} ({method} layer)")
     return 0
@@ -180,16 +186,15 @@ def _reference_inputs(path: Path) -> list[tuple[int, dict]]:
     """(line number, object) of every text of a JSONL file; a line that is not an object with a text in
     "text" is a usage error naming it."""
     items = []
-    with open(path, encoding="utf-8") as source:
-        for number, line in enumerate(source, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                item = None
-            if (not isinstance(item, dict) or not isinstance(item.get("text"), str)
-                    or not isinstance(item.get("doc", ""), str | None)):
-                raise UsageError(f"{path}:{number}: expected a JSON object with 'id' and a text in 'text'")
-            items.append((number, item))
+    for number, line in enumerate(read_text_input(path, "--in").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            item = None
+        if (not isinstance(item, dict) or not isinstance(item.get("text"), str)
+                or not isinstance(item.get("doc", ""), str | None)):
+            raise UsageError(f"{path}:{number}: expected a JSON object with 'id' and a text in 'text'")
+        items.append((number, item))
     return items

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from rabbithole_lab.cli_common import (
     UsageError,
+    check_question,
     command_settings,
     kb_paths,
     open_existing_knowledge,
 )
+from rabbithole_lab.input_files import check_output_file, check_output_folder, read_text_input
 
 
 def cmd_eval(args) -> int:
@@ -25,6 +27,7 @@ def cmd_eval(args) -> int:
     settings = command_settings(args)
     kb_dir, db = kb_paths(args, settings)
     questions = load_questions(Path(args.questions))
+    check_output_file(Path(args.out), "--out", inputs=(Path(args.questions),))  # never over the questions
     if args.mode == "answer":
         return _eval_answers(args, settings, kb_dir, db, questions)
     kb = open_knowledge(settings, kb_dir, db, show_progress=not args.no_progress)
@@ -64,6 +67,7 @@ def cmd_trail(args) -> int:
     from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
     from rabbithole_lab.reasoning.factory import build_gate
 
+    check_question(args.question, "question")
     settings = command_settings(args)
     kb = open_existing_knowledge(args, settings)
     language = detect_language(args.question)
@@ -123,6 +127,11 @@ def cmd_research(args) -> int:
     if not args.resume and not (args.question or "").strip():
         print("error: give a QUESTION or --resume THREAD_ID", file=sys.stderr)
         return 2
+    if args.question:
+        check_question(args.question, "question")
+    if args.out:
+        check_output_folder(Path(args.out), "--out")  # found now, not after the whole run
+    scripted = read_text_input(Path(args.answers), "--answers") if args.answers else None
     kb_arg = args.kb or saved.get("kb_dir")
     db_arg = args.db or saved.get("db_path")
     kb_dir, db = kb_paths(argparse.Namespace(kb=kb_arg, db=db_arg), settings)
@@ -133,9 +142,8 @@ def cmd_research(args) -> int:
     print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})")
     if args.no_hitl:
         answer = ScriptedAnswers([], end=SKIP_COMMAND)
-    elif args.answers:
-        answer = ScriptedAnswers([line.strip() for line in Path(args.answers).read_text(encoding="utf-8").splitlines()
-                                  if line.strip()])
+    elif scripted is not None:
+        answer = ScriptedAnswers([line.strip() for line in scripted.splitlines() if line.strip()])
     else:
         answer = TerminalAnswers()
     if args.approve_todo == "auto" and not isinstance(answer, ScriptedAnswers):

@@ -134,3 +134,114 @@ def test_batch_checks_its_knowledge_base_and_questions_before_any_kernel(tmp_pat
                 "no questions": "no questions"}[case]
     assert code == 2 and expected in _one_line_error(err)
     assert _tree(tmp_path) == before
+
+
+# ---- issue 49 item 6 and 7: user errors found before anything is written, each naming its file ------------
+def test_searching_an_empty_index_folder_is_refused_and_creates_nothing(tmp_path, capsys):
+    db = tmp_path / "empty-db"
+    db.mkdir()
+    code, err = _run(capsys, "search", "Grenzwert", "--kb", str(DEMO_KB), "--db", str(db))
+    assert code == 2 and "no index at" in _one_line_error(err) and _tree(db) == []
+
+
+def test_the_doctor_refuses_a_missing_knowledge_base_and_creates_nothing(tmp_path, capsys):
+    missing = tmp_path / "MISSING"
+    code, err = _run(capsys, "doctor", "--kb", str(missing))
+    assert code == 2 and "knowledge-base folder not found" in _one_line_error(err) and not missing.exists()
+
+
+def test_the_doctor_checks_an_index_folder_without_making_it(tmp_path, capsys):
+    db = tmp_path / "later" / "db"
+    cli_main(["--env-file", "none", "doctor", "--kb", str(DEMO_KB), "--db", str(db)])
+    assert f"[ok]   index folder {db} can be made and is writable" in capsys.readouterr().out
+    assert not (tmp_path / "later").exists()
+
+
+@pytest.mark.parametrize("command", ["trail", "search", "research"])
+def test_an_empty_or_document_sized_question_is_refused_at_once(tmp_path, capsys, demo_db, command):
+    extra = ["--no-hitl", "--sessions", str(tmp_path / "s.sqlite")] if command == "research" else []
+    code, err = _run(capsys, command, "  ", "--kb", str(DEMO_KB), "--db", str(demo_db), *extra)
+    assert code == 2 and _one_line_error(err)
+    code, err = _run(capsys, command, "Grenzwert " * 10_000, "--kb", str(DEMO_KB), "--db", str(demo_db), *extra)
+    assert code == 2 and "100,000 characters" in _one_line_error(err)
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_refs_into_a_folder_is_refused_and_leaves_no_partial_file(tmp_path, capsys):
+    source = tmp_path / "texts.jsonl"
+    source.write_text(json.dumps({"id": 0, "text": "Nach § 3 des Gesetzes gilt das."}) + "\n")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    code, err = _run(capsys, "refs", "--in", str(source), "--out", str(folder))
+    assert code == 2 and "is a folder" in _one_line_error(err)
+    assert _tree(tmp_path) == ["out", "texts.jsonl"]
+
+
+def test_research_out_that_is_a_file_is_refused_before_the_run(tmp_path, capsys):
+    out = tmp_path / "report.txt"
+    out.write_text("mine")
+    code, err = _run(capsys, "research", "Welche Grenzwerte?", "--kb", str(DEMO_KB), "--no-hitl",
+                     "--sessions", str(tmp_path / "s.sqlite"), "--out", str(out))
+    assert code == 2 and "is a file" in _one_line_error(err) and out.read_text() == "mine"
+    assert not (tmp_path / "s.sqlite").exists()  # no session was started
+
+
+def test_ingesting_a_folder_without_documents_says_why(tmp_path, capsys):
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "notes.xyz").write_text("not a document")
+    code, err = _run(capsys, "ingest", str(kb))
+    line = _one_line_error(err)
+    assert code == 2 and "no documents to ingest" in line and "notes.xyz" in line
+    assert _tree(kb) == ["notes.xyz"]
+
+
+def test_an_empty_question_file_for_eval_is_refused(tmp_path, capsys):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n")
+    code, err = _run(capsys, "eval", "--kb", str(DEMO_KB), "--db", str(tmp_path / "db"), "--questions",
+                     str(questions), "--out", str(tmp_path / "out.jsonl"))
+    assert code == 2 and "no questions" in _one_line_error(err) and _tree(tmp_path) == ["q.jsonl"]
+
+
+@pytest.mark.parametrize("how", ["same path", "symlink", "hard link"])
+def test_eval_never_writes_over_its_questions(tmp_path, capsys, how):
+    questions = tmp_path / "q.jsonl"
+    content = json.dumps({"id": "a", "question": "Welche Grenzwerte?"}) + "\n"
+    questions.write_text(content)
+    out = {"same path": questions, "symlink": tmp_path / "out.jsonl", "hard link": tmp_path / "out.jsonl"}[how]
+    if how == "symlink":
+        out.symlink_to(questions)
+    elif how == "hard link":
+        out.hardlink_to(questions)
+    code, err = _run(capsys, "eval", "--kb", str(DEMO_KB), "--db", str(tmp_path / "db"), "--questions",
+                     str(questions), "--out", str(out))
+    assert code == 2 and "is the input file" in _one_line_error(err) and questions.read_text() == content
+    assert not (tmp_path / "db").exists()
+
+
+def test_an_explicit_settings_file_that_is_missing_is_refused(tmp_path, capsys):
+    code = cli_main(["--env-file", str(tmp_path / "MISSING.env"), "search", "x", "--kb", str(DEMO_KB)])
+    err = capsys.readouterr().err
+    assert code == 2 and "MISSING.env: no such file" in _one_line_error(err)
+
+
+BINARY = b"\xff\xfe\x00\x81 not text \x9f"
+
+
+@pytest.mark.parametrize("command", ["research --answers", "eval --questions", "batch", "refs --in"])
+def test_a_binary_input_file_is_named_in_one_line(tmp_path, capsys, demo_db, command):
+    data = tmp_path / "input.bin"
+    data.write_bytes(BINARY)
+    args = {
+        "research --answers": ["research", "Welche Grenzwerte?", "--kb", str(DEMO_KB), "--db", str(demo_db),
+                               "--answers", str(data), "--sessions", str(tmp_path / "s.sqlite")],
+        "eval --questions": ["eval", "--kb", str(DEMO_KB), "--db", str(demo_db), "--questions", str(data),
+                             "--out", str(tmp_path / "out.jsonl")],
+        "batch": ["batch", str(data), "--kb", str(DEMO_KB), "--out", str(tmp_path / "out")],
+        "refs --in": ["refs", "--in", str(data), "--out", str(tmp_path / "out.jsonl")],
+    }[command]
+    code, err = _run(capsys, *args)
+    line = _one_line_error(err)
+    assert code == 2 and str(data) in line and "not UTF-8" in line
+    assert _tree(tmp_path) == ["input.bin"]

@@ -67,7 +67,7 @@ SYNTHESIS_SIDE = frozenset({
     "schemas.py", "sources.py",
 })
 FRONT_ENDS = ("ui/", "viz/", "report/", "eval/", "notebooks/", "cli.py", "cli_", "batch.py", "messages_ui.py",
-              "notebook_hygiene.py", "terminal.py")
+              "notebook_hygiene.py", "terminal.py", "input_files.py")
 PACKAGE = Path(__file__).resolve().parents[1]
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
+from rabbithole_lab.input_files import InputFileError, read_text_input
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.progress import progress
@@ -32,18 +33,19 @@ DEFAULT_BUDGET_CHARS = 25_000  # the largest budget the scorer reads (both@25k);
 
 def load_questions(path: Path) -> list[dict]:
     questions = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("question"), str) \
-                    or not item["question"].strip():
-                raise ValueError(f"{path}:{number}: expected a JSON object with 'id' and a non-empty 'question' text")
-            questions.append(item)
+    for number, line in enumerate(read_text_input(path, "--questions").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from None
+        if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("question"), str) \
+                or not item["question"].strip():
+            raise ValueError(f"{path}:{number}: expected a JSON object with 'id' and a non-empty 'question' text")
+        questions.append(item)
+    if not questions:
+        raise InputFileError(f"--questions {path}: no questions (JSONL lines with 'id' and 'question')")
     return questions
 
 
