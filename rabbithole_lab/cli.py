@@ -71,8 +71,9 @@ def _add_research_commands(sub) -> None:
     hitl = research.add_mutually_exclusive_group()
     hitl.add_argument("--no-hitl", action="store_true", help="unattended: skip clarification, approve the to-do list")
     hitl.add_argument("--answers", help="file with one clarification answer per line (then /end)")
-    research.add_argument("--approve-todo", choices=["ask", "auto"], default="ask",
-                          help="auto approves the to-do list without asking")
+    research.add_argument("--approve-todo", choices=["ask", "auto"], default=None,
+                          help="auto approves the to-do list without asking (default ask; a resumed run keeps its "
+                               "own)")
     research.add_argument("--out", help="report folder (default reports/<date>_<question>)")
     research.add_argument("--sessions", default="reports/sessions.sqlite",
                           help="SQLite checkpoint file of resumable sessions")

@@ -132,6 +132,7 @@ def cmd_research(args) -> int:
     if args.out:
         check_output_folder(Path(args.out), "--out")  # found now, not after the whole run
     scripted = read_text_input(Path(args.answers), "--answers") if args.answers else None
+    options = _run_options(args, saved.get("run_options") or {})
     kb_arg = args.kb or saved.get("kb_dir")
     db_arg = args.db or saved.get("db_path")
     kb_dir, db = kb_paths(argparse.Namespace(kb=kb_arg, db=db_arg), settings)
@@ -140,30 +141,29 @@ def cmd_research(args) -> int:
                              on_progress=_progress)
     info = research.services.reasoner.info
     print(f"Reasoner: {info.provider}{' ' + info.model if info.model else ''} ({info.reason})")
-    if args.no_hitl:
+    if options["no_hitl"]:
         answer = ScriptedAnswers([], end=SKIP_COMMAND)
     elif scripted is not None:
         answer = ScriptedAnswers([line.strip() for line in scripted.splitlines() if line.strip()])
     else:
         answer = TerminalAnswers()
-    if args.approve_todo == "auto" and not isinstance(answer, ScriptedAnswers):
+    if options["approve_todo"] == "auto" and not isinstance(answer, ScriptedAnswers):
         ask = answer
         answer = lambda interrupt: "approve" if interrupt.get("type") == "todo_approval" else ask(interrupt)  # noqa: E731
     thread_id = args.resume or new_thread_id()
-    print(f"Session: {thread_id} (resume with: rabbithole research --resume {thread_id} --sessions {sessions})")
+    again = _resume_command(thread_id, sessions, options)
+    print(f"Session: {thread_id} (resume with: {again})")
     try:
         status = research.run_with(answer, args.question, args.collection, thread_id=thread_id,
-                                   facts={"kb_dir": str(kb_dir), "db_path": str(db)})
+                                   facts={"kb_dir": str(kb_dir), "db_path": str(db), "run_options": options})
     except KeyboardInterrupt:
-        print(f"\nStopped. Resume with: rabbithole research --resume {thread_id} --sessions {sessions}",
-              file=sys.stderr)
+        print(f"\nStopped. Resume with: {again}", file=sys.stderr)
         return 130
     finally:
         research.close()
     if status.kind != "done":
         print(f"error: {status.error or status.kind}", file=sys.stderr)
-        print(f"Progress is saved. Resume with: rabbithole research --resume {thread_id} "
-              f"--sessions {sessions}", file=sys.stderr)
+        print(f"Progress is saved. Resume with: {again}", file=sys.stderr)
         return 3
     out = Path(args.out) if args.out else Path("reports") / report_folder_name(status.state["query"])
     paths = write_report_folder(status.state, out)
@@ -180,6 +180,19 @@ def cmd_research(args) -> int:
         print("error: the run ended without an answer; the report folder holds what was found", file=sys.stderr)
         return 1
     return 0
+
+
+def _run_options(args, saved: dict) -> dict:
+    """How the run goes: the flags given now, else those the resumed run was started with, else the defaults
+    (a resumed unattended run stays unattended)."""
+    return {"no_hitl": bool(args.no_hitl or (saved.get("no_hitl") and not args.answers)),
+            "approve_todo": args.approve_todo or saved.get("approve_todo") or "ask"}
+
+
+def _resume_command(thread_id: str, sessions: Path, options: dict) -> str:
+    flags = (" --no-hitl" if options["no_hitl"] else "") + \
+        (" --approve-todo auto" if options["approve_todo"] == "auto" else "")
+    return f"rabbithole research --resume {thread_id} --sessions {sessions}{flags}"
 
 
 def _has_documents(kb_dir: Path, collection: str | None = None) -> None:

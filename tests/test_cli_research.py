@@ -115,10 +115,13 @@ def test_ollama_down_then_resume(tmp_path, demo_db):
     assert down.returncode == 3
     assert "nicht erreichbar" in down.stderr and "Progress is saved" in down.stderr
     thread = down.stderr.split("--resume ")[1].split()[0]
+    assert f"--resume {thread} --sessions {tmp_path / 's.sqlite'} --no-hitl" in down.stderr  # the hint keeps it
     out = tmp_path / "resumed"
-    again = _cli(["research", "--resume", thread, "--sessions", str(tmp_path / "s.sqlite"), "--no-hitl",
+    # resumed without the flag: the run keeps its own options and asks nothing (stdin would answer anyway)
+    again = _cli(["research", "--resume", thread, "--sessions", str(tmp_path / "s.sqlite"),
                   "--out", str(out), "--no-progress"], {"LLM_PROVIDER": "extractive"})
     assert again.returncode == 0, again.stderr[-2000:]
+    assert "Klärungsrunde" not in again.stdout and "keine Eingabe" not in again.stdout
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["query"] == GERMAN
 

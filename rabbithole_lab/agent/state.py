@@ -127,6 +127,7 @@ class AgentState(TypedDict, total=False):
     thread_id: str
     kb_dir: str  # where the run's knowledge base lives (for resuming from the CLI)
     db_path: str
+    run_options: dict  # how the CLI ran it ({"no_hitl", "approve_todo"}): a resumed run keeps them
 
     # Phase 1: iterative HITL
     detected_language: str
