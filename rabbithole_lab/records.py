@@ -127,8 +127,8 @@ class DetectedReference(BaseModel):
         None, description="An earlier version the reference names ('in der bis zum 31. Dezember 2018 geltenden "
         "Fassung'); today's text of that section is not what it cites, so it is never resolved")
     extraction_method: Literal["regex", "llm"] = "regex"
-    resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, external, not_in_collection, "
-                            "section_not_found, none")
+    resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, external, "
+                                            "not_in_collection, section_not_found, none")
     relation: Literal["cites", "delegates", "applies_correspondingly", "annex"] = Field(
         "cites", description="What the reference does, read from the words around it "
         "(rabbithole/reference_types.py): cites, delegates (an enabling clause), applies_correspondingly, annex")
