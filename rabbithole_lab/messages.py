@@ -241,6 +241,8 @@ RUN = {
         "task_closed": "Aufgabe vorzeitig erledigt: {task} ({reason})",
         "llm_unreachable": "Das Sprachmodell ist nicht erreichbar ({error}). Der Fortschritt ist gespeichert; "
                            "starten Sie Ollama und setzen Sie die Sitzung fort.",
+        "llm_not_ollama": "Unter der Adresse des Sprachmodells antwortet nicht Ollama ({error}). Der Fortschritt "
+                          "ist gespeichert; prüfen Sie OLLAMA_BASE_URL und setzen Sie die Sitzung fort.",
         "step_failed": "Schritt '{node}' ist fehlgeschlagen: {error}",
         "already_visited": "bereits besucht", "cites_context": "zitiert eine Fundstelle im Kontext",
         "cited_in_context": "nicht verfolgt, doch die Suche fand die zitierte Vorschrift",
@@ -284,6 +286,8 @@ RUN = {
         "task_added": "Task added: {task} ({reason})", "task_closed": "Task closed early: {task} ({reason})",
         "llm_unreachable": "The language model cannot be reached ({error}). Progress is saved; start Ollama and "
                            "resume the session.",
+        "llm_not_ollama": "Something other than Ollama answers at the model's address ({error}). Progress is "
+                          "saved; check OLLAMA_BASE_URL and resume the session.",
         "step_failed": "Step '{node}' failed: {error}",
         "already_visited": "already visited", "cites_context": "cites a passage in the context",
         "cited_in_context": "not followed, but search found the cited provision",

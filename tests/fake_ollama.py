@@ -25,6 +25,7 @@ from tests.scripted_fake import ScriptedFakeChatModel, default_script
 
 CHINESE_TEXT = "这是一个用中文写的回答，它没有使用问题的语言。"
 MODEL = "fake-model:latest"
+HTML_PAGE = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body><form>...</form></body></html>\n"
 
 
 def _rewrite_texts(value, text: str):
@@ -95,7 +96,9 @@ class FakeOllama:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
-                if self.path == "/api/tags":
+                if fake.behaviour == "html":
+                    self._send(200, HTML_PAGE, "text/html")
+                elif self.path == "/api/tags":
                     self._send(200, json.dumps(fake.tags).encode())
                 else:
                     self._send(404, b'{"error": "not found"}')
@@ -123,6 +126,9 @@ class FakeOllama:
                     return
                 if behaviour == "http_500":
                     self._send(500, b'{"error": "model runner has unexpectedly stopped"}')
+                    return
+                if behaviour == "html":  # another service, or a proxy's login page, at the configured address
+                    self._send(200, HTML_PAGE, "text/html")
                     return
                 if behaviour == "wrong_protocol":
                     self._send(200, b'[1, 2, 3]\n', "application/x-ndjson")

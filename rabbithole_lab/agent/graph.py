@@ -33,7 +33,7 @@ from rabbithole_lab.agent.routing import (
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.reasoning.base import ReasonerUnavailableError
+from rabbithole_lab.reasoning.base import ModelHostNotOllamaError, ReasonerUnavailableError
 from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -42,6 +42,8 @@ logger = logging.getLogger(__name__)
 def user_message(node: str, exc: Exception, language: str) -> str:
     """A readable error for the UI/CLI; the technical detail stays in the log."""
     said = run_text(language)
+    if isinstance(exc, ModelHostNotOllamaError):
+        return said["llm_not_ollama"].format(error=exc)
     if isinstance(exc, ReasonerUnavailableError):
         return said["llm_unreachable"].format(error=exc)
     return said["step_failed"].format(node=node, error=exc)

@@ -32,6 +32,11 @@ class ReasonerUnavailableError(RuntimeError):
     """The reasoning backend cannot be reached (e.g. Ollama down); the run must pause, not guess."""
 
 
+class ModelHostNotOllamaError(ReasonerUnavailableError):
+    """The configured host answers, but not as Ollama (an HTML page of a proxy or another service): starting
+    Ollama would not help, the address is wrong."""
+
+
 @dataclass
 class AnswerTask:
     """An approved task as the answer needs it: its words, what it searched and which passages it found."""

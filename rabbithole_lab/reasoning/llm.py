@@ -24,6 +24,7 @@ from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
 from rabbithole_lab.rabbithole.gate import GateInput
 from rabbithole_lab.reasoning.base import (
     AskedFor,
+    ModelHostNotOllamaError,
     ReasonerInfo,
     ReasonerUnavailableError,
     SynthesisInput,
@@ -169,6 +170,10 @@ class LLMReasoner:
             if isinstance(exc, DeadlineExceeded):
                 call.given_up = True
                 call.errors.append(f"{type(exc).__name__}: {exc}")
+            if not call.answered and call.foreign:
+                host = getattr(self.chat_model, "base_url", "") or "the model host"
+                raise ModelHostNotOllamaError(f"{host} answered, but not as Ollama (not its JSON: "
+                                              f"{call.errors[-1][:120]})") from None
             if not call.answered:
                 raise ReasonerUnavailableError("the language model could not be reached: "
                                                + "; ".join(call.errors[-2:] or [str(exc)])) from None
@@ -196,8 +201,8 @@ class LLMReasoner:
         def ask(prompt: str):
             try:
                 return self._within_deadline(structured, prompt)
-            except Exception as exc:  # timeouts, refused connections, server errors
-                call.errors.append(f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # timeouts, refused connections, server errors, a page that is not Ollama's
+                call.failed(exc)
                 raise
 
         def parse(answer) -> Model:

@@ -54,6 +54,12 @@ class AskRecord:
         self.answered = False
         self.given_up = False
         self.errors: list[str] = []
+        self.foreign = False  # the host answered with something that is not Ollama's JSON (an HTML page)
+
+    def failed(self, exc: Exception) -> None:
+        self.errors.append(f"{type(exc).__name__}: {exc}")
+        if isinstance(exc, json.JSONDecodeError) or "<html" in str(exc)[:2000].lower():
+            self.foreign = True
 
 
 class GivenUp(RuntimeError):

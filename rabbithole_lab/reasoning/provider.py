@@ -47,6 +47,9 @@ def probe_ollama(settings: Settings) -> OllamaStatus:
 
     try:  # DeadlineExceeded is an OSError: a server that trickles counts as not answering
         payload = call_with_deadline(fetch, 2 * timeout_s, f"Ollama at {base_url}")
+    except (json.JSONDecodeError, UnicodeDecodeError):  # a page of a proxy or another service: the address is wrong
+        return OllamaStatus(base_url, False, error="answers, but not as Ollama (no JSON at /api/tags): "
+                                                   "check OLLAMA_BASE_URL")
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         return OllamaStatus(base_url, False, error=str(reason))

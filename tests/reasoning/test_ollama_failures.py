@@ -230,3 +230,20 @@ def test_a_run_that_ends_without_an_answer_does_not_exit_0(tmp_path, demo_db, mo
     assert code == 1
     assert "without an answer" in capsys.readouterr().err
     assert (tmp_path / "r" / "report.json").is_file()  # what was found is kept
+
+
+def test_a_host_that_answers_html_is_named_as_not_ollama_not_as_down(tmp_path, demo_db, ollama_env, monkeypatch,
+                                                                     capsys, embed):
+    """A proxy's login page or another service at OLLAMA_BASE_URL: "start Ollama" would send the user the
+    wrong way; the message says the address answers, but not as Ollama."""
+    with FakeOllama(behaviour="good") as server:
+        reasoner = _reasoner(server.url, embed)
+        server.behaviour = "html"
+        assert "not as Ollama" in probe_ollama(_settings(server.url)).error
+        with pytest.raises(ReasonerUnavailableError, match="not as Ollama"):
+            reasoner.analyze_retrieval(QUESTION, [PASSAGE], "de")
+        ollama_env(server.url)
+        monkeypatch.setenv("LLM_PROVIDER", "ollama")  # configured, so every chat call meets the page
+        code = main(_cli(tmp_path, demo_db, server.url, QUESTION, "--out", str(tmp_path / "r")))
+    err = capsys.readouterr().err
+    assert code == 3 and "OLLAMA_BASE_URL" in err and "Resume with" in err and "starten Sie Ollama" not in err
