@@ -68,7 +68,7 @@ def detect_references(
     text: str,
     doc: str | None = None,
     method: str = "regex",
-    llm_extract: Callable[[str], ExtractedReferenceList] | None = None,
+    llm_extract: Callable[[str], ExtractedReferenceList | None] | None = None,
 ) -> list[DetectedReference]:
     """Detect references with `method` regex | llm | hybrid. `llm_extract` runs the LLM prompt."""
     if method == "regex" or llm_extract is None:
@@ -76,10 +76,13 @@ def detect_references(
             logger.debug("No LLM for reference extraction; using the regex layer")
         return detect_references_regex(text, doc)
     try:
-        llm_refs = _llm_to_detected(llm_extract(text), text, doc)
+        extracted = llm_extract(text)
     except Exception as exc:  # an LLM failure must not lose the regex layer's findings
         logger.warning("LLM reference extraction failed (%s); using the regex layer", exc)
         return detect_references_regex(text, doc)
+    if extracted is None:  # the extractive stand-in (the model is cut off by the breaker): the rules do it
+        return detect_references_regex(text, doc)
+    llm_refs = _llm_to_detected(extracted, text, doc)
     if method == "llm":
         return llm_refs
     return merge_hybrid(detect_references_regex(text, doc), llm_refs)

@@ -1,6 +1,7 @@
 """The citation grammar on German and English forms, positive and negative, plus property tests."""
 
 import json
+import logging
 
 import pytest
 from hypothesis import given, settings
@@ -343,6 +344,14 @@ def test_llm_failure_keeps_the_regex_layer():
 
     refs = detect_references("gemäß § 5 StrlSchV", method="hybrid", llm_extract=broken)
     assert [r.target for r in refs] == ["§ 5 StrlSchV"]
+
+
+def test_a_model_cut_off_by_the_breaker_leaves_the_rules_to_it_without_a_warning(caplog):
+    """The breaker hands the step to the extractive stand-in, which extracts nothing (None): that is no
+    failure to warn about on every passage."""
+    with caplog.at_level(logging.WARNING):
+        refs = detect_references("gemäß § 5 StrlSchV", method="hybrid", llm_extract=lambda _text: None)
+    assert [r.target for r in refs] == ["§ 5 StrlSchV"] and not caplog.records
 
 
 # ---- statute text from the shared corpus, annotated by hand for this test -------------------------
