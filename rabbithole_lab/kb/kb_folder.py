@@ -8,6 +8,7 @@ document is never indexed twice.
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,15 +47,45 @@ def collection_folders(kb_dir: Path) -> list[tuple[str, Path]]:
     return [(kb_dir.resolve().name, kb_dir)]
 
 
+def _not_own_regular_file(path: Path, homes: tuple[Path, ...]) -> str:
+    """Why `path` is not read ("" when it is a regular file of the knowledge base): a symlink that leads out
+    of the folder, a broken one (unreadable), or anything that is not a regular file (a device such as /dev/zero, a FIFO
+    or a socket would hang the ingest or feed it without end)."""
+    target = path
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return "unreadable (broken symlink)"
+    try:
+        mode = target.stat().st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISDIR(mode):
+        return "a folder, not a document"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a device, a FIFO or a socket)"
+    if target is not path and not any(target.is_relative_to(home) for home in homes):
+        return f"symlink leads outside the knowledge base ({target})"
+    return ""
+
+
 def discover(kb_dir: Path) -> tuple[list[SourceFile], list[IngestIssue]]:
     """The files to ingest and the ones skipped before parsing (with reasons)."""
     kb_dir = Path(kb_dir)
     files: list[SourceFile] = []
     skipped: list[IngestIssue] = []
+    root = kb_dir.resolve()
     for collection, folder in collection_folders(kb_dir):
-        entries = sorted(
-            p for p in folder.iterdir() if (p.is_file() or p.is_symlink()) and not p.name.startswith(".")
-        )
+        entries = []
+        for path in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
+            if path.is_dir() and not path.is_symlink():
+                continue
+            problem = _not_own_regular_file(path, (root, folder.resolve()))
+            if problem:
+                skipped.append(IngestIssue(path=str(path), reason=problem))
+            else:
+                entries.append(path)
         texts = {p.stem: p for p in entries if p.suffix.lower() in _TEXT_SUFFIXES}
         pdf_stems = {p.stem for p in entries if p.suffix.lower() == ".pdf"}
         for path in entries:

@@ -57,6 +57,32 @@ def test_identical_files_are_indexed_once_and_each_skip_is_reported_once(tmp_pat
     assert not any("B.txt" in record.getMessage() for record in caplog.records)  # the report says it, once
 
 
+def test_only_the_knowledge_bases_own_regular_files_are_read(tmp_path, settings):
+    """A symlink out of the folder (/etc/os-release was indexed), to a device (/dev/zero) or to a FIFO (both
+    hung the ingest forever), and a broken one: each skipped with its reason; a symlink inside is read."""
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    (kb / "Gesetz.txt").write_text(GERMAN, encoding="utf-8")
+    outside = tmp_path / "private.txt"
+    outside.write_text("§ 1 Geheim\nEin Text außerhalb der Wissensbasis.\n", encoding="utf-8")
+    (kb / "Fremd.txt").symlink_to(outside)
+    (kb / "Null.txt").symlink_to("/dev/zero")
+    fifo = tmp_path / "kb" / "pipe.txt"
+    os.mkfifo(fifo)
+    (kb / "Rohr.txt").symlink_to(fifo)
+    os.mkfifo(kb / "Direkt.txt")
+    (kb / "Kaputt.txt").symlink_to(tmp_path / "gone.txt")
+    (kb / "Verweis.txt").symlink_to(kb / "Gesetz.txt")  # inside: the same text, indexed once
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    report = ingest(tmp_path / "kb", index, settings.kb, show_progress=False)  # returns: nothing hangs
+    reasons = {Path(issue.path).name: issue.reason for issue in report.skipped}
+    assert "outside the knowledge base" in reasons["Fremd.txt"]
+    assert all("not a regular file" in reasons[name] for name in ("Null.txt", "Rohr.txt", "Direkt.txt"))
+    assert "broken symlink" in reasons["Kaputt.txt"]
+    texts = " ".join(chunk.text for chunk in index.get_chunks("Recht"))
+    assert "Gebühr von 5 €" in texts and "außerhalb" not in texts
+
+
 def test_a_markdown_file_with_a_title_splits_at_its_section_lines(tmp_path, settings):
     kb = tmp_path / "kb" / "Recht__db_inserted"
     kb.mkdir(parents=True)
