@@ -38,6 +38,14 @@ def _rewrite_texts(value, text: str):
     return text if isinstance(value, str) and len(value) > 3 else value
 
 
+def _placeholder(value):
+    if isinstance(value, dict):
+        return {k: _placeholder(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_placeholder(v) for v in value]
+    return "-" if isinstance(value, str) else value
+
+
 class FakeOllama:
     def __init__(self, behaviour: str = "good", tags: object | None = None, trickle_s: float = 0.2):
         self.behaviour = behaviour
@@ -77,6 +85,8 @@ class FakeOllama:
         good = str(self._german.invoke(prompt).content)
         if self.behaviour == "chinese":
             return json.dumps(_rewrite_texts(json.loads(good), CHINESE_TEXT), ensure_ascii=False)
+        if self.behaviour == "placeholder":  # schema-valid JSON with "-" in every text field
+            return json.dumps(_placeholder(json.loads(good)))
         if self.behaviour == "empty_answer" and step == "synthesize":
             return json.dumps({"answer": "", "key_findings": []})
         return good

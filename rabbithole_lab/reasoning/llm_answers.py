@@ -27,12 +27,58 @@ def parse_json_answer(text: str, schema: type[Model]) -> Model:
     return of_shape(schema.model_validate(json.loads(match.group(0))), schema)
 
 
+# what a model writes when it has nothing to say but must fill a field: no content
+PLACEHOLDERS = frozenset({"-", "--", "–", "—", "...", "…", "?", "n/a", "na", "none", "null", "nil", "todo", "tbd",
+                          "placeholder", "xxx"})
+
+
 def of_shape(answer: Model, schema: type[Model]) -> Model:
-    """Every field of our answer schemas has a default, so JSON without any of them (`{"unexpected": 1}`)
-    would validate as an empty answer: an answer is of the schema's shape only if it sets a field."""
-    if schema.model_fields and not answer.model_fields_set:
-        raise ValueError(f"JSON of the wrong shape: none of {', '.join(schema.model_fields)}")
+    """A model's answer has every field of the schema (the schema sent to the model requires them all:
+    `required_schema`), and content: a field holding a placeholder ("-", "n/a", "…") or an answer whose texts
+    are all empty counts as invalid JSON, so the step is retried and then answered by the fallback."""
+    missing = [name for name in schema.model_fields if name not in answer.model_fields_set]
+    if missing:
+        raise ValueError(f"JSON of the wrong shape: without {', '.join(missing)}")
+    fields = answer.model_dump()
+    filler = [text for text in _strings(fields) if text.strip().casefold() in PLACEHOLDERS]
+    if filler:
+        raise ValueError(f"placeholder content instead of an answer ({filler[0]!r})")
+    # an empty list says "none" (no reference, no change to the plan); empty texts and nothing else say nothing
+    texts = [value for value in fields.values() if isinstance(value, str)]
+    scalars = [value for value in fields.values() if isinstance(value, bool | int | float)]
+    if texts and not any(text.strip() for text in texts) and not scalars and \
+            not any(isinstance(value, list) and value for value in fields.values()):
+        raise ValueError("an empty answer (no content in any field)")
     return answer
+
+
+def _strings(value: object):
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def required_schema(schema: type[BaseModel]) -> dict:
+    """The JSON schema sent to the model, with every property required (pydantic leaves a field with a
+    default optional, and a model may then answer `{}`)."""
+    def require_all(node: object) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                node["required"] = list(node["properties"])
+            for item in node.values():
+                require_all(item)
+        elif isinstance(node, list):
+            for item in node:
+                require_all(item)
+
+    document = schema.model_json_schema()
+    require_all(document)
+    return document
 
 
 def text_fields(value: object) -> str:
@@ -69,7 +115,7 @@ class GivenUp(RuntimeError):
 def structured_model(model, schema: type[BaseModel]):
     """The chat model with LangChain's structured output (JSON schema, raw message kept for the <think>
     stripping), or the plain model for chat models without it (the schema is in the prompt)."""
-    try:
-        return model.with_structured_output(schema, method="json_schema", include_raw=True)
+    try:  # the answer is read from the raw message by `parse_json_answer` against `schema` itself
+        return model.with_structured_output(required_schema(schema), method="json_schema", include_raw=True)
     except (NotImplementedError, TypeError, ValueError):
         return model

@@ -247,3 +247,35 @@ def test_a_host_that_answers_html_is_named_as_not_ollama_not_as_down(tmp_path, d
         code = main(_cli(tmp_path, demo_db, server.url, QUESTION, "--out", str(tmp_path / "r")))
     err = capsys.readouterr().err
     assert code == 3 and "OLLAMA_BASE_URL" in err and "Resume with" in err and "starten Sie Ollama" not in err
+
+
+def test_a_reply_that_requires_nothing_is_not_sent_and_a_missing_field_is_invalid():
+    """The schema sent to the model requires every field, so `{}` cannot pass; a reply without a field is
+    read as invalid JSON (retried, then answered by the fallback)."""
+    from rabbithole_lab.reasoning.llm_answers import parse_json_answer, required_schema
+    from rabbithole_lab.schemas import ReferenceDecision, TodoAdaptation
+
+    assert set(required_schema(ReferenceDecision)["required"]) == {"follow", "reason"}
+    with pytest.raises(ValueError, match="without reason"):
+        parse_json_answer('{"follow": true}', ReferenceDecision)
+    with pytest.raises(ValueError, match="placeholder"):
+        parse_json_answer('{"follow": true, "reason": "-"}', ReferenceDecision)
+    # an empty list is an answer ("no change"), not a missing one
+    assert parse_json_answer('{"add": [], "close": []}', TodoAdaptation).add == []
+
+
+def test_placeholder_output_is_retried_then_answered_by_the_fallback_and_said(tmp_path, demo_db, ollama_env, capsys,
+                                                                             embed):
+    """Schema-valid JSON with "-" in every field (a small model can do that) is no answer: the step retries
+    once, then the extractive reasoner answers it, and the report says so; the run never ends with "-"."""
+    with FakeOllama(behaviour="placeholder") as server:
+        reasoner = _reasoner(server.url, embed)
+        analysis = reasoner.analyze_retrieval(QUESTION, [PASSAGE], "de")
+        assert server.chat_requests == RETRIES + 1 and "-" not in analysis.key_concepts
+        assert any("extractive reasoner answered" in w for w in reasoner.drain_warnings())
+        ollama_env(server.url)
+        code = main(_cli(tmp_path, demo_db, server.url, QUESTION, "--out", str(tmp_path / "r")))
+    assert code == 0
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["report"]
+    assert report["answer"].strip() not in ("", "-") and report["sources"]
+    assert any("extractive reasoner answered" in w for w in report["metadata"]["warnings"])
