@@ -151,6 +151,18 @@ def _run(args) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if args.debug or not _from_the_store(exc):
+            raise
+        # the Chroma server went away or its file broke mid-command: what was written is kept, a rerun resumes
+        print(f"error: the index store failed ({type(exc).__name__}: {exc}); run the command again once it "
+              f"answers (an ingest resumes where it stopped)", file=sys.stderr)
+        return 2
+
+
+def _from_the_store(exc: BaseException) -> bool:
+    """An error raised by Chroma or its HTTP client."""
+    return type(exc).__module__.split(".")[0] in ("chromadb", "httpx", "httpcore")
 
 
 def cli_entry() -> None:

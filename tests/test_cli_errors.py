@@ -245,3 +245,30 @@ def test_a_binary_input_file_is_named_in_one_line(tmp_path, capsys, demo_db, com
     line = _one_line_error(err)
     assert code == 2 and str(data) in line and "not UTF-8" in line
     assert _tree(tmp_path) == ["input.bin"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "overwritten"])
+def test_a_damaged_store_is_one_line_that_says_how_to_rebuild_and_deletes_nothing(tmp_path, capsys, demo_db, damage):
+    db = tmp_path / "db"
+    shutil.copytree(demo_db, db)
+    store = db / "chroma.sqlite3"
+    data = store.read_bytes()
+    store.write_bytes(data[: len(data) // 3] if damage == "truncated" else b"garbage" * 100)
+    before = _tree(db)
+    code, err = _run(capsys, "search", "Grenzwert", "--kb", str(DEMO_KB), "--db", str(db))
+    line = _one_line_error(err)
+    assert code == 2 and "is damaged" in line and "rabbithole ingest" in line and _tree(db) == before
+
+
+def test_damaged_search_files_are_rebuilt_from_the_store(tmp_path, capsys, demo_db):
+    db = tmp_path / "db"
+    shutil.copytree(demo_db, db, symlinks=True)
+    vectors = (db / "bm25" / "Recht" / "vectors.npy").resolve()  # the current generation (a relative link)
+    assert vectors.is_relative_to(db.resolve())
+    vectors.write_bytes(vectors.read_bytes()[:200])  # cut inside the array
+    code = cli_main(["--env-file", "none", "search", "Grenzwert", "--kb", str(DEMO_KB), "--db", str(db),
+                     "--collection", "Recht", "--mode", "dense"])
+    printed = capsys.readouterr()
+    assert code == 0 and "QStr" in printed.out, printed.err[-2000:]
+    assert "search files of collection Recht are damaged" in printed.err
+    assert (db / "bm25" / "Recht" / "vectors.npy").stat().st_size > 200  # a new generation is current

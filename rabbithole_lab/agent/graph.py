@@ -82,8 +82,9 @@ def _guarded(name: str, node: Node) -> Node:
             logger.warning("Node %s stopped: %s", name, exc)
             return {"error": user_message(name, exc, state.get("detected_language", "de")), "failed_node": name,
                     "warnings": services.reasoner.drain_warnings()}
-        except Exception as exc:
-            logger.exception("Node %s failed", name)
+        except Exception as exc:  # one line; the traceback with -v (a server gone mid-run gave 99 lines)
+            logger.error("Node %s failed: %s: %s", name, type(exc).__name__, exc)
+            logger.debug("Node %s failed", name, exc_info=True)
             return {"error": user_message(name, exc, state.get("detected_language", "de")), "failed_node": name,
                     "warnings": services.reasoner.drain_warnings()}
         drained = services.reasoner.drain_warnings()

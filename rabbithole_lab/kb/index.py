@@ -36,6 +36,10 @@ class IndexError_(RuntimeError):
     """Base for index problems with a user-readable message."""
 
 
+class IndexStoreError(IndexError_):
+    """The Chroma store cannot be opened or stopped answering (a damaged file, a server that went away)."""
+
+
 class UnknownCollectionError(IndexError_):
     pass
 
@@ -136,12 +140,20 @@ class ChromaIndex:
         self.embedder = embedder
         client_settings = ChromaClientSettings(anonymized_telemetry=False, allow_reset=False)
         if host:
-            self.client = chromadb.HttpClient(host=host, port=port, settings=client_settings)
             self.location = f"http://{host}:{port}"
+            try:
+                self.client = chromadb.HttpClient(host=host, port=port, settings=client_settings)
+            except Exception as exc:  # refused, or not a Chroma server: one line, never a traceback
+                raise IndexStoreError(f"the Chroma server at {self.location} does not answer ({exc})") from None
         else:
             self.db_path.mkdir(parents=True, exist_ok=True)
-            self.client = chromadb.PersistentClient(path=str(self.db_path), settings=client_settings)
             self.location = str(self.db_path)
+            try:
+                self.client = chromadb.PersistentClient(path=str(self.db_path), settings=client_settings)
+            except Exception as exc:  # a truncated or overwritten chroma.sqlite3: nothing is deleted for the user
+                raise IndexStoreError(
+                    f"the index at {self.db_path} is damaged ({exc}); move that folder away and run "
+                    f"`rabbithole ingest` again to rebuild it from the documents") from None
         self._handles: dict[str, object] = {}
         # larger collections than in_memory_max_chunks go through Chroma's own query
         self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path)

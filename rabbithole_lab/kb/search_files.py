@@ -6,6 +6,7 @@ store of record: these files are rebuilt from it whenever they are missing or ou
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import threading
@@ -18,6 +19,8 @@ import numpy as np
 from rabbithole_lab.kb.ingest_lock import writer_lock_if_free
 from rabbithole_lab.kb.lexical import ANALYZER_VERSION, Bm25Index
 from rabbithole_lab.records import Chunk
+
+logger = logging.getLogger(__name__)
 
 VECTORS_FILE = "vectors.npy"  # beside the BM25 index: the dense vectors in the order of its ids
 STATE_FILE = "state.json"  # how many chunks the store held when the files were built
@@ -170,10 +173,18 @@ class SearchFiles:
                 return self._snapshots[collection]
             generation = self._generations.get(collection, self.folder(name))
         if len(bm25.ids) <= self.in_memory_max_chunks:
-            try:
-                vectors = np.load(generation / VECTORS_FILE, mmap_mode="r")
-            except OSError:
-                vectors = None
+            vectors, problem = _vectors(generation)
+            if problem and (generation / VECTORS_FILE).exists():  # truncated or overwritten: rebuilt, never trusted
+                logger.warning("The search files of collection %s are damaged (%s); rebuilding them from the index",
+                               collection, problem)
+                self.mark_stale(collection, name)
+                with self._lock:
+                    self._bm25.pop(collection, None)
+                    self._generations.pop(collection, None)
+                bm25 = load_bm25()
+                with self._lock:
+                    generation = self._generations.get(collection, self.folder(name))
+                vectors, _ = _vectors(generation)
             if vectors is not None and vectors.shape[0] == len(bm25.ids):
                 snapshot = VectorSnapshot(bm25.ids, bm25.docs, vectors)
         with self._lock:
@@ -198,3 +209,11 @@ class SearchFiles:
             shutil.rmtree(target, ignore_errors=True)
         else:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _vectors(generation: Path) -> tuple[np.ndarray | None, str]:
+    """The vectors of one generation of the files, or why they cannot be read."""
+    try:
+        return np.load(generation / VECTORS_FILE, mmap_mode="r"), ""
+    except (OSError, ValueError, EOFError) as exc:
+        return None, f"{type(exc).__name__}: {exc}"
