@@ -3,7 +3,7 @@ the folder.
 
 Each ingest brings the index to what an ingest of the folder as it is now into an empty index would
 give: files that left the folder (or can no longer be read) leave the index with their chunks, search
-files and registry entries; of files with the same content the first in folder order is indexed, decided
+files and registry entries; of files with the same content in one collection the first in folder order is indexed, decided
 afresh each time, so a copy is indexed once its original is gone. A PDF that cannot be read is replaced
 by its same-stem .md/.txt when there is one. Bad files are skipped with a one-line reason; the rest goes in.
 """
@@ -134,9 +134,10 @@ _EMPTY_CONTENT = hashlib.sha256(b"").hexdigest()  # empty files are no copies of
 
 
 def _first_of_each_content(files: list[SourceFile], report: IngestReport) -> list[tuple[SourceFile, str]]:
-    """(file, content hash) of the files to index: of files with the same bytes the first in folder order
-    (the others are reported as copies); files that cannot be read are reported."""
-    first: dict[str, SourceFile] = {}
+    """(file, content hash) of the files to index: of files with the same bytes in one collection the first in
+    folder order (the others are reported as copies); files that cannot be read are reported. The same file in
+    two collections is in both: each collection is searched on its own."""
+    first: dict[tuple[str, str], SourceFile] = {}
     kept: list[tuple[SourceFile, str]] = []
     for source in files:
         try:
@@ -144,7 +145,7 @@ def _first_of_each_content(files: list[SourceFile], report: IngestReport) -> lis
         except OSError as exc:
             report.skipped.append(IngestIssue(path=str(source.path), reason=f"unreadable: {exc.strerror or exc}"))
             continue
-        original = first.setdefault(digest, source) if digest != _EMPTY_CONTENT else source
+        original = first.setdefault((source.collection, digest), source) if digest != _EMPTY_CONTENT else source
         if original is not source:
             copy_of = f"{original.collection}/{original.path.name}"
             report.skipped.append(IngestIssue(path=str(source.path), reason=f"same content as {copy_of}, indexed once"))

@@ -170,13 +170,22 @@ def _first_line(exc: Exception) -> str:
 
 
 def read_text(path: Path) -> str:
-    """A text file's content: UTF-8 (with or without BOM), else the encoding charset-normalizer detects
-    (UTF-16 with or without BOM, cp1252, ...); binary content is an error."""
+    """A text file's content: UTF-8 (with or without BOM; a few bad bytes replaced, with a warning), else the
+    encoding charset-normalizer detects (UTF-16 with or without BOM, cp1252, ...); binary content is an
+    error."""
     raw = path.read_bytes()
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         pass
+    # UTF-8 with a few stray bytes (a bad copy, a cut download) is still UTF-8: read whole as cp1250 it loses
+    # every "§" and umlaut, so the bad bytes are replaced instead, and said
+    replaced = raw.decode("utf-8-sig", errors="replace")
+    bad = replaced.count("\ufffd") - raw.count("\ufffd".encode())
+    multibyte = sum(1 for char in replaced if ord(char) > 127 and char != "\ufffd")
+    if 0 < bad <= multibyte:
+        logger.warning("%s: UTF-8 with %d undecodable byte sequence(s), shown as \ufffd", path.name, bad)
+        return replaced
     from charset_normalizer import from_bytes
 
     best = from_bytes(raw).best()

@@ -40,6 +40,22 @@ def test_a_text_file_is_read_in_its_own_encoding(tmp_path, settings, encoding):
     assert "Dieses „Gesetz“ regelt die Gebühr von 5 €" in chunk.text and chunk.section == "§ 1"
 
 
+def test_utf8_with_stray_bytes_stays_utf8_with_the_bad_bytes_replaced_and_said(tmp_path, settings, caplog):
+    """Two stray bytes once made the whole file cp1250 ("GrĂĽĂźe"), losing its "§ 1" label."""
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    data = GERMAN.encode("utf-8")
+    cut = data.index(b"regelt")
+    (kb / "Gesetz.txt").write_bytes(data[:cut] + b"\xff\xfe" + data[cut:])
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    with caplog.at_level("WARNING"):
+        report = ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
+    assert report.files_ingested == 1
+    [chunk] = index.get_chunks("Recht")
+    assert chunk.section == "§ 1" and "Gebühr von 5 €" in chunk.text and "\ufffd" in chunk.text
+    assert any("undecodable" in record.getMessage() for record in caplog.records)
+
+
 def test_identical_files_are_indexed_once_and_each_skip_is_reported_once(tmp_path, settings, caplog):
     kb = tmp_path / "kb" / "Recht__db_inserted"
     kb.mkdir(parents=True)
@@ -81,6 +97,19 @@ def test_only_the_knowledge_bases_own_regular_files_are_read(tmp_path, settings)
     assert "broken symlink" in reasons["Kaputt.txt"]
     texts = " ".join(chunk.text for chunk in index.get_chunks("Recht"))
     assert "Gebühr von 5 €" in texts and "außerhalb" not in texts
+
+
+def test_the_same_file_in_two_collections_is_in_both(tmp_path, settings):
+    """It was skipped as a copy in the second, which then did not exist ("unknown collection")."""
+    for collection in ("Recht", "Archiv"):
+        folder = tmp_path / "kb" / f"{collection}__db_inserted"
+        folder.mkdir(parents=True)
+        (folder / "Gesetz.txt").write_text(GERMAN, encoding="utf-8")
+    index = open_index(settings, tmp_path / "kb", tmp_path / "db")
+    report = ingest(tmp_path / "kb", index, settings.kb, show_progress=False)
+    assert report.files_ingested == 2 and not report.skipped, format_report(report)
+    assert sorted(index.collections()) == ["Archiv", "Recht"]
+    assert index.documents("Archiv") == index.documents("Recht") == ["Gesetz.txt"]
 
 
 def test_a_markdown_file_with_a_title_splits_at_its_section_lines(tmp_path, settings):
