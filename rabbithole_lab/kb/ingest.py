@@ -3,8 +3,8 @@ the folder.
 
 Each ingest brings the index to what an ingest of the folder as it is now into an empty index would
 give: files that left the folder (or can no longer be read) leave the index with their chunks, search
-files and registry entries; of files with the same content in one collection the first in folder order is indexed, decided
-afresh each time, so a copy is indexed once its original is gone. A PDF that cannot be read is replaced
+files and registry entries; of files with the same content in one collection the first in folder order is
+indexed, decided afresh each time, so a copy is indexed once its original is gone. A PDF that cannot be read is replaced
 by its same-stem .md/.txt when there is one. Bad files are skipped with a one-line reason; the rest goes in.
 """
 
