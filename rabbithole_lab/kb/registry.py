@@ -118,6 +118,9 @@ class DocumentRegistry:
         self._inflected: dict[str, tuple[str, str]] = {}
         # abbreviations ("FUNDS", "StrlSchG"): in free text only their capitals make them names
         self._abbreviations: set[str] = set()
+        # names written with capitals ("Groups", "Own Funds", "Strahlenschutzgesetz"): a phrase written all in
+        # lower case ("an international group", "its own funds") uses the words, it does not name the document
+        self._capitalised: set[str] = set()
         # the first word of a long name ("Kostenverordnung" of "Kostenverordnung zum Atomgesetz"), when it is
         # a compound act name and belongs to one document only
         head_documents: dict[str, set[tuple[str, str]]] = {}
@@ -127,6 +130,8 @@ class DocumentRegistry:
             for name in [*entry.synonyms, Path(entry.filename).stem]:
                 if name.strip():
                     self._exact[name.strip().lower()] = target
+                    if name.strip() != name.strip().lower():
+                        self._capitalised.update({name.strip().lower(), inflection_key(name)})
                     if _is_abbreviation(name.strip()):
                         self._abbreviations.add(name.strip().lower())
                     else:  # an abbreviation has no inflected forms: "the Fund" is not "FUNDS"
@@ -191,6 +196,8 @@ class DocumentRegistry:
         lowered = text.strip().lower()
         if lowered in self._abbreviations and not _is_abbreviation(text.strip()):
             return None  # "funds" in a question is a word, "FUNDS" the rulebook
+        if text.strip() == lowered and (lowered in self._capitalised or inflection_key(text) in self._capitalised):
+            return None  # "its own funds" uses words; "the Own Funds Part" names the document
         if lowered in self._exact:
             return self._exact[lowered]
         if len(lowered) < 5:

@@ -327,3 +327,20 @@ def test_a_chapter_title_on_every_passage_does_not_outrank_the_passage_that_says
     kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
     [first, *_] = kb.search("outsourcing payment services provider", k=3, mode="bm25")
     assert first.section.startswith("9.1")
+
+
+def test_a_title_of_ordinary_words_is_named_only_as_a_name():
+    """A rulebook titles its parts with ordinary words ("Groups", "Own Funds", "Investments"): a question that
+    uses the words in lower case ("an international group", "its own funds") does not name those parts; a
+    question that writes them as a name does. German act names and abbreviations are unchanged."""
+    registry = DocumentRegistry([
+        RegistryEntry("groups.md", "Rules", ["Groups"]),
+        RegistryEntry("own-funds.md", "Rules", ["Own Funds"]),
+        RegistryEntry("KostV.pdf", "Recht", ["Kostenverordnung", "KostV"]),
+    ])
+    assert named_documents("What must a UK subsidiary of an international group set out in its plan?", registry) == []
+    assert named_documents("How are its own funds counted?", registry) == []
+    named = named_documents("What does the Groups Part require, and what the Own Funds Part?", registry)
+    assert set(named) == {"groups.md", "own-funds.md"}
+    assert named_documents("Welche Gebühren nennt die Kostenverordnung?", registry) == ["KostV.pdf"]
+    assert named_documents("Was regelt § 3 KostV?", registry) == ["KostV.pdf"]
