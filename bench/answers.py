@@ -170,7 +170,7 @@ def bench(context: BenchContext, reuse_sessions: bool = False) -> dict:
                            "%d questions first, about a minute each; --reuse-sessions re-synthesises the newest kept "
                            "research instead", folder, len(questions))
         rows = research_all(context, services, questions, folder)
-        (folder / "kept.json").write_text(json.dumps({**recipe, "commit": _commit(), "date": time.strftime(
+        (folder / "kept.json").write_text(json.dumps({**recipe, "commit": context.code_commit, "date": time.strftime(
             "%Y-%m-%d")}, indent=1), encoding="utf-8")
     write_jsonl(out / "answers.jsonl", rows)
     numbers = measure(questions, rows, out)
@@ -180,8 +180,3 @@ def bench(context: BenchContext, reuse_sessions: bool = False) -> dict:
         research_kept_at=sessions.get("commit"), research_stale=sessions_recipe(context) != {
             k: sessions.get(k) for k in recipe})}
 
-
-def _commit() -> str:
-    from bench.common import git
-
-    return git("rev-parse", "--short=12", "HEAD")

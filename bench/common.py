@@ -50,6 +50,8 @@ class BenchContext:
     show_progress: bool = True
     command: str = ""
     settings: Settings = field(default_factory=lambda: load_settings(env_file=None, llm={"provider": "extractive"}))
+    # the code that runs is the code at the start (modules are imported then): a result names that commit
+    code_commit: str = field(default_factory=lambda: code_state())
     _indexes: dict[Path, Path] = field(default_factory=dict)
 
     def index(self, kb_dir: Path) -> Path:
@@ -92,13 +94,22 @@ def embedder_name(settings: Settings) -> str:
     return f"{choice.backend}:{choice.model}"
 
 
-def write_result(name: str, context: BenchContext, numbers: dict, started: float, **extra) -> Path:
-    """bench/results/<name>.json with the numbers and how they were made."""
+def code_state() -> str:
+    """The commit of the package and bench code, "+dirty" when they differ from it."""
     commit = git("rev-parse", "--short=12", "HEAD")
     dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "rabbithole_lab", "bench"))
+    return commit + ("+dirty" if dirty else "")
+
+
+def write_result(name: str, context: BenchContext, numbers: dict, started: float, **extra) -> Path:
+    """bench/results/<name>.json with the numbers and how they were made: the commit is the one the run
+    started on (a commit made while it ran is recorded beside it, not in its place)."""
+    at_end = code_state()
+    if at_end != context.code_commit:
+        extra = {"commit_at_end": at_end, **extra}
     record = {
         "benchmark": name,
-        "commit": commit + ("+dirty" if dirty else ""),
+        "commit": context.code_commit,
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": machine(),
         "embedder": embedder_name(context.settings),
