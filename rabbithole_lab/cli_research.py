@@ -62,7 +62,7 @@ def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict])
 
 
 def cmd_trail(args) -> int:
-    from rabbithole_lab.language import detect_language
+    from rabbithole_lab.language import question_language
     from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
     from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
     from rabbithole_lab.reasoning.factory import build_gate
@@ -70,7 +70,7 @@ def cmd_trail(args) -> int:
     check_question(args.question, "question")
     settings = command_settings(args)
     kb = open_existing_knowledge(args, settings)
-    language = detect_language(args.question)
+    language = question_language(args.question)
     follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder))
     trail = follow_question(kb, follower, args.question, language, args.collection, pool_size=args.k)
     items = admit(trail.candidates, args.budget_chars)

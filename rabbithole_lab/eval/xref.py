@@ -18,7 +18,7 @@ from typing import Literal
 
 from rabbithole_lab.input_files import InputFileError, read_text_input
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.language import detect_language
+from rabbithole_lab.language import question_language
 from rabbithole_lab.progress import progress
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.engine import admit, admit_items, follow_question
@@ -86,7 +86,7 @@ def run_question(
     `top_items`, "top_items" holds that many most valuable items beside the character context."""
     started = time.perf_counter()
     calls_before = llm_calls()
-    language = question.get("language") or detect_language(question["question"])
+    language = question.get("language") or question_language(question["question"])
     trail = follow_question(kb, follower, question["question"], language)
     admitted = admit_items(trail.candidates, max_items) if max_items else admit(trail.candidates, budget_chars)
     context = [_entry(candidate) for candidate in admitted]

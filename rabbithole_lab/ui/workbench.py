@@ -15,7 +15,7 @@ from pathlib import Path
 import ipywidgets as w
 
 from rabbithole_lab.agent.session import RunStatus
-from rabbithole_lab.language import detect_language
+from rabbithole_lab.language import question_language
 from rabbithole_lab.messages import ui_text
 from rabbithole_lab.report.folder import new_saved_folder, write_report_folder
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
@@ -115,7 +115,7 @@ class Workbench:
         if self.backend.busy():
             self._say("busy")
             return
-        self._set_language(self.query.chosen_language() or detect_language(question))
+        self._set_language(self.query.chosen_language() or question_language(question))
         for panel in (self.hitl, self.todo):
             panel.widget.layout.display = "none"
         self.results.widget.layout.display = self.context.widget.layout.display = "none"

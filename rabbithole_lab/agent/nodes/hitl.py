@@ -11,7 +11,7 @@ from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map, languag
 from rabbithole_lab.agent.query_anchor import research_summary
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPreview
-from rabbithole_lab.language import detect_language
+from rabbithole_lab.language import question_language
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND, anchor_text
@@ -32,7 +32,7 @@ def hitl_init(state: AgentState, runtime: Runtime[Services]) -> dict:
         raise ValueError("The question is empty.")
     # one language per session: the one the user chose, else the question's
     lang = state.get("requested_language") if state.get("requested_language") in ("de", "en") \
-        else detect_language(query)
+        else question_language(query)
     return {
         "query": query,
         "detected_language": lang,
