@@ -137,6 +137,14 @@ class SearchFiles:
         an index built in memory from the documents complete so far)."""
         with self._lock:
             cached = self._bm25.get(collection)
+            loaded_from = self._generations.get(collection)
+        if cached is not None and loaded_from is not None and self.folder(name).resolve() != loaded_from:
+            # another process swapped in new files (its ingest added or removed documents): read them
+            with self._lock:
+                self._bm25.pop(collection, None)
+                self._snapshots.pop(collection, None)
+                self._generations.pop(collection, None)
+            cached = None
         if cached is not None:
             return cached
         if self.in_step(name, count()):
@@ -164,10 +172,10 @@ class SearchFiles:
     def snapshot(self, collection: str, name: str, load_bm25: Callable[[], Bm25Index]) -> VectorSnapshot | None:
         """The vectors for exact search in memory, or None for a collection too large (or out of step).
         The BM25 files are loaded (or rebuilt when missing or stale) before the vectors beside them."""
+        bm25 = load_bm25()  # first: it notices files another process swapped in, and drops the old vectors
         if collection in self._snapshots:
             return self._snapshots[collection]
         snapshot = None
-        bm25 = load_bm25()
         with self._lock:
             if collection in self._snapshots:  # built in memory with the index
                 return self._snapshots[collection]

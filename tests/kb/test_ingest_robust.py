@@ -309,3 +309,23 @@ def test_a_plain_progress_line_says_the_pace_and_the_time_left(caplog, monkeypat
         bar.update(250)  # 10 s after the start: 25 a second, 750 to go
     [line] = [record.getMessage() for record in caplog.records]
     assert line == "Chunks: 250/1000 chunk, 25.0 chunk/s, about 30 s left"
+
+
+def test_a_long_lived_search_sees_what_another_process_removed(tmp_path, settings):
+    """The workbench kernel kept returning a section whose file another process's ingest had removed."""
+    from rabbithole_lab.kb.factory import open_knowledge_base
+
+    kb = tmp_path / "kb"
+    shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
+    (kb / "Recht__db_inserted" / "Sternwarte.txt").write_text(
+        "§ 1 Sternwarte\nIm Observatorium gilt für Teleskopwarte ein Grenzwert von 7 Millisievert.\n", encoding="utf-8")
+    ingest(kb, open_index(settings, kb, tmp_path / "db"), settings.kb, show_progress=False)
+    kernel = open_knowledge_base(settings, kb, tmp_path / "db")  # lives on, like a notebook kernel
+    for mode in ("bm25", "dense", "hybrid"):
+        assert "Sternwarte.txt" in {hit.doc for hit in kernel.search("Teleskopwarte Observatorium", k=5, mode=mode)}
+    (kb / "Recht__db_inserted" / "Sternwarte.txt").unlink()
+    done = subprocess.run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "ingest", str(kb),
+                           "--db", str(tmp_path / "db"), "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for mode in ("bm25", "dense", "hybrid"):
+        assert "Sternwarte.txt" not in {hit.doc for hit in kernel.search("Teleskopwarte Observatorium", k=5, mode=mode)}
