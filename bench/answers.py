@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import statistics
 import sys
 import tempfile
@@ -51,8 +50,6 @@ from rabbithole_lab.research import Research, open_services
 
 logger = logging.getLogger(__name__)
 SESSIONS_ENV = "RABBITHOLE_SESSION_CACHE"
-SUMMARY = re.compile(r"answers: facts=(?P<facts>[\d.]+) facts_all=(?P<facts_all>[\d.]+) "
-                     r"cited_req=(?P<cited>[\d.]+) page_exact=(?P<page_exact>[\d.]+)")
 
 
 def sessions_root() -> Path:
@@ -120,28 +117,44 @@ def resynthesize_all(context: BenchContext, services, questions: list[dict], fol
     return rows
 
 
-def score(questions: list[dict], rows: list[dict], out: Path, tag: str) -> dict:
+def score_each(questions: list[dict], rows: list[dict], out: Path, tag: str) -> dict[str, dict]:
+    """Each question's scores by shared/bench/score_answers.py --per-question, in one run of the scorer for
+    all questions (it reads the corpus PDFs at every start): {"facts", "cited_req", "citations", "not_exact"}."""
     write_jsonl(out / f"questions_{tag}.jsonl", questions)
     write_jsonl(out / f"answers_{tag}.jsonl", rows)
     printed = run_command([sys.executable, str(SHARED / "bench" / "score_answers.py"),
                            str(out / f"questions_{tag}.jsonl"), str(out / f"answers_{tag}.jsonl"),
-                           "--corpus", str(CORPUS)])
-    found = SUMMARY.search(printed)
-    return {key: float(value) for key, value in found.groupdict().items()} if found else {}
+                           "--corpus", str(CORPUS), "--per-question"])
+    return {item["id"]: item for item in (json.loads(line) for line in printed.splitlines() if line.startswith("{"))}
+
+
+def aggregate(chosen: list[dict], scored: dict[str, dict]) -> dict:
+    """The scorer's summary line over a subset, from its per-question scores (the same arithmetic:
+    a quote that starts on the cited page and runs on counts as exact)."""
+    items = [scored[question["id"]] for question in chosen]
+    citations = sum(item["citations"] for item in items)
+    inexact = sum(len(item["not_exact"]) for item in items)
+    return {"facts": round(statistics.fmean(item["facts"] for item in items), 3),
+            "facts_all": round(sum(1 for question, item in zip(chosen, items, strict=True)
+                                   if question.get("answer_facts") and item["facts"] >= 1.0) / len(items), 3),
+            "cited": round(statistics.fmean(item["cited_req"] for item in items), 3),
+            "page_exact": round((citations - inexact) / citations, 3) if citations else 0.0}
 
 
 def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
     by_id = {row["id"]: row for row in rows}
+    answers = [by_id[q["id"]] for q in questions]
+    leads = [row | {"answer": opening_of(row["answer"]), "citations": answer_citations(opening_of(row["answer"]))}
+             for row in answers]
+    whole, lead = score_each(questions, answers, out, "all"), score_each(questions, leads, out, "lead_all")
+    lead_by_id = {row["id"]: row for row in leads}
     numbers = {}
     for name, chosen in subsets(questions).items():
-        tag = name.replace(" ", "_")
-        answers = [by_id[q["id"]] for q in chosen]
-        leads = [row | {"answer": opening_of(row["answer"]),
-                        "citations": answer_citations(opening_of(row["answer"]))} for row in answers]
-        whole, lead = score(chosen, answers, out, tag), score(chosen, leads, out, f"lead_{tag}")
-        numbers[name] = {"n": len(chosen), **whole, "lead_facts": lead.get("facts"), "lead_cited": lead.get("cited"),
-                         "answer_chars": statistics.median(len(row["answer"]) for row in answers),
-                         "lead_chars": statistics.median(len(row["answer"]) for row in leads)}
+        of_lead = aggregate(chosen, lead)
+        numbers[name] = {"n": len(chosen), **aggregate(chosen, whole), "lead_facts": of_lead["facts"],
+                         "lead_cited": of_lead["cited"],
+                         "answer_chars": statistics.median(len(by_id[q["id"]]["answer"]) for q in chosen),
+                         "lead_chars": statistics.median(len(lead_by_id[q["id"]]["answer"]) for q in chosen)}
     return numbers
 
 
