@@ -18,11 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
+from rabbithole_lab.kb.chroma_records import (
+    chunk_from,
+    chunk_metadata,
+    get_all,
+    stored_identity,
+)
 from rabbithole_lab.kb.chunk_embedding import ChunkEmbedding
 from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
 from rabbithole_lab.kb.search_files import SearchFiles, VectorSnapshot
-from rabbithole_lab.kb.sections import section_key
 from rabbithole_lab.records import Chunk
 
 logger = logging.getLogger(__name__)
@@ -56,70 +61,7 @@ def chroma_collection_name(collection: str) -> str:
     return f"{safe[:40]}_{digest}"
 
 
-def _chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
-    return {
-        "doc": chunk.doc,
-        "collection": chunk.collection,
-        "page_start": chunk.page_start,
-        "page_end": chunk.page_end,
-        "section": chunk.section,
-        "section_key": section_key(chunk.section),
-        "heading": chunk.heading[:500],
-        "char_start": chunk.char_start,
-        "page_map": chunk.page_map,
-        "continuation": chunk.continuation,
-        "file_hash": file_hash,
-    }
-
-
 REEMBED_SUFFIX = "__reembed"  # a collection being re-embedded, beside the one it replaces
-
-
-def stored_identity(metadata: dict | None) -> str:
-    """The embedder a collection's metadata names; indexes from before backends were named are MiniLM's
-    through sentence-transformers."""
-    metadata = metadata or {}
-    model = metadata.get("embedding_model")
-    if not model:
-        return ""
-    return f"{metadata.get('embedding_backend', 'sentence-transformers')}:{model}"
-
-
-# Chroma answers a `get` of a whole collection with one SQL statement whose variables grow with the
-# number of chunks; SQLite refuses past its limit (a 10,000-page collection of ~46,000 chunks did), so
-# whole-collection reads go page by page.
-GET_PAGE_SIZE = 5_000
-
-
-def get_all(handle, include: list[str], where: dict | None = None) -> dict[str, list]:
-    """Every record of a Chroma collection (optionally filtered), read in pages of GET_PAGE_SIZE."""
-    out: dict[str, list] = {"ids": [], **{name: [] for name in include}}
-    offset = 0
-    while True:
-        got = handle.get(where=where, include=include, limit=GET_PAGE_SIZE, offset=offset)
-        out["ids"].extend(got["ids"])
-        for name in include:
-            values = got.get(name)
-            out[name].extend(list(values) if values is not None else [])
-        if len(got["ids"]) < GET_PAGE_SIZE:
-            return out
-        offset += GET_PAGE_SIZE
-
-
-def _chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
-    return Chunk(
-        id=chunk_id,
-        text=text,
-        doc=metadata["doc"],
-        collection=metadata["collection"],
-        page_start=int(metadata["page_start"]),
-        page_end=int(metadata["page_end"]),
-        section=metadata.get("section", ""),
-        heading=metadata.get("heading", ""),
-        char_start=int(metadata.get("char_start", 0)),
-        page_map=metadata.get("page_map", ""),
-        continuation=bool(metadata.get("continuation", False)),
-    )
 
 
 class ChromaIndex:
@@ -289,7 +231,7 @@ class ChromaIndex:
                 ids=[chunk.id for chunk in batch],
                 documents=[chunk.text for chunk in batch],
                 embeddings=vectors.tolist(),
-                metadatas=[_chunk_metadata(chunk, pending) for chunk in batch],
+                metadatas=[chunk_metadata(chunk, pending) for chunk in batch],
             )
             if progress is not None:
                 progress.update(len(batch))
@@ -299,7 +241,7 @@ class ChromaIndex:
         for start in range(0, len(chunks), _UPSERT_BATCH):
             batch = chunks[start : start + _UPSERT_BATCH]
             handle.update(ids=[chunk.id for chunk in batch],
-                          metadatas=[_chunk_metadata(chunk, fingerprint) for chunk in batch])
+                          metadatas=[chunk_metadata(chunk, fingerprint) for chunk in batch])
         if progress is not None:
             progress.update(len(chunks) - len(fresh))
         return len(fresh), len(stale)
@@ -365,7 +307,7 @@ class ChromaIndex:
 
     def _fetch(self, collection: str, ids: list[str]) -> dict[str, Chunk]:
         got = self._collection(collection).get(ids=ids, include=["documents", "metadatas"])
-        return {cid: _chunk_from(cid, text, meta)
+        return {cid: chunk_from(cid, text, meta)
                 for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)}
 
     def _chunks_by_id(self, collection: str, ids: list[str]) -> dict[str, Chunk]:
@@ -390,7 +332,7 @@ class ChromaIndex:
             return [by_id[cid] for cid in ids if cid in by_id]
         got = handle.get(ids=ids, where=where, include=["documents", "metadatas"])
         by_id = {
-            cid: _chunk_from(cid, text, meta)
+            cid: chunk_from(cid, text, meta)
             for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)
         }
         order = ids if ids is not None else sorted(by_id, key=lambda c: (by_id[c].doc, by_id[c].char_start))
@@ -447,7 +389,7 @@ class ChromaIndex:
             include=["documents", "metadatas", "distances"],
         )
         return [
-            (_chunk_from(cid, text, meta), 1.0 - float(distance))
+            (chunk_from(cid, text, meta), 1.0 - float(distance))
             for cid, text, meta, distance in zip(
                 got["ids"][0], got["documents"][0], got["metadatas"][0], got["distances"][0], strict=True
             )
