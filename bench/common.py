@@ -97,7 +97,8 @@ def embedder_name(settings: Settings) -> str:
 def code_state() -> str:
     """The commit of the package and bench code, "+dirty" when they differ from it."""
     commit = git("rev-parse", "--short=12", "HEAD")
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "rabbithole_lab", "bench"))
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", "rabbithole_lab", "bench",
+                     ":!bench/results", ":!bench/RESULTS.md"))  # a result written by this very run is no change
     return commit + ("+dirty" if dirty else "")
 
 
