@@ -245,14 +245,14 @@ def test_a_research_run_killed_mid_task_is_finished_by_resume(tmp_path, demo_db)
 def test_whole_collection_reads_go_page_by_page(tmp_path, settings, monkeypatch):
     """SQLite refuses a statement with too many variables, so a large collection is read in pages; a page
     size far below the collection's size must read exactly what one page does."""
-    from rabbithole_lab.kb import index as index_module
+    from rabbithole_lab.kb import chroma_records
 
     db = tmp_path / "db"
     index = open_index(settings, DEMO_KB, db)
     ingest(DEMO_KB, index, settings.kb, show_progress=False)
     whole = {collection: (sorted(index.rebuild_bm25(collection).ids), index.documents(collection),
                           index.document_hashes(collection)) for collection in index.collections()}
-    monkeypatch.setattr(index_module, "GET_PAGE_SIZE", 3)
+    monkeypatch.setattr(chroma_records, "GET_PAGE_SIZE", 3)
     paged_index = open_index(settings, DEMO_KB, db)
     for collection, (ids, documents, hashes) in whole.items():
         assert len(ids) > 3  # more than one page
