@@ -91,12 +91,12 @@ def progress(iterable: Iterable | None = None, *, desc: str, unit: str, show: bo
     """A tqdm bar where one can be drawn, plain log lines where not, nothing when `show` is False."""
     if show and not bars_drawable():
         return PlainProgress(iterable, desc=desc, total=total, unit=unit)
-    return SafeBar(iterable, desc=visible_controls(desc), unit=unit, total=total, disable=not show, leave=leave,
-                   file=raw_stream(sys.stderr))
+    return _safe_bar_class()(iterable, desc=visible_controls(desc), unit=unit, total=total, disable=not show,
+                             leave=leave, file=raw_stream(sys.stderr))
 
 
 @functools.cache
-def _safe_bar_class():
+def _safe_bar_class():  # built on first use: tqdm.auto picks the notebook or the terminal bar
     from tqdm.auto import tqdm
 
     class _SafeBar(tqdm):
@@ -108,6 +108,3 @@ def _safe_bar_class():
 
     return _SafeBar
 
-
-def SafeBar(*args: Any, **kwargs: Any):  # noqa: N802 (a class, built on first use: tqdm.auto picks notebook or terminal)
-    return _safe_bar_class()(*args, **kwargs)

@@ -274,7 +274,8 @@ class KnowledgeBase:
 
     def numbered_sections(self, doc: str, kind: str, collection: str | None = None) -> int:
         """How many distinct sections of one numbering (`numbering_kind`: "§", "art", "number", …) the
-        document's section index holds: with many, a section it lacks is missing, not merely unlabelled."""
+        document's section index holds: with any, a section of that numbering it lacks is missing there, not
+        merely unlabelled (`resolve.MIN_NUMBERED_SECTIONS`)."""
         keys = {key for target in self._targets(collection, doc) for key in self._document_keys(target, doc)
                 if key and numbering_kind(key) == kind}
         return len(keys)

@@ -139,11 +139,7 @@ class SearchFiles:
             cached = self._bm25.get(collection)
             loaded_from = self._generations.get(collection)
         if cached is not None and loaded_from is not None and self.folder(name).resolve() != loaded_from:
-            # another process swapped in new files (its ingest added or removed documents): read them
-            with self._lock:
-                self._bm25.pop(collection, None)
-                self._snapshots.pop(collection, None)
-                self._generations.pop(collection, None)
+            self._forget_loaded(collection)  # another process swapped in new files (its ingest changed documents)
             cached = None
         if cached is not None:
             return cached
@@ -186,9 +182,7 @@ class SearchFiles:
                 logger.warning("The search files of collection %s are damaged (%s); rebuilding them from the index",
                                collection, problem)
                 self.mark_stale(collection, name)
-                with self._lock:
-                    self._bm25.pop(collection, None)
-                    self._generations.pop(collection, None)
+                self._forget_loaded(collection)
                 bm25 = load_bm25()
                 with self._lock:
                     generation = self._generations.get(collection, self.folder(name))
@@ -204,12 +198,16 @@ class SearchFiles:
         with self._lock:
             self._snapshots.pop(collection, None)
 
-    def drop(self, collection: str, name: str) -> None:
-        """The collection's vectors changed (re-embedded): its files are stale."""
+    def _forget_loaded(self, collection: str) -> None:
+        """What this process read of a collection's files (BM25, vectors, the generation): read again next."""
         with self._lock:
             self._bm25.pop(collection, None)
             self._snapshots.pop(collection, None)
             self._generations.pop(collection, None)
+
+    def drop(self, collection: str, name: str) -> None:
+        """The collection's vectors changed (re-embedded): its files are stale."""
+        self._forget_loaded(collection)
         folder = self.folder(name)
         if folder.is_symlink():
             target = folder.resolve()
