@@ -85,9 +85,10 @@ def open_existing_knowledge(args, settings):
     collection asked for must be in it."""
     from rabbithole_lab.kb.factory import open_knowledge_base
 
-    kb_dir, db = kb_paths(args, settings)
+    by_db_alone = bool(args.db) and not args.kb  # the index folder names its knowledge base
+    kb_dir, db = kb_paths(args, settings, must_exist=not by_db_alone)
     existing_index(db, kb_dir)
-    kb = open_knowledge_base(settings, kb_dir, db)
+    kb = open_knowledge_base(settings, None if by_db_alone else kb_dir, db)
     check_collection(kb, args.collection)
     return kb
 

@@ -1,5 +1,5 @@
 """The registry entries an ingest derives from the documents themselves (file stem, title, abbreviation),
-kept in `<db>/auto_registry.json` beside the index they describe."""
+kept in one file per knowledge base beside the index they describe (`namespace.auto_registry_file`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,9 @@ from rabbithole_lab.kb.registry import RegistryEntry
 
 logger = logging.getLogger(__name__)
 
-AUTO_REGISTRY_FILE = "auto_registry.json"
 
-
-def _write(db_path: Path, entries: list[RegistryEntry]) -> None:
-    path = Path(db_path) / AUTO_REGISTRY_FILE
+def _write(path: Path, entries: list[RegistryEntry]) -> None:
+    path = Path(path)
     data = [
         {"filename": e.filename, "collection": e.collection, "synonyms": e.synonyms}
         for e in sorted(entries, key=lambda e: (e.collection, e.filename))
@@ -26,22 +24,22 @@ def _write(db_path: Path, entries: list[RegistryEntry]) -> None:
     partial.replace(path)
 
 
-def save_auto_registry(db_path: Path, entries: list[RegistryEntry]) -> None:
-    merged = {(e.filename, e.collection): e for e in load_auto_registry(db_path)}
+def save_auto_registry(path: Path, entries: list[RegistryEntry]) -> None:
+    merged = {(e.filename, e.collection): e for e in load_auto_registry(path)}
     merged.update({(e.filename, e.collection): e for e in entries})
-    _write(db_path, list(merged.values()))
+    _write(path, list(merged.values()))
 
 
-def forget_auto_entries(db_path: Path, documents: set[tuple[str, str]]) -> None:
+def forget_auto_entries(path: Path, documents: set[tuple[str, str]]) -> None:
     """Drop the entries of (filename, collection) pairs that left the index."""
-    existing = load_auto_registry(db_path)
+    existing = load_auto_registry(path)
     kept = [e for e in existing if (e.filename, e.collection) not in documents]
     if len(kept) != len(existing):
-        _write(db_path, kept)
+        _write(path, kept)
 
 
-def load_auto_registry(db_path: Path) -> list[RegistryEntry]:
-    path = Path(db_path) / AUTO_REGISTRY_FILE
+def load_auto_registry(path: Path) -> list[RegistryEntry]:
+    path = Path(path)
     if not path.exists():
         return []
     try:

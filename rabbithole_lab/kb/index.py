@@ -10,9 +10,7 @@ parsing its files again.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import threading
 from pathlib import Path
 
@@ -27,12 +25,12 @@ from rabbithole_lab.kb.chroma_records import (
 from rabbithole_lab.kb.chunk_embedding import ChunkEmbedding
 from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
+from rabbithole_lab.kb.namespace import KB_ID_KEY, adopt_legacy_collections, auto_registry_file, chroma_name
 from rabbithole_lab.kb.search_files import SearchFiles, VectorSnapshot
 from rabbithole_lab.records import Chunk
 
 logger = logging.getLogger(__name__)
 
-_CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
 _UPSERT_BATCH = 256
 PENDING_FINGERPRINT = "pending:"  # chunks written before their document is complete
 
@@ -53,28 +51,26 @@ class EmbeddingMismatchError(IndexError_):
     pass
 
 
-def chroma_collection_name(collection: str) -> str:
-    if _CHROMA_NAME.match(collection) and ".." not in collection:
-        return collection
-    safe = re.sub(r"[^a-zA-Z0-9._-]", "_", collection).strip("._-") or "collection"
-    digest = hashlib.sha1(collection.encode()).hexdigest()[:8]
-    return f"{safe[:40]}_{digest}"
-
-
 REEMBED_SUFFIX = "__reembed"  # a collection being re-embedded, beside the one it replaces
 
 
 class ChromaIndex:
-    """Chunks, vectors and BM25 for every collection in one database folder."""
+    """Chunks, vectors and BM25 for every collection of one knowledge base in a Chroma store (which other
+    knowledge bases may share, kb/namespace.py), with the search files in one database folder."""
 
     def __init__(
         self,
         db_path: Path,
         embedder: Embedder,
+        kb_id: str | None = None,
         host: str | None = None,
         port: int = 8000,
         in_memory_max_chunks: int = 200_000,
+        folder_documents: dict[str, set[str]] | None = None,
     ):
+        """`kb_id`: the knowledge base's identity (None: the one knowledge base the store holds, for a store
+        opened without its folder). `folder_documents`: collection -> the file names the knowledge-base
+        folder has in it, by which collections written before namespaces are adopted (kb/namespace.py)."""
         import chromadb
         from chromadb.config import Settings as ChromaClientSettings
 
@@ -101,26 +97,52 @@ class ChromaIndex:
         self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path)
         self._lock = threading.Lock()
         self._chunk_embedding = ChunkEmbedding(embedder)
+        self.kb_id = kb_id or self._sole_kb_id()
+        self.auto_registry_path = auto_registry_file(self.db_path, self.kb_id)
+        if folder_documents:
+            adopt_legacy_collections(self, folder_documents)
 
     # ----- collections -------------------------------------------------
-    def _stored(self) -> list[tuple[str, dict]]:
-        """(collection name, metadata) of every collection in the database, without those being re-embedded."""
+    def listing(self) -> list[tuple[str, dict]]:
+        """(Chroma name, metadata) of every collection in the store, of every knowledge base, without those
+        being re-embedded."""
         out = []
         for item in self.client.list_collections():
             name = item if isinstance(item, str) else item.name
             if not name.endswith(REEMBED_SUFFIX):
-                metadata = self.client.get_collection(name).metadata or {}
-                out.append((metadata.get("kb_collection", name), metadata))
+                metadata = self.client.get_collection(name).metadata if isinstance(item, str) else item.metadata
+                out.append((name, metadata or {}))
         return out
+
+    def _stored(self) -> list[tuple[str, dict]]:
+        """(collection, metadata) of this knowledge base's collections."""
+        return [(metadata.get("kb_collection", name), metadata) for name, metadata in self.listing()
+                if metadata.get(KB_ID_KEY) == self.kb_id]
+
+    def _sole_kb_id(self) -> str:
+        ids = {metadata[KB_ID_KEY] for _, metadata in self.listing() if KB_ID_KEY in metadata}
+        if len(ids) > 1:
+            raise IndexStoreError(f"the store at {self.location} holds {len(ids)} knowledge bases; name the "
+                                  "knowledge-base folder (--kb) to say which one to read")
+        return ids.pop() if ids else "none"
 
     def collections(self) -> list[str]:
         return sorted(name for name, _ in self._stored())
+
+    def legacy_collections(self) -> list[str]:
+        """Collections in the store from before knowledge bases were namespaced: nobody reads them until
+        their knowledge base adopts them."""
+        return sorted(metadata.get("kb_collection", name) for name, metadata in self.listing()
+                      if KB_ID_KEY not in metadata)
+
+    def chroma_name(self, collection: str) -> str:
+        return chroma_name(self.kb_id, collection)
 
     def _collection(self, collection: str, create: bool = False):
         cached = self._handles.get(collection)
         if cached is not None:
             return cached
-        name = chroma_collection_name(collection)
+        name = self.chroma_name(collection)
         if create:
             handle = self.client.get_or_create_collection(
                 name,
@@ -132,9 +154,13 @@ class ChromaIndex:
                 handle = self.client.get_collection(name, embedding_function=None)
             except Exception:
                 known = ", ".join(self.collections()) or "none"
+                legacy = (f" The store also holds a collection '{collection}' written before knowledge bases "
+                          "were namespaced, which cannot be told apart from another knowledge base's here; "
+                          "`rabbithole ingest` indexes this knowledge base's own."
+                          if collection in self.legacy_collections() else "")
                 raise UnknownCollectionError(
-                    f"Unknown collection '{collection}' in {self.location} (known: {known}). "
-                    "Run `rabbithole ingest` first or check the name."
+                    f"Unknown collection '{collection}' in this knowledge base at {self.location} (known: "
+                    f"{known}). Run `rabbithole ingest` first or check the name.{legacy}"
                 ) from None
         stored = stored_identity(handle.metadata)
         if stored and stored != identity(self.embedder):
@@ -150,6 +176,7 @@ class ChromaIndex:
     def _metadata(self, collection: str) -> dict:
         return {
             "kb_collection": collection,
+            KB_ID_KEY: self.kb_id,
             "embedding_model": self.embedder.name,
             "embedding_backend": self.embedder.backend,
             "hnsw:space": "cosine",
@@ -169,7 +196,7 @@ class ChromaIndex:
         file is parsed again). The new vectors go into a collection beside the old one, which is replaced
         only when all are in: a process killed half-way leaves the old collection whole, and the next
         `reembed` goes on from the chunks already done. Returns the number of chunks."""
-        name = chroma_collection_name(collection)
+        name = self.chroma_name(collection)
         old = self.client.get_collection(name, embedding_function=None)
         got = get_all(old, ["documents", "metadatas"])
         fresh = self.client.get_or_create_collection(name + REEMBED_SUFFIX, embedding_function=None,
@@ -191,7 +218,7 @@ class ChromaIndex:
         fresh.modify(name=name)
         with self._lock:
             self._handles.pop(collection, None)
-        self.files.drop(collection, chroma_collection_name(collection))  # the vectors file is stale
+        self.files.drop(collection, self.chroma_name(collection))  # the vectors file is stale
         return len(got["ids"])
 
     # ----- writing ------------------------------------------------------
@@ -218,7 +245,7 @@ class ChromaIndex:
         document whose fingerprint does not match, so the next ingest completes it (without embedding
         again what is already there)."""
         handle = self._collection(collection, create=True)
-        self.files.mark_stale(collection, chroma_collection_name(collection))
+        self.files.mark_stale(collection, self.chroma_name(collection))
         old_ids, _ = self.doc_state(collection, doc)
         new_ids = [chunk.id for chunk in chunks]
         stale = sorted(old_ids - set(new_ids))
@@ -261,7 +288,7 @@ class ChromaIndex:
         handle = self._collection(collection, create=True)
         ids, _ = self.doc_state(collection, doc)
         if ids:
-            self.files.mark_stale(collection, chroma_collection_name(collection))
+            self.files.mark_stale(collection, self.chroma_name(collection))
             handle.delete(ids=sorted(ids))
         return len(ids)
 
@@ -272,14 +299,15 @@ class ChromaIndex:
 
     # ----- the search files (kb/search_files.py) ------------------------------------
     def search_files_folder(self, collection: str) -> Path:
-        return self.files.folder(chroma_collection_name(collection))
+        return self.files.folder(self.chroma_name(collection))
 
     def rebuild_bm25(self, collection: str, save: bool = True) -> Bm25Index:
         """Rebuild a collection's search files (BM25 and the dense vectors in the same order) from the
         complete documents Chroma holds (chunks of a document still being written are left out), so all
         stay in sync. Without `save` the index is built in memory only (the caller does not hold the
         ingest lock)."""
-        got = get_all(self._collection(collection), ["documents", "metadatas", "embeddings"])
+        handle = self._collection(collection)
+        got = get_all(handle, ["documents", "metadatas", "embeddings"])
         store_count = len(got["ids"])
         rows = [row for row, metadata in enumerate(got["metadatas"] or [])
                 if not str(metadata.get("file_hash", "")).startswith(PENDING_FINGERPRINT)]
@@ -289,21 +317,27 @@ class ChromaIndex:
         vectors = (np.asarray([got["embeddings"][row] for row in rows], dtype=np.float32).reshape(len(ids), -1)
                    if ids else np.zeros((0, 1), dtype=np.float32))
         del got
-        return self.files.write(collection, chroma_collection_name(collection), ids, texts,
+        return self.files.write(collection, self.chroma_name(collection), ids, texts,
                                 [m["doc"] for m in metadatas], [m.get("heading", "") for m in metadatas], vectors,
-                                store_count=store_count, save=save)
+                                store_count=store_count, store_id=str(handle.id), save=save)
+
+    def _store_state(self, collection: str) -> tuple[int, str]:
+        """What the search files are checked against: the store collection's chunk count and its id (a
+        collection deleted and made again, on a server another client writes to, has another id)."""
+        handle = self._collection(collection)
+        return handle.count(), str(handle.id)
 
     def search_files_in_step(self, collection: str) -> bool:
-        return self.files.in_step(chroma_collection_name(collection), self._collection(collection).count())
+        return self.files.in_step(collection, self.chroma_name(collection), *self._store_state(collection))
 
     def bm25(self, collection: str) -> Bm25Index:
-        return self.files.bm25(collection, chroma_collection_name(collection),
-                               count=lambda: self._collection(collection).count(),
+        return self.files.bm25(collection, self.chroma_name(collection),
+                               store_state=lambda: self._store_state(collection),
                                rebuild=lambda save: self.rebuild_bm25(collection, save=save))
 
     # ----- reading -----------------------------------------------------------
     def _snapshot(self, collection: str) -> VectorSnapshot | None:
-        return self.files.snapshot(collection, chroma_collection_name(collection), lambda: self.bm25(collection))
+        return self.files.snapshot(collection, self.chroma_name(collection), lambda: self.bm25(collection))
 
     def _fetch(self, collection: str, ids: list[str]) -> dict[str, Chunk]:
         got = self._collection(collection).get(ids=ids, include=["documents", "metadatas"])

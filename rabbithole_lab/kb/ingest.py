@@ -70,7 +70,7 @@ class _Ingest:
             self.report.chunks_removed += removed
             self.touched.add(collection)
         if (doc, collection) in self.registered:
-            forget_auto_entries(self.index.db_path, {(doc, collection)})
+            forget_auto_entries(self.index.auto_registry_path, {(doc, collection)})
             self.registered.discard((doc, collection))
 
     def source(self, source: SourceFile, digest: str) -> None:
@@ -92,7 +92,7 @@ class _Ingest:
             # the registry entry goes in with its document, so no interruption loses it
             if not unchanged:
                 self.write(collection, document, fingerprint)
-            save_auto_registry(self.index.db_path, [_auto_entry(collection, document)])
+            save_auto_registry(self.index.auto_registry_path, [_auto_entry(collection, document)])
             self.registered.add((path.name, collection))
         if unchanged:
             self.report.files_unchanged += 1
@@ -171,7 +171,8 @@ def ingest(
     report = IngestReport(files_seen=len(files) + len(skipped) + sum(1 for f in files if f.fallback),
                           skipped=list(skipped))
     with ingest_lock(index.db_path, lock_wait_s):
-        run = _Ingest(index, settings, report, {(e.filename, e.collection) for e in load_auto_registry(index.db_path)})
+        registered = load_auto_registry(index.auto_registry_path)
+        run = _Ingest(index, settings, report, {(e.filename, e.collection) for e in registered})
         if reindex:
             for collection in index.stale_collections():
                 with progress(desc=f"Re-embedding {collection}", unit="chunk", show=show_progress) as bar:
@@ -192,9 +193,10 @@ def ingest(
             run.source(source, digest)
         run.chunk_bar.close()
         file_bar.close()
-        forget_auto_entries(index.db_path, {(e.filename, e.collection) for e in load_auto_registry(index.db_path)
-                                            if e.collection in folder_collections
-                                            and (e.collection, e.filename) not in in_folder})
+        registered = load_auto_registry(index.auto_registry_path)
+        forget_auto_entries(index.auto_registry_path, {(e.filename, e.collection) for e in registered
+                                                       if e.collection in folder_collections
+                                                       and (e.collection, e.filename) not in in_folder})
         # a rebuild killed by an earlier ingest is finished here, not left to the first search
         for collection in sorted(set(index.collections()) & (set(folder_collections) | run.touched)):
             if collection in run.touched or not index.search_files_in_step(collection):

@@ -80,12 +80,13 @@ class SearchFiles:
         self.forget_vectors(collection)
 
     def write(self, collection: str, name: str, ids: list[str], texts: list[str], docs: list[str],
-              headings: list[str], vectors: np.ndarray, store_count: int, save: bool = True) -> Bm25Index:
+              headings: list[str], vectors: np.ndarray, store_count: int, store_id: str = "",
+              save: bool = True) -> Bm25Index:
         """Build a collection's files and (with `save`) swap them in as its current generation."""
         bm25 = Bm25Index.build(ids, texts, docs, headings=headings)
         generation = None
         if save:
-            generation = self._swap_in(name, bm25, vectors, store_count)
+            generation = self._swap_in(name, bm25, vectors, {"store_count": store_count, "store_id": store_id})
         with self._lock:
             self._bm25[collection] = bm25
             self._snapshots.pop(collection, None)
@@ -97,12 +98,12 @@ class SearchFiles:
                                                if len(ids) <= self.in_memory_max_chunks else None)
         return bm25
 
-    def _swap_in(self, name: str, bm25: Bm25Index, vectors: np.ndarray, store_count: int) -> Path:
+    def _swap_in(self, name: str, bm25: Bm25Index, vectors: np.ndarray, state: dict) -> Path:
         folder = self.folder(name)
         generation = folder.with_name(f"{folder.name}.gen-{os.getpid()}-{time.time_ns()}")
         bm25.save(generation)
         np.save(generation / VECTORS_FILE, vectors)
-        (generation / STATE_FILE).write_text(json.dumps({"store_count": store_count}), encoding="utf-8")
+        (generation / STATE_FILE).write_text(json.dumps(state), encoding="utf-8")
         previous = folder.resolve() if folder.is_symlink() else None
         if folder.exists() and not folder.is_symlink():  # the layout before generations: a plain folder
             shutil.rmtree(folder)
@@ -117,9 +118,10 @@ class SearchFiles:
             shutil.rmtree(leftover, ignore_errors=True)
         return generation
 
-    def in_step(self, name: str, count: int) -> bool:
+    def in_step(self, collection: str, name: str, count: int, store_id: str) -> bool:
         """Whether the files hold what the store holds: present, built by this analyzer, not marked
-        stale, and built from a store of `count` chunks."""
+        stale, and built from this very store collection (`store_id`) when it held `count` chunks. Files
+        built from a collection the store has lost (deleted, made again) are out of step, with a warning."""
         folder = self.folder(name)
         if self._stale_mark(name).exists() or not (folder / VECTORS_FILE).exists():
             return False
@@ -128,9 +130,23 @@ class SearchFiles:
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
-        return meta.get("analyzer") == ANALYZER_VERSION and state.get("store_count") == count
+        if state.get("store_id") and state["store_id"] != store_id:
+            logger.warning("The search files of collection %s were built from a store collection that is gone "
+                           "(the store's collection was deleted or made again); rebuilding them", collection)
+            return False
+        return (meta.get("analyzer") == ANALYZER_VERSION and state.get("store_count") == count
+                and state.get("store_id") == store_id)  # files from before ids were recorded are rebuilt
 
-    def bm25(self, collection: str, name: str, count: Callable[[], int],
+    def rename(self, old: str, new: str) -> None:
+        """The store collection `old` is now called `new` (adopted by its knowledge base): its files follow."""
+        for source, target in ((self.folder(old), self.folder(new)), (self._stale_mark(old), self._stale_mark(new))):
+            if source.is_symlink() or source.exists():
+                try:
+                    os.replace(source, target)
+                except OSError as exc:  # another process moved them first, or a folder is in the way
+                    logger.info("Search files %s not moved to %s (%s); they are rebuilt", source, target, exc)
+
+    def bm25(self, collection: str, name: str, store_state: Callable[[], tuple[int, str]],
              rebuild: Callable[[bool], Bm25Index]) -> Bm25Index:
         """The collection's BM25 index. Files out of step with the store are rebuilt when no ingest is
         writing; while one is, a search reads the last complete generation (or, when there is none yet,
@@ -143,7 +159,7 @@ class SearchFiles:
             cached = None
         if cached is not None:
             return cached
-        if self.in_step(name, count()):
+        if self.in_step(collection, name, *store_state()):
             loaded = self._load(collection, name)
             if loaded is not None:
                 return loaded

@@ -14,7 +14,7 @@ from rabbithole_lab.kb import embedder as embedder_module
 from rabbithole_lab.kb import ingest as ingest_module
 from rabbithole_lab.kb.embedder import E5_BAND, MINILM_BAND, build_embedder, choose_embedder
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.index import EmbeddingMismatchError, chroma_collection_name
+from rabbithole_lab.kb.index import EmbeddingMismatchError
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB
@@ -111,10 +111,10 @@ def test_reindex_moves_an_index_to_another_embedder_without_parsing_again(tmp_pa
     moved = ingest(kb, open_index(settings, kb, db, embedder=minilm), settings.kb, show_progress=False, reindex=True)
     assert moved.chunks_reembedded == chunks and moved.files_unchanged == first.files_ingested
     index = open_index(settings, kb, db, embedder=minilm)
-    metadata = index.client.get_collection(chroma_collection_name("Recht")).metadata
+    metadata = index.client.get_collection(index.chroma_name("Recht")).metadata
     assert (metadata["embedding_backend"], metadata["embedding_model"]) == ("sentence-transformers", "all-MiniLM-L6-v2")
     assert index.collections() == ["Recht"] and index.count("Recht") == chunks
-    stored = index.client.get_collection(chroma_collection_name("Recht")).get(limit=1, include=["embeddings",
+    stored = index.client.get_collection(index.chroma_name("Recht")).get(limit=1, include=["embeddings",
                                                                                                "documents"])
     assert np.allclose(stored["embeddings"][0], minilm.embed_documents([stored["documents"][0]])[0], atol=1e-4)
     hits = open_knowledge_base(settings, kb, db, embedder=minilm).search("Grenzwert", k=3, mode="dense")

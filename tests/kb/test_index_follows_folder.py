@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pymupdf
 
-from rabbithole_lab.kb.auto_registry import AUTO_REGISTRY_FILE
 from rabbithole_lab.kb.chunking import chunk_document
 from rabbithole_lab.kb.factory import open_index
 from rabbithole_lab.kb.ingest import format_report, ingest, ingest_fingerprint
@@ -34,7 +33,7 @@ def _write(folder: Path, files: dict[str, str]) -> None:
 
 def _state(index, db: Path) -> dict:
     """Everything an ingest decides: chunks, registry entries and what the search files hold."""
-    out: dict = {"registry": json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8"))}
+    out: dict = {"registry": json.loads(index.auto_registry_path.read_text(encoding="utf-8"))}
     for collection in index.collections():
         chunks = index.get_chunks(collection)
         out[collection] = sorted((c.id, c.doc, c.section, c.text) for c in chunks)
@@ -73,7 +72,7 @@ def test_removed_renamed_replaced_and_duplicated_files_end_as_a_clean_ingest(tmp
     later = _fresh(settings, db)  # a later search finds no trace of what left
     assert later.documents("Hafen") == ["a_laternen.md", "e_kopie.md", "f_glocken.md"]
     assert not later.bm25("Hafen").search("Waage eichen", k=5) and "b_waagen.md" not in later.bm25("Hafen").docs
-    registered = {entry["filename"] for entry in json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8"))}
+    registered = {entry["filename"] for entry in json.loads(later.auto_registry_path.read_text(encoding="utf-8"))}
     assert registered == {"a_laternen.md", "e_kopie.md", "f_glocken.md"}
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.kb.auto_registry import AUTO_REGISTRY_FILE
 from rabbithole_lab.kb.factory import open_index
 from rabbithole_lab.kb.ingest import format_report, ingest
 from rabbithole_lab.kb.ingest_lock import ingest_lock
@@ -172,7 +171,7 @@ def _state(db: Path) -> tuple[dict, list]:
     settings = load_settings(env_file=None, kb={"max_chunk_chars": int(settings_env["CHUNK_SIZE"]),
                                                 "chunk_overlap_chars": 0})
     index = open_index(settings, None, db)
-    registry = json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8"))
+    registry = json.loads(index.auto_registry_path.read_text(encoding="utf-8"))
     return _chunks(index, "Recht"), registry
 
 
@@ -203,11 +202,11 @@ def test_a_lost_auto_registry_is_rebuilt_by_the_next_ingest(tmp_path, settings):
     db = tmp_path / "db"
     index = open_index(settings, DEMO_KB, db)
     ingest(DEMO_KB, index, settings.kb, show_progress=False)
-    before = json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8"))
-    (db / AUTO_REGISTRY_FILE).write_text("[]", encoding="utf-8")
+    before = json.loads(index.auto_registry_path.read_text(encoding="utf-8"))
+    index.auto_registry_path.write_text("[]", encoding="utf-8")
     report = ingest(DEMO_KB, index, settings.kb, show_progress=False)
     assert report.files_unchanged == 4 and report.chunks_added == 0  # nothing embedded again
-    assert json.loads((db / AUTO_REGISTRY_FILE).read_text(encoding="utf-8")) == before
+    assert json.loads(index.auto_registry_path.read_text(encoding="utf-8")) == before
 
 
 def test_a_second_ingest_on_the_same_index_fails_fast_while_a_search_still_answers(tmp_path, demo_db):
