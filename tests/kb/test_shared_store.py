@@ -22,7 +22,6 @@ from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.index import IndexStoreError, UnknownCollectionError
 from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.kb.namespace import KB_ID_FILE, KB_ID_KEY, LEGACY_AUTO_REGISTRY, legacy_chroma_name
-from tests.conftest import REPO
 
 # written for these tests: two knowledge bases that both call their collection "Recht"
 LIGHTHOUSE = ("§ 1 Leuchtfeuer\nDas Leuchtfeuer des Leuchtturms Nordkap wird jede Nacht von Sonnenuntergang bis "
