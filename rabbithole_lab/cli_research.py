@@ -179,6 +179,10 @@ def cmd_research(args) -> int:
     if not str(final.get("answer", "")).strip():
         print("error: the run ended without an answer; the report folder holds what was found", file=sys.stderr)
         return 1
+    if meta.get("answer_status") == "uncited":
+        print("error: the answer cites no page of the passages found, so none of it is verified; the report "
+              "folder holds it and what was found", file=sys.stderr)
+        return 1
     return 0
 
 

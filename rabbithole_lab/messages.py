@@ -233,6 +233,8 @@ RUN = {
         "reason_ollama_lacks": "Ollama unter {url} antwortet, hat aber weder {model} noch {fallback} "
                                "(ollama pull {model})",
         "task_progress": "Aufgabe {n}/{total}: {task}", "nothing_new": "Die Suche findet nichts Neues.",
+        "answer_uncited": "Die Antwort zitiert keine Seite der gefundenen Stellen; keine ihrer Aussagen ist "
+                          "an den Dokumenten geprüft.",
         "round_line": "  Durchgang {n}: {reason}",
         "drift": "{share:.0%} des gesammelten Kontexts passt nicht zur Frage und wurde vor der Synthese entfernt",
         "original_question": "Ursprüngliche Frage", "dialogue_query": "Forschungsquery aus dem Dialog",
@@ -279,6 +281,8 @@ RUN = {
         "reason_ollama_has": "Ollama at {url} has {model}",
         "reason_ollama_lacks": "Ollama at {url} answers but has neither {model} nor {fallback} (ollama pull {model})",
         "task_progress": "Task {n}/{total}: {task}", "nothing_new": "The search finds nothing new.",
+        "answer_uncited": "The answer cites no page of the passages found; none of its statements is checked "
+                          "against the documents.",
         "round_line": "  Round {n}: {reason}",
         "drift": "{share:.0%} of the gathered context does not fit the question and was removed before synthesis",
         "original_question": "Original question", "dialogue_query": "Research query from the dialogue",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, Field, computed_field
+from pydantic.json_schema import SkipJsonSchema
 
 from rabbithole_lab.records import PreservedQuote
 
@@ -139,6 +140,8 @@ class SynthesisFinding(BaseModel):
 class SynthesisOutput(BaseModel):
     answer: str = ""
     key_findings: list[SynthesisFinding] = Field(default_factory=list)
+    # not asked of a model (left out of its schema): set when the answer is that nothing answers the question
+    nothing_found: SkipJsonSchema[str] = Field("", description="Why nothing answers the question, when so")
 
 
 class RemediationDecision(BaseModel):

@@ -11,6 +11,7 @@ streamed `/api/chat`) for the real `ChatOllama` client, and misbehaves in the wa
   wrong_protocol — a body that is JSON but not an Ollama chat reply
   english / chinese — good answers with every text written in English / Chinese
   empty_answer — good answers, but the synthesis is empty
+  uncited — good answers, but the synthesis is prose that cites no page
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tests.scripted_fake import ScriptedFakeChatModel, default_script
 
 CHINESE_TEXT = "这是一个用中文写的回答，它没有使用问题的语言。"
 MODEL = "fake-model:latest"
+UNCITED_ANSWER = "Der Betreiber muss den Vorfall unverzüglich melden; das ist allgemein üblich."
 HTML_PAGE = b"<!DOCTYPE html><html><head><title>Sign in</title></head><body><form>...</form></body></html>\n"
 
 
@@ -89,6 +91,9 @@ class FakeOllama:
             return json.dumps(_placeholder(json.loads(good)))
         if self.behaviour == "empty_answer" and step == "synthesize":
             return json.dumps({"answer": "", "key_findings": []})
+        if self.behaviour == "uncited" and step == "synthesize":  # fluent, and nothing in it can be checked
+            return json.dumps({"answer": UNCITED_ANSWER, "key_findings": [{"claim": UNCITED_ANSWER, "sources": []}]},
+                              ensure_ascii=False)
         return good
 
     def _handler(self):

@@ -73,7 +73,8 @@ class ExtractiveWriter(ExtractiveBase):
         plan = plan_answer(provisions, IRRELEVANT_BELOW, REMEDIATED_SENTENCES if request.remediation else MAX_SENTENCES,
                            links_of(request.chains), carries_kind, read_links(request.chains))
         if not plan.parts:
-            return SynthesisOutput(answer=text["no_answer"].format(anchor=request.question or request.anchor))
+            nothing = text["no_answer"].format(anchor=request.question or request.anchor)
+            return SynthesisOutput(answer=nothing, nothing_found=nothing)
         # a rewrite keeps to the plan's fewer sentences: no task adds its own
         # a planned task adds a sentence of its own only when it is as much on the question as the plan's
         # typical sentence (the median of what the plan quotes); the researcher's own task is read as written

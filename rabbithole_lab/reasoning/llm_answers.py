@@ -36,7 +36,8 @@ def of_shape(answer: Model, schema: type[Model]) -> Model:
     """A model's answer has every field of the schema (the schema sent to the model requires them all:
     `required_schema`), and content: a field holding a placeholder ("-", "n/a", "…") or an answer whose texts
     are all empty counts as invalid JSON, so the step is retried and then answered by the fallback."""
-    missing = [name for name in schema.model_fields if name not in answer.model_fields_set]
+    asked = schema.model_json_schema().get("properties", {})  # what the model is asked for (required_schema)
+    missing = [name for name in asked if name not in answer.model_fields_set]
     if missing:
         raise ValueError(f"JSON of the wrong shape: without {', '.join(missing)}")
     fields = answer.model_dump()

@@ -232,3 +232,30 @@ def test_a_chroma_server_killed_mid_research_ends_in_one_line(two_kbs, tmp_path,
     error_lines = [line for line in err.splitlines() if line.lower().startswith("error")]
     assert 1 <= len(error_lines) <= 2 and len(err.splitlines()) < 10, err[-3000:]
     assert "--resume" in out + err  # the checkpoint is kept, and the user is told how to go on
+
+
+@pytest.mark.server
+def test_a_chroma_server_killed_mid_ingest_ends_in_one_line(tmp_path, chroma_server):
+    server, port = chroma_server
+    many = _kb(tmp_path, "viele", {f"merkblatt_{n:02}.md": f"§ 1 Merkblatt {n}\n" + MILL * 30 for n in range(40)})
+    env = {**os.environ, "CHROMA_HOST": "127.0.0.1", "CHROMA_PORT": str(port), "CHUNK_SIZE": "300",
+           "CHUNK_OVERLAP": "0"}
+    ingesting = subprocess.Popen([str(SCRIPT), "--env-file", "none", "ingest", str(many)], cwd=tmp_path, env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert ingesting.stderr is not None
+    os.set_blocking(ingesting.stderr.fileno(), False)
+    seen = b""
+    deadline = time.monotonic() + 300
+    while b"Chunks" not in seen and ingesting.poll() is None and time.monotonic() < deadline:
+        seen += ingesting.stderr.read(4096) or b""
+        time.sleep(0.05)
+    assert b"Chunks" in seen, seen[-2000:]  # the ingest is writing chunks to the server
+    server.send_signal(signal.SIGKILL)
+    server.wait(timeout=30)
+    ingesting.wait(timeout=600)
+    os.set_blocking(ingesting.stderr.fileno(), True)
+    err = (seen + ingesting.stderr.read()).decode(errors="replace")
+    assert ingesting.returncode == 2
+    assert "Traceback" not in err
+    errors = [line for line in err.replace("\r", "\n").splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and "run the command again" in errors[0], err[-2000:]

@@ -279,3 +279,32 @@ def test_placeholder_output_is_retried_then_answered_by_the_fallback_and_said(tm
     report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["report"]
     assert report["answer"].strip() not in ("", "-") and report["sources"]
     assert any("extractive reasoner answered" in w for w in report["metadata"]["warnings"])
+
+
+REPORTING_RULES = ("§ 4 Meldung\nDer Betreiber einer Quantenanlage meldet jeden Vorfall binnen drei Tagen schriftlich "
+                   "der Aufsichtsbehörde. Die Meldung nennt Ort, Zeit und Ursache des Vorfalls.\n\n"
+                   "§ 5 Aufbewahrung\nDer Betreiber bewahrt die Meldungen zehn Jahre auf.\n")
+
+
+@pytest.mark.parametrize("behaviour, code", [("good", 0), ("uncited", 1)])
+def test_an_answer_that_cites_no_page_found_is_not_a_success(tmp_path, ollama_env, capsys, behaviour, code):
+    kb = tmp_path / "kb"
+    (kb / "Recht__db_inserted").mkdir(parents=True)
+    (kb / "Recht__db_inserted" / "Betrieb.md").write_text(REPORTING_RULES, encoding="utf-8")  # all German
+    command = ["--env-file", "none", "research", "--kb", str(kb), "--sessions", str(tmp_path / "s.sqlite"),
+               "--no-progress", "--no-hitl", QUESTION, "--out", str(tmp_path / "r")]
+    with FakeOllama(behaviour=behaviour) as server:
+        ollama_env(server.url)
+        assert main(command) == code
+    printed = capsys.readouterr()
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["report"]
+    assert report["metadata"]["reasoner"]["provider"] == "ollama"
+    assert not any("Circuit breaker" in w for w in report["metadata"]["warnings"])  # the model wrote the answer
+    if behaviour == "good":  # the scripted model cites a page it was given
+        assert report["metadata"]["answer_status"] == "cited" and "cites no page" not in printed.err
+        return
+    assert "cites no page" in printed.err
+    assert code == 1 and "cites no page" in printed.err
+    assert report["metadata"]["answer_status"] == "uncited"  # the report is written, and says what it is worth
+    assert not any(source["cited"] for source in report["sources"])
+    assert any("an den Dokumenten geprüft" in w for w in report["metadata"]["warnings"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from typing import Literal
 
 from langgraph.runtime import Runtime
 
@@ -12,6 +13,7 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.agent.synthesis_context import context_sources, stored_synthesis_context
 from rabbithole_lab.findings import preserved_quotes
+from rabbithole_lab.messages import run_text
 from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.reference_edges import followed_count
@@ -34,6 +36,18 @@ def task_rows(state: AgentState) -> list[dict]:
                      "relevance_assessment": summary.get("relevance_assessment", ""),
                      "irrelevant_findings": summary.get("irrelevant_findings", [])})
     return rows
+
+
+AnswerStatus = Literal["cited", "nothing_found", "uncited"]
+
+
+def answer_status(answer: str, sources: list[LinkedSource], nothing_found: str) -> AnswerStatus:
+    """What the answer is worth: it cites a page of the passages it was written from ("cited"), it says
+    with its reason that nothing answers the question ("nothing_found"), or neither ("uncited": no claim of
+    it can be checked against the documents, however it reads)."""
+    if any(source.cited for source in sources):
+        return "cited"
+    return "nothing_found" if nothing_found.strip() and answer.strip() else "uncited"
 
 
 def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
@@ -61,6 +75,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
         if (chunk.document, chunk.page) not in sources:
             sources[(chunk.document, chunk.page)] = linked(chunk, chunk.page, False)
     ordered = list(sources.values())
+    status = answer_status(answer, ordered, state.get("synthesis", {}).get("nothing_found", ""))
     quotes = preserved_quotes(state)
     findings = []
     for item in state.get("synthesis", {}).get("key_findings", []):
@@ -100,7 +115,9 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "quality_issues": quality.get("issues_found", []),
             "reflections": state.get("reflection_count", 0),
             "relevance_validation": {k: v for k, v in state.get("relevance_validation", {}).items() if k != "removed"},
-            "warnings": list(state.get("warnings", [])),
+            "answer_status": status,
+            "warnings": list(state.get("warnings", [])) + (
+                [run_text(language(state))["answer_uncited"]] if status == "uncited" else []),
             "collection": state.get("collection"),
             "thread_id": state.get("thread_id", ""),
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

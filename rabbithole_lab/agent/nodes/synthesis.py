@@ -14,9 +14,9 @@ from rabbithole_lab.agent.synthesis_context import (
     stored_synthesis_context,
 )
 from rabbithole_lab.findings import TIERS, finding_tasks, preserved_quotes
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.messages import reasoner_text, run_text
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
-from rabbithole_lab.schemas import QualityAssessment
+from rabbithole_lab.schemas import QualityAssessment, SynthesisOutput
 
 MAX_QUOTES = 15
 
@@ -44,7 +44,11 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
         remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "",
         question=question(state), exclusions=exclusions(state), tasks=answer_tasks(state),
         parts=asked_parts(state))
-    output = runtime.context.reasoner.synthesize(request)
+    if request.all_chunks():
+        output = runtime.context.reasoner.synthesize(request)
+    else:  # nothing was found: said so, with its reason, and no model is asked to write from nothing
+        nothing = reasoner_text(request.language)["no_answer"].format(anchor=request.question or request.anchor)
+        output = SynthesisOutput(answer=nothing, nothing_found=nothing)
     stored = {tier: [chunk.model_dump() for chunk in context[tier]] for tier in TIERS}
     return {"synthesis": output.model_dump(), "synthesis_context": stored, "phase": "quality"}
 
