@@ -25,7 +25,7 @@ from bench.common import BenchContext, BenchDataMissing
 
 QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers")
-ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm")
+ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
@@ -35,6 +35,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "refs-ukfin":
         from bench import refs_ukfin
         return refs_ukfin.bench(context)
+    if name == "tokens":
+        from bench import tokens
+        return tokens.bench(context)
     if name == "embed-speed":
         from bench import embed_speed
         return embed_speed.bench(context)
