@@ -62,6 +62,7 @@ def cmd_search(args) -> int:
 
 def cmd_doctor(args) -> int:
     from rabbithole_lab.kb.embedder import build_embedder, choose_embedder
+    from rabbithole_lab.reasoning.model_window import read_model_window
     from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
 
     settings = command_settings(args)
@@ -76,6 +77,9 @@ def cmd_doctor(args) -> int:
                 f"[{mark}] {'  ' if mark == 'ok' else ''}model {model}: "
                 f"{'pulled' if status.has(model) else 'not pulled'}"
             )
+            if status.has(model):  # what one call to it may hold (reasoning/model_window.py)
+                print(f"[info] window of {read_model_window(settings, model).describe()}")
+        print(f"[info] at most {settings.ollama.num_parallel} request(s) at once (OLLAMA_NUM_PARALLEL)")
     else:
         print(f"[warn] Ollama does not answer at {status.base_url}: {status.error}")
     choice = choose_embedder(settings.embedding)

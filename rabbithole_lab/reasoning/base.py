@@ -88,6 +88,8 @@ class ReasonerInfo:
     reason: str  # in English, for logs and the terminal
     reason_key: str = ""  # the catalogue's key for the reason (messages.reasoner_reason), "" when there is none
     reason_values: dict = field(default_factory=dict)
+    window_tokens: int | None = None  # the num_ctx every call is sized to (a model's reasoner only)
+    context_tokens: int | None = None  # the model's own context length, as Ollama reported it
 
 
 class Clarifier(Protocol):

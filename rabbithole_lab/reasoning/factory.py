@@ -39,7 +39,8 @@ def build_reasoner(settings: Settings, embedder, choice=None):
         from rabbithole_lab.reasoning.llm import LLMReasoner
 
         reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
-        reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason, choice.reason_key, choice.reason_values)
+        reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason, choice.reason_key, choice.reason_values,
+                                     reasoner.window.window_tokens, reasoner.window.context_tokens)
         from rabbithole_lab.rabbithole.gate import ExtractiveDecider
 
         # a step the model answers with garbage is answered by the extractive reasoner instead, and every

@@ -41,6 +41,7 @@ from rabbithole_lab.reasoning.llm_answers import (
     structured_model,
     text_fields,
 )
+from rabbithole_lab.reasoning.model_window import ModelWindow, read_model_window
 from rabbithole_lab.reasoning.prompt_inputs import (
     PASSAGE_CHARS,
     chains_text,
@@ -72,7 +73,7 @@ from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PROMPT_CHARS = 32_000  # a chat model given without a context size: an 8k-token window
+DEFAULT_PROMPT_CHARS = 16_000  # a chat model given without a context size: an 8k-token window of German text
 SYNTHESIS_CONTEXT_SHARE = 0.6  # of the prompt; the rest holds instructions, quotes, task summaries
 
 
@@ -82,7 +83,7 @@ class LLMReasoner:
     def __init__(self, chat_model, fallback_model=None, max_retries: int = 2, backoff_s: float = 0.5,
                  max_prompt_chars: int | None = None, info: ReasonerInfo | None = None,
                  call_deadline_s: float | None = None, raise_unusable: bool = False,
-                 total_deadline_s: float | None = None):
+                 total_deadline_s: float | None = None, parallel_requests: int = 64):
         self.call_deadline_s = call_deadline_s  # one attempt's total time, however slowly the server answers
         self.total_deadline_s = total_deadline_s  # one call's: every attempt, backoff and the fallback model
         self.raise_unusable = raise_unusable
@@ -91,6 +92,10 @@ class LLMReasoner:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self.max_prompt_chars = max_prompt_chars
+        # the server answers this many requests at once (OLLAMA_NUM_PARALLEL): more would only queue there, and
+        # time out there; here a call waits for a free slot before its deadline starts
+        self._server_slots = threading.BoundedSemaphore(parallel_requests)
+        self.window: ModelWindow | None = None  # what from_settings read from Ollama: shown by doctor and the UI
         self.info = info or ReasonerInfo("ollama", getattr(chat_model, "model", None), "chat model given")
         self.calls = 0
         self.tokens = 0
@@ -112,17 +117,24 @@ class LLMReasoner:
     def from_settings(cls, settings: Settings, model: str | None = None, reason: str = "") -> LLMReasoner:
         from langchain_ollama import ChatOllama
 
-        def build(name: str):
-            return ChatOllama(model=name, base_url=settings.ollama.base_url, num_ctx=settings.ollama.num_ctx,
-                              temperature=0, reasoning=False, client_kwargs={"timeout": settings.ollama.timeout_s})
-
         primary = model or settings.ollama.model
         fallback = settings.ollama.fallback_model if settings.ollama.fallback_model != primary else None
-        safe_chars = int(settings.ollama.num_ctx * settings.ollama.safe_limit * CHARS_PER_TOKEN)
+        # every call is sized to the smaller window of the two models it may go to (reasoning/model_window.py)
+        window = min((read_model_window(settings, name) for name in filter(None, (primary, fallback))),
+                     key=lambda candidate: candidate.window_tokens)
+
+        def build(name: str):
+            return ChatOllama(model=name, base_url=settings.ollama.base_url, num_ctx=window.window_tokens,
+                              temperature=0, reasoning=False, client_kwargs={"timeout": settings.ollama.timeout_s})
+
         info = ReasonerInfo("ollama", primary, reason or f"Ollama at {settings.ollama.base_url}")
-        return cls(build(primary), build(fallback) if fallback else None, settings.ollama.max_retries,
-                   max_prompt_chars=safe_chars, info=info, call_deadline_s=settings.ollama.timeout_s,
-                   total_deadline_s=settings.ollama.call_deadline_s)
+        reasoner = cls(build(primary), build(fallback) if fallback else None, settings.ollama.max_retries,
+                       max_prompt_chars=window.prompt_chars, info=info, call_deadline_s=settings.ollama.timeout_s,
+                       total_deadline_s=settings.ollama.call_deadline_s,
+                       parallel_requests=settings.ollama.num_parallel)
+        reasoner.window = window
+        logger.info("Model window: %s", window.describe())
+        return reasoner
 
     def drain_warnings(self) -> list[str]:
         with self._lock:
@@ -161,11 +173,12 @@ class LLMReasoner:
             else None) for model in models]
         runnable = attempts[0].with_fallbacks(attempts[1:]) if len(attempts) > 1 else attempts[0]
         try:
-            if not self.total_deadline_s:
-                return runnable.invoke(prompt)
-            # each attempt reports its own wait; this deadline bounds them all, with backoff and fallback
-            return call_with_deadline(lambda: runnable.invoke(prompt), self.total_deadline_s,
-                                      "the language model (all attempts)", note_waits=False)
+            with self._server_slots:
+                if not self.total_deadline_s:
+                    return runnable.invoke(prompt)
+                # each attempt reports its own wait; this deadline bounds them all, with backoff and fallback
+                return call_with_deadline(lambda: runnable.invoke(prompt), self.total_deadline_s,
+                                          "the language model (all attempts)", note_waits=False)
         except Exception as exc:
             if isinstance(exc, DeadlineExceeded):
                 call.given_up = True

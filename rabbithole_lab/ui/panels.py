@@ -59,9 +59,15 @@ class QueryPanel:
         embedder = self.embedder_info
         said = self.text["embedder_fallback"].format(model=embedder.model)  # the notice in the reader's language
         notice = f"<br><span style='color:#a15c00'>⚠ {html.escape(said)}</span>" if embedder.notice else ""
+        window = ""
+        if self.info.window_tokens:  # what one call to the model may hold (reasoning/model_window.py)
+            context = f"{self.info.context_tokens:,}" if self.info.context_tokens else self.text["context_unknown"]
+            window = " · " + html.escape(self.text["model_window"].format(window=f"{self.info.window_tokens:,}",
+                                                                         context=context))
         self.reasoner.value = (
             f"<b>{html.escape(self.text['reasoner'])}:</b> {html.escape(self.info.provider + model)} "
-            f"<span style='color:#666'>({html.escape(reasoner_reason(vars(self.info), self.shown_language))})</span> · "
+            f"<span style='color:#666'>({html.escape(reasoner_reason(vars(self.info), self.shown_language))})"
+            f"{window}</span> · "
             f"<b>{html.escape(self.text['embedder'])}:</b> "
             f"{html.escape(embedder.model)} <span style='color:#666'>({html.escape(embedder.backend)})"
             f"</span>{notice}")

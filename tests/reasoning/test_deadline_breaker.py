@@ -1,5 +1,5 @@
 """A deadline that holds and a breaker that trips, against the fake Ollama server on loopback
-(tests/fake_ollama.py) through the real ChatOllama client: one call's attempts together end at the total
+(tests.ollama_double.py) through the real ChatOllama client: one call's attempts together end at the total
 deadline and send nothing after it; a run whose model calls were abandoned still exits with its code; a
 model that keeps answering the wrong schema is asked a bounded number of times; and model text in another
 language never reaches the reader (gate reasons, LLM-extracted reference fields)."""
@@ -23,7 +23,7 @@ from rabbithole_lab.records import DetectedReference
 from rabbithole_lab.schemas import ExtractedReference, ExtractedReferenceList
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB, REPO
-from tests.fake_ollama import CHINESE_TEXT, MODEL, FakeOllama
+from tests.ollama_double import CHINESE_TEXT, MODEL, OllamaDouble
 
 QUESTION = "Welche Pflichten hat die Betreiberin eines Leuchtturms bei Nebel?"
 BREAKER = 3
@@ -49,7 +49,7 @@ def embed(demo_kb):
 
 
 def test_the_total_deadline_ends_every_attempt_and_sends_none_after_it(embed):
-    with FakeOllama() as server:
+    with OllamaDouble() as server:
         reasoner = _reasoner(server.url, embed, max_retries=5, call_deadline_s=1.5)
         server.behaviour = "trickling"
         with pytest.raises(ReasonerUnavailableError, match=r"all attempts\) gave no complete answer within 1.5 s"):
@@ -60,7 +60,7 @@ def test_the_total_deadline_ends_every_attempt_and_sends_none_after_it(embed):
 
 
 def test_a_model_answering_the_wrong_schema_trips_the_breaker_once(embed):
-    with FakeOllama(behaviour="wrong_shape") as server:
+    with OllamaDouble(behaviour="wrong_shape") as server:
         reasoner = _reasoner(server.url, embed)
         for _ in range(5):
             assert reasoner.hitl_queries(QUESTION, 1, [], ["Nebel"], ["Leuchtturm"], "de", 2)
@@ -75,7 +75,7 @@ def test_a_model_answering_the_wrong_schema_trips_the_breaker_once(embed):
 
 
 def test_a_good_answer_between_failures_keeps_the_breaker_closed(embed):
-    with FakeOllama() as server:
+    with OllamaDouble() as server:
         reasoner = _reasoner(server.url, embed)
         for behaviour in ["wrong_shape", "wrong_shape", "good", "wrong_shape", "wrong_shape"]:
             server.behaviour = behaviour
@@ -86,7 +86,7 @@ def test_a_good_answer_between_failures_keeps_the_breaker_closed(embed):
 def test_a_gate_reason_in_another_language_is_not_shown(embed):
     reference = DetectedReference(type="legal_section", target="§ 3 LeuchtV", original_text="§ 3")
     item = GateInput(reference, "Nach § 3 gilt bei Nebel das Signal.", "a.md")
-    with FakeOllama(behaviour="chinese") as server:
+    with OllamaDouble(behaviour="chinese") as server:
         decision = _reasoner(server.url, embed).decide_reference(item, QUESTION, "de")
     assert decision.follow and decision.reason.startswith("vom Sprachmodell entschieden (seine Begründung")
 
@@ -120,7 +120,7 @@ def _run(tmp_path, demo_db, url: str, breaker: int = BREAKER) -> subprocess.Comp
 
 @pytest.mark.parametrize("behaviour", ["trickling", "hanging"])
 def test_a_run_against_a_server_that_never_answers_exits_with_its_code(tmp_path, demo_db, behaviour):
-    with FakeOllama(behaviour="good") as server:
+    with OllamaDouble(behaviour="good") as server:
         server.behaviour = behaviour  # the probe saw the model; every chat call now stalls
         run = _run(tmp_path, demo_db, server.url)
         asked = server.chat_requests
@@ -130,7 +130,7 @@ def test_a_run_against_a_server_that_never_answers_exits_with_its_code(tmp_path,
 
 
 def test_a_run_against_a_server_answering_the_wrong_schema_is_bounded_and_says_so(tmp_path, demo_db):
-    with FakeOllama(behaviour="wrong_shape") as server:
+    with OllamaDouble(behaviour="wrong_shape") as server:
         run = _run(tmp_path, demo_db, server.url)
         asked = server.chat_requests
     assert run.returncode == 0, run.stderr[-2000:]
@@ -142,7 +142,7 @@ def test_a_run_against_a_server_answering_the_wrong_schema_is_bounded_and_says_s
 
 
 def test_a_model_writing_chinese_leaves_no_chinese_in_the_report(tmp_path, demo_db):
-    with FakeOllama(behaviour="chinese") as server:
+    with OllamaDouble(behaviour="chinese") as server:
         run = _run(tmp_path, demo_db, server.url, breaker=1000)  # every step asks the model
         steps = set(server.steps)
     assert run.returncode == 0, run.stderr[-2000:]

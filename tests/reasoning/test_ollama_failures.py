@@ -1,4 +1,4 @@
-"""Ollama failure modes against a fake Ollama HTTP server on loopback (tests/fake_ollama.py), through the
+"""Ollama failure modes against a fake Ollama HTTP server on loopback (tests.ollama_double.py), through the
 real ChatOllama client: each gives a bounded retry, then the extractive reasoner for that step or a clear
 error with a resumable session, within a total deadline per call; a run without an answer never exits 0."""
 
@@ -21,7 +21,7 @@ from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB
-from tests.fake_ollama import MODEL, FakeOllama
+from tests.ollama_double import MODEL, OllamaDouble
 
 QUESTION = "Welche Meldepflichten hat der Betreiber einer Quantenanlage nach einem Vorfall?"
 RETRIES = 1  # one retry: every failing call is asked twice
@@ -57,7 +57,7 @@ def _closed_port_url() -> str:
 # ---- the probe ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("tags", [{"models": "qwen3"}, [1, 2], {"models": [{"size": 3}]}, {"status": "ok"}])
 def test_tags_of_the_wrong_shape_give_the_extractive_reasoner_with_a_reason(tags):
-    with FakeOllama(tags=tags) as server:
+    with OllamaDouble(tags=tags) as server:
         choice = choose_provider(_settings(server.url))
     assert choice.provider == "extractive"
     assert server.url in choice.reason
@@ -105,7 +105,7 @@ class _TricklingTags:
 # ---- one step: unreachable is a clear error -----------------------------------------------------------
 @pytest.mark.parametrize("behaviour", ["hanging", "trickling", "http_500", "wrong_protocol"])
 def test_a_server_that_does_not_answer_usably_fails_the_step_clearly_after_a_bounded_retry(behaviour, embed, caplog):
-    with FakeOllama(behaviour="good") as server:
+    with OllamaDouble(behaviour="good") as server:
         reasoner = _reasoner(server.url, embed)
         server.behaviour = behaviour
         with caplog.at_level(logging.INFO), pytest.raises(ReasonerUnavailableError) as failure:
@@ -118,7 +118,7 @@ def test_a_server_that_does_not_answer_usably_fails_the_step_clearly_after_a_bou
 
 
 def test_a_refused_connection_is_a_clear_error(embed):
-    with FakeOllama() as server:
+    with OllamaDouble() as server:
         reasoner = _reasoner(server.url, embed)
     # the server is gone: the port refuses
     with pytest.raises(ReasonerUnavailableError, match="could not be reached"):
@@ -127,7 +127,7 @@ def test_a_refused_connection_is_a_clear_error(embed):
 
 def test_waiting_for_a_slow_call_is_reported_while_it_waits(embed, caplog, monkeypatch):
     monkeypatch.setattr(deadline, "WAIT_NOTE_S", 0.3)
-    with FakeOllama() as server:
+    with OllamaDouble() as server:
         reasoner = _reasoner(server.url, embed, timeout_s=1.0)
         server.behaviour = "trickling"
         with caplog.at_level(logging.INFO, logger="rabbithole_lab.deadline"), pytest.raises(ReasonerUnavailableError):
@@ -140,7 +140,7 @@ def test_waiting_for_a_slow_call_is_reported_while_it_waits(embed, caplog, monke
 @pytest.mark.parametrize("behaviour", ["not_json", "wrong_shape", "english", "chinese"])
 def test_an_unusable_answer_is_replaced_by_the_extractive_step(behaviour, embed):
     concepts = ["Meldepflicht", "Betreiber"]
-    with FakeOllama(behaviour=behaviour) as server:
+    with OllamaDouble(behaviour=behaviour) as server:
         reasoner = _reasoner(server.url, embed)
         queries = reasoner.hitl_queries(QUESTION, 1, [], ["Fristen"], concepts, "de", 3)
         asked = server.chat_requests
@@ -151,13 +151,13 @@ def test_an_unusable_answer_is_replaced_by_the_extractive_step(behaviour, embed)
 
 
 def test_an_unusable_extraction_is_made_from_the_passage(embed):
-    with FakeOllama(behaviour="not_json") as server:
+    with OllamaDouble(behaviour="not_json") as server:
         info = _reasoner(server.url, embed).extract_info(PASSAGE, QUESTION, "Meldepflichten des Betreibers", "de")
     assert "binnen drei Tagen" in info.extracted_info  # the extractive reasoner read the passage itself
 
 
 def test_a_good_answer_is_used_as_it_is(embed):
-    with FakeOllama() as server:
+    with OllamaDouble() as server:
         reasoner = _reasoner(server.url, embed)
         info = reasoner.extract_info(PASSAGE, QUESTION, "Meldepflichten", "de")
     assert info.preserved_quotes and info.preserved_quotes[0].document == "Betrieb.pdf"
@@ -167,7 +167,7 @@ def test_a_good_answer_is_used_as_it_is(embed):
 def test_an_empty_synthesis_is_written_by_the_extractive_reasoner(embed):
     finding = ChunkWithInfo(chunk_text=PASSAGE.text, extracted_info="Meldung binnen drei Tagen.",
                             document="Betrieb.pdf", page=2, tier="primary", relevance_score=0.9)
-    with FakeOllama(behaviour="empty_answer") as server:
+    with OllamaDouble(behaviour="empty_answer") as server:
         reasoner = _reasoner(server.url, embed)
         output = reasoner.synthesize(SynthesisInput(anchor=QUESTION, language="de", primary=[finding]))
     assert output.answer.strip() and "Betrieb.pdf" in output.answer
@@ -191,8 +191,10 @@ def ollama_env(monkeypatch):
     return point_at
 
 
-def test_a_model_that_answers_garbage_still_gives_an_answer_and_says_so(tmp_path, demo_db, ollama_env, capsys):
-    with FakeOllama(behaviour="not_json") as server:
+@pytest.mark.parametrize("behaviour", ["not_json", "empty_object"])  # prose instead of JSON, and `{}`
+def test_a_model_that_answers_garbage_still_gives_an_answer_and_says_so(tmp_path, demo_db, ollama_env, capsys,
+                                                                       behaviour):
+    with OllamaDouble(behaviour=behaviour) as server:
         ollama_env(server.url)
         code = main(_cli(tmp_path, demo_db, server.url, QUESTION, "--out", str(tmp_path / "r")))
     printed = capsys.readouterr().out
@@ -204,7 +206,7 @@ def test_a_model_that_answers_garbage_still_gives_an_answer_and_says_so(tmp_path
 
 
 def test_ollama_dying_mid_run_stops_with_a_resumable_session(tmp_path, demo_db, ollama_env, capsys):
-    with FakeOllama(behaviour="good") as server:
+    with OllamaDouble(behaviour="good") as server:
         ollama_env(server.url)
         server.behaviour = "http_500"  # the probe saw Ollama; every chat call now fails
         code = main(_cli(tmp_path, demo_db, server.url, QUESTION, "--out", str(tmp_path / "r")))
@@ -236,7 +238,7 @@ def test_a_host_that_answers_html_is_named_as_not_ollama_not_as_down(tmp_path, d
                                                                      capsys, embed):
     """A proxy's login page or another service at OLLAMA_BASE_URL: "start Ollama" would send the user the
     wrong way; the message says the address answers, but not as Ollama."""
-    with FakeOllama(behaviour="good") as server:
+    with OllamaDouble(behaviour="good") as server:
         reasoner = _reasoner(server.url, embed)
         server.behaviour = "html"
         assert "not as Ollama" in probe_ollama(_settings(server.url)).error
@@ -268,7 +270,7 @@ def test_placeholder_output_is_retried_then_answered_by_the_fallback_and_said(tm
                                                                              embed):
     """Schema-valid JSON with "-" in every field (a small model can do that) is no answer: the step retries
     once, then the extractive reasoner answers it, and the report says so; the run never ends with "-"."""
-    with FakeOllama(behaviour="placeholder") as server:
+    with OllamaDouble(behaviour="placeholder") as server:
         reasoner = _reasoner(server.url, embed)
         analysis = reasoner.analyze_retrieval(QUESTION, [PASSAGE], "de")
         assert server.chat_requests == RETRIES + 1 and "-" not in analysis.key_concepts
@@ -293,7 +295,7 @@ def test_an_answer_that_cites_no_page_found_is_not_a_success(tmp_path, ollama_en
     (kb / "Recht__db_inserted" / "Betrieb.md").write_text(REPORTING_RULES, encoding="utf-8")  # all German
     command = ["--env-file", "none", "research", "--kb", str(kb), "--sessions", str(tmp_path / "s.sqlite"),
                "--no-progress", "--no-hitl", QUESTION, "--out", str(tmp_path / "r")]
-    with FakeOllama(behaviour=behaviour) as server:
+    with OllamaDouble(behaviour=behaviour) as server:
         ollama_env(server.url)
         assert main(command) == code
     printed = capsys.readouterr()

@@ -1,15 +1,29 @@
-"""A fake Ollama HTTP server on loopback for tests only: it speaks enough of Ollama's API (`/api/tags`,
-streamed `/api/chat`) for the real `ChatOllama` client, and misbehaves in the ways a real server can.
+"""A server double of Ollama on loopback, for tests only: it speaks Ollama's API as the real `ChatOllama`
+client uses it (`/api/tags`, `/api/show`, streamed `/api/chat`) and behaves as Ollama does where local models
+fail a product:
+- `/api/show` reports the model's context length (`context_tokens`) and family;
+- a prompt longer than the window (`num_ctx` of the request, capped at the model's context length) loses its
+  beginning, silently, as in Ollama; the double counts tokens as dense German text runs with the tokenizers of
+  the models users run (2.5 characters a token, bench/results/tokens.json) and records every truncation;
+- it answers at most `num_parallel` requests at once and queues the rest (OLLAMA_NUM_PARALLEL), recording
+  the most it ever served at once;
+- it records the `format` schema and `think` flag of every request, and answers with thinking text first
+  when `think` is on;
+- it streams.
 
 `behaviour` can be changed while the server runs:
   good       — step-aware JSON answers from the scripted fake's default script
   hanging    — accepts the request and never answers
   trickling  — sends headers, then one byte every `trickle_s` seconds, never a complete answer
+  dropped    — closes the connection without an answer
   http_500   — an internal server error
   not_json   — a well-formed chat reply whose content is prose
+  empty_object — a chat reply whose content is `{}`
   wrong_shape — a chat reply whose content is JSON of the wrong schema
   wrong_protocol — a body that is JSON but not an Ollama chat reply
+  html       — a web page where Ollama's JSON should be (another service at the address)
   english / chinese — good answers with every text written in English / Chinese
+  placeholder — schema-valid JSON with "-" in every text field
   empty_answer — good answers, but the synthesis is empty
   uncited — good answers, but the synthesis is prose that cites no page
 """
@@ -17,8 +31,10 @@ streamed `/api/chat`) for the real `ChatOllama` client, and misbehaves in the wa
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -48,12 +64,38 @@ def _placeholder(value):
     return "-" if isinstance(value, str) else value
 
 
-class FakeOllama:
-    def __init__(self, behaviour: str = "good", tags: object | None = None, trickle_s: float = 0.2):
+CHARS_PER_TOKEN = 2.5  # dense German text with Qwen3 / Llama 3.1 (bench/results/tokens.json, 5th percentile)
+
+
+@dataclass
+class ChatRecord:
+    """One /api/chat request as the double saw it."""
+
+    step: str
+    prompt_tokens: int
+    num_ctx: int | None
+    window: int  # what the model held: num_ctx (Ollama's default 2048 without one), capped at its context length
+    truncated: bool
+    think: object
+    format: object
+
+
+class OllamaDouble:
+    def __init__(self, behaviour: str = "good", tags: object | None = None, trickle_s: float = 0.2,
+                 context_tokens: int | None = 32768, num_parallel: int = 4, family: str = "qwen3",
+                 answer_delay_s: float = 0.0):
         self.behaviour = behaviour
         self.tags = tags if tags is not None else {"models": [{"name": MODEL}]}
         self.trickle_s = trickle_s
+        self.context_tokens = context_tokens  # None: /api/show reports none (an older server)
+        self.family = family
+        self.answer_delay_s = answer_delay_s  # a model that takes its time: requests overlap
         self.chat_requests = 0
+        self.records: list[ChatRecord] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._slots = threading.Semaphore(num_parallel)
+        self._count_lock = threading.Lock()
         self.steps: list[str] = []
         self._stop = threading.Event()
         self._german = ScriptedFakeChatModel(script=default_script("de"))
@@ -66,7 +108,7 @@ class FakeOllama:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> FakeOllama:
+    def __enter__(self) -> OllamaDouble:
         self._thread.start()
         return self
 
@@ -80,6 +122,8 @@ class FakeOllama:
         self.steps.append(step)
         if self.behaviour == "not_json":
             return "Gern helfe ich Ihnen weiter, aber hier ist kein JSON."
+        if self.behaviour == "empty_object":
+            return "{}"
         if self.behaviour == "wrong_shape":
             return json.dumps({"unexpected": [1, 2, 3]})
         if self.behaviour == "english":
@@ -95,6 +139,31 @@ class FakeOllama:
             return json.dumps({"answer": UNCITED_ANSWER, "key_findings": [{"claim": UNCITED_ANSWER, "sources": []}]},
                               ensure_ascii=False)
         return good
+
+    @property
+    def truncated(self) -> list[ChatRecord]:
+        return [record for record in self.records if record.truncated]
+
+    def _record(self, request: dict, prompt: str) -> ChatRecord:
+        options = request.get("options") if isinstance(request.get("options"), dict) else {}
+        num_ctx = options.get("num_ctx")
+        window = num_ctx if isinstance(num_ctx, int) and num_ctx > 0 else 2048
+        if self.context_tokens:
+            window = min(window, self.context_tokens)
+        tokens = math.ceil(len(prompt) / CHARS_PER_TOKEN)
+        record = ChatRecord(self._german.step_of(prompt), tokens, num_ctx, window, tokens > window,
+                            request.get("think"), request.get("format"))
+        with self._count_lock:
+            self.records.append(record)
+        return record
+
+    def _show(self, request: dict) -> dict:
+        info = {"general.architecture": self.family}
+        if self.context_tokens:
+            info[f"{self.family}.context_length"] = self.context_tokens
+        return {"modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
+                "details": {"family": self.family, "parameter_size": "8.2B", "quantization_level": "Q4_K_M"},
+                "model_info": info, "capabilities": ["completion"]}
 
     def _handler(self):
         fake = self
@@ -120,9 +189,23 @@ class FakeOllama:
 
             def do_POST(self) -> None:
                 request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                if self.path == "/api/show" and fake.behaviour != "html":
+                    self._send(200, json.dumps(fake._show(request)).encode())
+                    return
                 if self.path != "/api/chat":
                     self._send(404, b'{"error": "not found"}')
                     return
+                with fake._slots:  # Ollama answers num_parallel requests at once; the rest wait in its queue
+                    with fake._count_lock:
+                        fake.in_flight += 1
+                        fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                    try:
+                        self._chat(request)
+                    finally:
+                        with fake._count_lock:
+                            fake.in_flight -= 1
+
+            def _chat(self, request: dict) -> None:
                 fake.chat_requests += 1
                 behaviour = fake.behaviour
                 if behaviour == "hanging":
@@ -139,6 +222,10 @@ class FakeOllama:
                         except OSError:
                             return
                     return
+                if behaviour == "dropped":  # the connection closes with nothing said
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
                 if behaviour == "http_500":
                     self._send(500, b'{"error": "model runner has unexpectedly stopped"}')
                     return
@@ -149,13 +236,22 @@ class FakeOllama:
                     self._send(200, b'[1, 2, 3]\n', "application/x-ndjson")
                     return
                 prompt = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
+                record = fake._record(request, prompt)
+                if record.truncated:  # as Ollama: the beginning goes, silently (the task and rules are there)
+                    prompt = prompt[-int(record.window * CHARS_PER_TOKEN):]
+                if fake.answer_delay_s:
+                    time.sleep(fake.answer_delay_s)
                 content = fake.content_for(prompt)
                 stamp = datetime.now(UTC).isoformat()
-                lines = [{"model": request.get("model", MODEL), "created_at": stamp,
-                          "message": {"role": "assistant", "content": content}, "done": False},
+                message = {"role": "assistant", "content": content}
+                if request.get("think") is True:  # a thinking model asked to think says so first
+                    message["thinking"] = "Ich überlege, welche Stelle die Frage beantwortet."
+                lines = [{"model": request.get("model", MODEL), "created_at": stamp, "message": message,
+                          "done": False},
                          {"model": request.get("model", MODEL), "created_at": stamp,
                           "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop",
-                          "total_duration": 1, "prompt_eval_count": len(prompt) // 4, "eval_count": 10}]
+                          "total_duration": 1, "prompt_eval_count": min(record.prompt_tokens, record.window),
+                          "eval_count": 10}]
                 self._send(200, "".join(json.dumps(line) + "\n" for line in lines).encode(), "application/x-ndjson")
 
         return Handler
