@@ -53,9 +53,10 @@ def exit_now(code: int) -> None:
 
 
 def call_with_deadline(call: Callable[[], Result], deadline_s: float, waiting_for: str,
-                       note_waits: bool = True) -> Result:
+                       note_waits: bool = True, on_abandon: Callable[[], None] | None = None) -> Result:
     """`call()`'s result or exception, or DeadlineExceeded after `deadline_s` seconds. The abandoned call
-    keeps running in its daemon thread until its own socket timeout or the peer ends it."""
+    keeps running in its daemon thread until its own socket timeout or the peer ends it, unless
+    `on_abandon` ends it (closes its connection, so that the peer stops working on it)."""
     outcome: dict = {}
     done = threading.Event()
 
@@ -78,6 +79,11 @@ def call_with_deadline(call: Callable[[], Result], deadline_s: float, waiting_fo
             global _abandoned
             with _abandoned_lock:
                 _abandoned += 1
+            if on_abandon is not None:
+                try:
+                    on_abandon()
+                except Exception as exc:  # closing is a courtesy to the peer: the deadline stands either way
+                    logger.info("Could not end the abandoned call to %s (%s)", waiting_for, exc)
             raise DeadlineExceeded(f"{waiting_for} gave no complete answer within {deadline_s:g} s")
         if note_waits:
             logger.info("Waiting for %s (%.0f s of at most %g s)", waiting_for, waited_s, deadline_s)

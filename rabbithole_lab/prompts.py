@@ -358,6 +358,8 @@ Reference chains (citing section → cited section, the reference, why it was fo
 {chains}
 Task summaries:
 {task_summaries}
+Findings of the tasks, each written from its own part of the context (keep their citations and quotations):
+{task_findings}
 {remediation}
 
 ### Rules

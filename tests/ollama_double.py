@@ -78,6 +78,7 @@ class ChatRecord:
     truncated: bool
     think: object
     format: object
+    answer: str = ""  # the content the double answered
 
 
 class OllamaDouble:
@@ -94,6 +95,7 @@ class OllamaDouble:
         self.records: list[ChatRecord] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.disconnects = 0  # requests whose client closed the connection before the answer was complete
         self._slots = threading.Semaphore(num_parallel)
         self._count_lock = threading.Lock()
         self.steps: list[str] = []
@@ -219,7 +221,9 @@ class OllamaDouble:
                         try:
                             self.wfile.write(b" ")
                             self.wfile.flush()
-                        except OSError:
+                        except OSError:  # the client closed the connection: Ollama stops generating
+                            with fake._count_lock:
+                                fake.disconnects += 1
                             return
                     return
                 if behaviour == "dropped":  # the connection closes with nothing said
@@ -241,7 +245,7 @@ class OllamaDouble:
                     prompt = prompt[-int(record.window * CHARS_PER_TOKEN):]
                 if fake.answer_delay_s:
                     time.sleep(fake.answer_delay_s)
-                content = fake.content_for(prompt)
+                content = record.answer = fake.content_for(prompt)
                 stamp = datetime.now(UTC).isoformat()
                 message = {"role": "assistant", "content": content}
                 if request.get("think") is True:  # a thinking model asked to think says so first

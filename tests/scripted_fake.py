@@ -117,6 +117,9 @@ def _synthesis(language: str) -> Callable[[str], str]:
     def answer(prompt: str) -> str:
         cited = re.findall(r"\[([^\[\]]+?), (?:p|S)\. (\d+)\]", prompt)
         doc, page = cited[0] if cited else ("unbekannt.pdf", "1")
+        # the final call of a synthesis in parts: the findings of the parts carry every page they cite on
+        parts = prompt.split("Findings of the tasks", 1)[-1].split("### Rules", 1)[0]
+        carried = list(dict.fromkeys(re.findall(r"\[([^\[\]]+?), (?:p|S)\. (\d+)\]", parts)))
         text = (f"**Ergebnis:** Die Dokumente legen die Grenzwerte fest [{doc}, S. {page}]. Weitere Einzelheiten "
                 f"stehen in den zitierten Abschnitten [{doc}, S. {page}]." if language == "de" else
                 f"**In short:** The documents set out the requirements [{doc}, p. {page}]. Further details are in "
@@ -128,6 +131,9 @@ def _synthesis(language: str) -> Callable[[str], str]:
             body = ("nicht gefunden" if language == "de" else "not found") if number == str(len(tasks)) else \
                 f"„{doc}“ [{doc}, {'S.' if language == 'de' else 'p.'} {page}]"
             text += f"\n\n**{number}. {task}**\n\n{body}"
+        if len(carried) > 1:
+            label = "S." if language == "de" else "p."
+            text += "\n\n" + " ".join(f"Fundstelle [{d}, {label} {n}]." for d, n in carried)
         return json.dumps({"answer": text, "key_findings": [{"claim": text.split(" [")[0].split(":** ")[-1],
                                                               "sources": [f"{doc} p. {page}"]}]}, ensure_ascii=False)
 

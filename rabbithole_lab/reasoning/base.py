@@ -74,6 +74,7 @@ class SynthesisInput:
     exclusions: list[str] = field(default_factory=list)  # cases the researcher left out
     tasks: list[AnswerTask] = field(default_factory=list)  # the approved tasks, one answer section each
     parts: list[str] = field(default_factory=list)  # what the researcher asked for besides the question
+    task_findings: list[str] = field(default_factory=list)  # written per task when the context exceeds one call
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary

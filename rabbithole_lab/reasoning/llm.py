@@ -36,6 +36,7 @@ from rabbithole_lab.reasoning.llm_answers import (
     GivenUp,
     LLMError,
     Model,
+    close_connections,
     of_shape,
     parse_json_answer,
     structured_model,
@@ -44,13 +45,12 @@ from rabbithole_lab.reasoning.llm_answers import (
 from rabbithole_lab.reasoning.model_window import ModelWindow, read_model_window
 from rabbithole_lab.reasoning.prompt_inputs import (
     PASSAGE_CHARS,
-    chains_text,
     dialogue_text,
     findings_text,
     fit_prompt,
     passages_text,
-    tasks_text,
 )
+from rabbithole_lab.reasoning.synthesis_parts import combined, parts_by_task, synthesis_inputs
 from rabbithole_lab.schemas import (
     AnchorTerms,
     ContextSummary,
@@ -192,12 +192,13 @@ class LLMReasoner:
                                                + "; ".join(call.errors[-2:] or [str(exc)])) from None
             raise LLMError("; ".join(call.errors[-3:] or [str(exc)])) from None
 
-    def _within_deadline(self, runnable, prompt: str):
+    def _within_deadline(self, runnable, prompt: str, model=None):
         """The call, ended after `call_deadline_s` in all (a server that trickles a byte now and then keeps a
-        read timeout from ever firing)."""
+        read timeout from ever firing); an abandoned call's connection is closed, so Ollama stops generating."""
         if not self.call_deadline_s:
             return runnable.invoke(prompt)
-        return call_with_deadline(lambda: runnable.invoke(prompt), self.call_deadline_s, "the language model")
+        return call_with_deadline(lambda: runnable.invoke(prompt), self.call_deadline_s, "the language model",
+                                  on_abandon=lambda: close_connections(model))
 
     def _attempt(self, model, schema: type[Model], call: AskRecord):
         """One model's ask as a runnable: count, call (structured output when offered), parse."""
@@ -213,7 +214,7 @@ class LLMReasoner:
 
         def ask(prompt: str):
             try:
-                return self._within_deadline(structured, prompt)
+                return self._within_deadline(structured, prompt, model)
             except Exception as exc:  # timeouts, refused connections, server errors, a page that is not Ollama's
                 call.failed(exc)
                 raise
@@ -398,19 +399,19 @@ class LLMReasoner:
 
     # ---- Phase 4 ----------------------------------------------------------------------------------
     def synthesize(self, request: SynthesisInput) -> SynthesisOutput:
-        language = request.language
-        quotes = "\n".join(f"- \"{q.quote}\" [{q.document}, p. {q.page}]" for q in request.quotes)
-        summaries = "\n".join(f"- {s.get('task', '')}: {s.get('summary', '')}" for s in request.task_summaries)
-        chains = chains_text(request.chains)
-        prompt = self._fill(
-            prompts.SYNTHESIS_PROMPT,
-            language=language_name(language), anchor=request.anchor, hitl_summary=request.hitl_summary or "-",
-            primary=findings_text(request.primary, language), secondary=findings_text(request.secondary, language),
-            tertiary=findings_text(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
-            task_summaries=summaries or "-", tasks=tasks_text(request.tasks),
-            chains=chains or "-", exclusions="; ".join(request.exclusions) or "-",
-            remediation=f"Rewrite instructions: {request.remediation}" if request.remediation else "")
-        output = self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), language)
+        whole = prompts.SYNTHESIS_PROMPT.format(**synthesis_inputs(request))
+        too_long = self.max_prompt_chars and len(whole) > self.max_prompt_chars
+        parts = parts_by_task(request, self.max_prompt_chars) if too_long else []
+        if len(parts) > 1:  # map: each task from its own passages; reduce: the answer from their findings
+            logger.info("Synthesis in %d parts: the context (%d characters) exceeds one call's window (%d)",
+                        len(parts), len(whole), self.max_prompt_chars)
+            findings = [self._synthesize_once(part).answer for part in parts]
+            return self._synthesize_once(combined(request, [text for text in findings if text.strip()]))
+        return self._synthesize_once(request)
+
+    def _synthesize_once(self, request: SynthesisInput) -> SynthesisOutput:
+        prompt = self._fill(prompts.SYNTHESIS_PROMPT, **synthesis_inputs(request))
+        output = self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), request.language)
         if not output.answer.strip():  # valid JSON with nothing in it is no answer either
             if self.raise_unusable:
                 raise LLMError("synthesize: the model's answer is empty")

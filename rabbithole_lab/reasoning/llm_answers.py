@@ -120,3 +120,16 @@ def structured_model(model, schema: type[BaseModel]):
         return model.with_structured_output(required_schema(schema), method="json_schema", include_raw=True)
     except (NotImplementedError, TypeError, ValueError):
         return model
+
+
+def close_connections(model) -> None:
+    """End the requests `model` (a ChatOllama) has open: its HTTP client is replaced by a new one and the old
+    one closed, so a call abandoned at its deadline stops reading and Ollama, seeing the connection go, stops
+    generating for it (left open, it would hold one of the server's few parallel slots to the end)."""
+    old = getattr(model, "_client", None)
+    if old is None or not hasattr(model, "_set_clients"):
+        return
+    model._set_clients()  # the next call gets a client of its own
+    inner = getattr(old, "_client", None)
+    if inner is not None:
+        inner.close()

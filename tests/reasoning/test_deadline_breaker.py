@@ -23,7 +23,7 @@ from rabbithole_lab.records import DetectedReference
 from rabbithole_lab.schemas import ExtractedReference, ExtractedReferenceList
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB, REPO
-from tests.ollama_double import CHINESE_TEXT, MODEL, OllamaDouble
+from tests.ollama_double import CHINESE_TEXT, MODEL, OllamaDouble, wait_until
 
 QUESTION = "Welche Pflichten hat die Betreiberin eines Leuchtturms bei Nebel?"
 BREAKER = 3
@@ -57,6 +57,16 @@ def test_the_total_deadline_ends_every_attempt_and_sends_none_after_it(embed):
         asked = server.chat_requests
         time.sleep(2.5)  # the abandoned retries would have sent their requests by now
         assert server.chat_requests == asked <= 2  # six attempts allowed, two begun before the deadline
+
+
+def test_a_call_abandoned_at_its_deadline_closes_its_connection(embed):
+    with OllamaDouble() as server:
+        reasoner = _reasoner(server.url, embed, max_retries=0, timeout_s=1.0, call_deadline_s=5.0)
+        server.behaviour = "trickling"  # the answer never completes, and the server would go on for ever
+        with pytest.raises(ReasonerUnavailableError):
+            reasoner.hitl_queries(QUESTION, 0, [], [], [], "de", 2)
+        # the server sees the connection go (and Ollama would stop generating), long before its trickle ends
+        assert wait_until(lambda: server.disconnects >= server.chat_requests >= 1, timeout_s=5.0)
 
 
 def test_a_model_answering_the_wrong_schema_trips_the_breaker_once(embed):

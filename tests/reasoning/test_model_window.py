@@ -11,6 +11,7 @@ import pytest
 
 from rabbithole_lab.cli import main
 from rabbithole_lab.reasoning.model_window import read_model_window
+from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.settings import load_settings
 from tests.ollama_double import MODEL, OllamaDouble
 
@@ -74,7 +75,7 @@ def test_no_prompt_of_a_research_run_is_cut_by_the_server(boiler_kb, tmp_path, m
                      "--out", str(tmp_path / "r")])
     assert code == 0, capsys.readouterr().err[-2000:]
     steps = {record.step for record in server.records}
-    assert {"extract_info", "synthesize"} <= steps  # the model wrote the findings and the answer
+    assert {"extract_info", "synthesize"} <= steps  # the model wrote the findings and the answer (maybe in parts)
     window = min(context_tokens, int(num_ctx or 8192))
     assert all(record.num_ctx == window for record in server.records)  # num_ctx with every call
     assert server.truncated == []  # the server cut no prompt
@@ -83,6 +84,29 @@ def test_no_prompt_of_a_research_run_is_cut_by_the_server(boiler_kb, tmp_path, m
     largest = max(record.prompt_tokens for record in server.records)
     assert largest > window // 3 or window > 8192  # the prompts fill a small window: the sizing is tested, not idle
     report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["report"]
+    assert report["metadata"]["answer_status"] == "cited"
+
+
+def test_a_context_larger_than_the_window_is_answered_in_parts_that_keep_their_citations(
+        boiler_kb, tmp_path, monkeypatch, capsys):
+    with OllamaDouble(context_tokens=4096) as server:
+        for name, value in {"LLM_PROVIDER": "auto", "OLLAMA_BASE_URL": server.url, "OLLAMA_MODEL": MODEL,
+                            "OLLAMA_FALLBACK_MODEL": MODEL, "OLLAMA_MAX_RETRIES": "0",
+                            "LLM_BREAKER_FAILURES": "1000"}.items():
+            monkeypatch.setenv(name, value)
+        code = main(["--env-file", "none", "research", QUESTION, "--kb", str(boiler_kb), "--db",
+                     str(tmp_path / "db"), "--sessions", str(tmp_path / "s.sqlite"), "--no-progress", "--no-hitl",
+                     "--out", str(tmp_path / "r")])
+    assert code == 0, capsys.readouterr().err[-2000:]
+    synthesis = [record for record in server.records if record.step == "synthesize"]
+    assert len(synthesis) >= 3 and server.truncated == []  # two parts or more and the answer from them
+    # the first round (a remediation may write another): its parts, then the answer written from their findings
+    final = next(n for n, record in enumerate(synthesis) if n and "Fundstelle [" in record.answer)
+    parts = synthesis[:final]
+    cited_by_parts = {citation for record in parts for citation in citations_in(json.loads(record.answer)["answer"])}
+    assert len({doc for doc, _ in cited_by_parts}) >= 2  # the parts read different documents
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["report"]
+    assert cited_by_parts <= set(citations_in(report["answer"]))  # every page the parts cite reaches the answer
     assert report["metadata"]["answer_status"] == "cited"
 
 
