@@ -427,6 +427,11 @@ Issues: {issues}
 ### Output format
 {{"retry": true, "instructions": "..."}}"""
 
+JSON_REPAIR_SUFFIX = """
+
+### Repair
+The previous answer was not usable: {error}. Answer again with JSON only, in the output format, every field filled."""
+
 LANGUAGE_ENFORCEMENT_SUFFIX = """
 
 ### Language

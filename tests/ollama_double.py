@@ -19,6 +19,7 @@ fail a product:
   http_500   — an internal server error
   not_json   — a well-formed chat reply whose content is prose
   empty_object — a chat reply whose content is `{}`
+  repairable — prose at first; good JSON once the prompt says what was wrong with it (a "### Repair" section)
   wrong_shape — a chat reply whose content is JSON of the wrong schema
   wrong_protocol — a body that is JSON but not an Ollama chat reply
   html       — a web page where Ollama's JSON should be (another service at the address)
@@ -79,6 +80,7 @@ class ChatRecord:
     think: object
     format: object
     answer: str = ""  # the content the double answered
+    repair: bool = False  # the prompt said what was wrong with the previous answer
 
 
 class OllamaDouble:
@@ -124,8 +126,8 @@ class OllamaDouble:
         self.steps.append(step)
         if self.behaviour == "not_json":
             return "Gern helfe ich Ihnen weiter, aber hier ist kein JSON."
-        if self.behaviour == "empty_object":
-            return "{}"
+        if self.behaviour == "empty_object" or (self.behaviour == "repairable" and "### Repair" not in prompt):
+            return "{}" if self.behaviour == "empty_object" else "Gern! Die Antwort lautet: siehe oben."
         if self.behaviour == "wrong_shape":
             return json.dumps({"unexpected": [1, 2, 3]})
         if self.behaviour == "english":
@@ -154,7 +156,7 @@ class OllamaDouble:
             window = min(window, self.context_tokens)
         tokens = math.ceil(len(prompt) / CHARS_PER_TOKEN)
         record = ChatRecord(self._german.step_of(prompt), tokens, num_ctx, window, tokens > window,
-                            request.get("think"), request.get("format"))
+                            request.get("think"), request.get("format"), repair="### Repair" in prompt)
         with self._count_lock:
             self.records.append(record)
         return record

@@ -41,6 +41,7 @@ from rabbithole_lab.reasoning.llm_answers import (
     parse_json_answer,
     structured_model,
     text_fields,
+    transport_errors,
 )
 from rabbithole_lab.reasoning.model_window import ModelWindow, read_model_window
 from rabbithole_lab.reasoning.prompt_inputs import (
@@ -167,8 +168,9 @@ class LLMReasoner:
         to the fallback model. A `<think>` block before the JSON is stripped."""
         call = AskRecord()
         models = [model for model in (self.chat_model, self.fallback_model) if model is not None]
-        attempts = [self._attempt(model, schema, call).with_retry(
-            stop_after_attempt=self.max_retries + 1, wait_exponential_jitter=self.backoff_s > 0,
+        attempts = [self._attempt(model, schema, call).with_retry(  # an unusable answer is repaired in _ask
+            retry_if_exception_type=transport_errors(), stop_after_attempt=self.max_retries + 1,
+            wait_exponential_jitter=self.backoff_s > 0,
             exponential_jitter_params={"initial": self.backoff_s, "max": 30 * self.backoff_s} if self.backoff_s > 0
             else None) for model in models]
         runnable = attempts[0].with_fallbacks(attempts[1:]) if len(attempts) > 1 else attempts[0]
@@ -241,7 +243,11 @@ class LLMReasoner:
         still the wrong language) gives the default with a warning, or — when this reasoner stands in front
         of a fallback (`raise_unusable`) — raises LLMError so the fallback answers that step."""
         try:
-            answer = self.structured(prompt, schema)
+            try:
+                answer = self.structured(prompt, schema)
+            except LLMError as exc:  # once more, told what was wrong; then this step falls back
+                answer = self.structured(prompt + prompts.JSON_REPAIR_SUFFIX.format(
+                    error=prompts.quoted(str(exc)[:400])), schema)
         except LLMError as exc:
             if self.raise_unusable:
                 raise

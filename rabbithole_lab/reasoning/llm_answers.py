@@ -133,3 +133,15 @@ def close_connections(model) -> None:
     inner = getattr(old, "_client", None)
     if inner is not None:
         inner.close()
+
+
+def transport_errors() -> tuple[type[BaseException], ...]:
+    """What a retry of the same request can cure: the connection, a timeout, the server's own error, a reply
+    the client cannot read as Ollama's (it fails with AttributeError, TypeError or KeyError on a body of
+    another shape). An answer that is not the JSON asked for (ValueError from `parse_json_answer` and
+    `of_shape`) is not among them: asking the same again mostly gets the same, so `LLMReasoner._ask` asks
+    once more with the validation error instead."""
+    import httpx
+    import ollama
+
+    return (OSError, httpx.HTTPError, ollama.ResponseError, AttributeError, TypeError, KeyError)

@@ -69,6 +69,18 @@ def test_a_call_abandoned_at_its_deadline_closes_its_connection(embed):
         assert wait_until(lambda: server.disconnects >= server.chat_requests >= 1, timeout_s=5.0)
 
 
+@pytest.mark.parametrize("behaviour, asked, used", [("repairable", 2, True), ("not_json", 2, False),
+                                                    ("empty_object", 2, False)])
+def test_an_unusable_answer_is_asked_again_once_with_what_was_wrong(embed, behaviour, asked, used):
+    with OllamaDouble(behaviour=behaviour) as server:
+        reasoner = _reasoner(server.url, embed, max_retries=3)
+        queries = reasoner.hitl_queries(QUESTION, 0, [], [], [], "de", 2)
+    assert server.chat_requests == asked  # not max_retries + 1 times the same prompt
+    assert [record.repair for record in server.records] == [False, True]
+    warnings = reasoner.drain_warnings()
+    assert queries and (not warnings if used else any("extractive reasoner answered" in w for w in warnings))
+
+
 def test_a_model_answering_the_wrong_schema_trips_the_breaker_once(embed):
     with OllamaDouble(behaviour="wrong_shape") as server:
         reasoner = _reasoner(server.url, embed)
