@@ -10,6 +10,7 @@ import sys
 from rabbithole_lab.cli_common import configure_logging, positive_int
 from rabbithole_lab.cli_kb import cmd_doctor, cmd_ingest, cmd_refs, cmd_search
 from rabbithole_lab.cli_research import cmd_batch, cmd_eval, cmd_research, cmd_trail
+from rabbithole_lab.smoke import DEMO_QUESTION as SMOKE_QUESTION
 
 # chromadb imports jsonschema, whose IRI format checker compiles a Lark grammar at import when the optional
 # rfc3987-syntax (pulled in by Jupyter) is installed: 2.6 s of every command's start. No command validates
@@ -52,6 +53,10 @@ def _add_kb_commands(sub) -> None:
     doctor = sub.add_parser("doctor", help="check Ollama, the embedder, the index folder and the reasoner choice")
     doctor.add_argument("--kb", help="knowledge-base folder (default KB_DIR)")
     doctor.add_argument("--db", help="index folder (default KB_DIR/database)")
+    doctor.add_argument("--smoke", nargs="?", const=SMOKE_QUESTION, metavar="QUESTION",
+                        help="also research one short question end to end with the configured model and show "
+                             "node timings, usable JSON per step, prompt sizes against the window and invented "
+                             f"citations (default question: {SMOKE_QUESTION!r}, for the demo KB)")
     doctor.set_defaults(func=cmd_doctor)
 
     refs = sub.add_parser("refs", help="detect references in JSONL texts")

@@ -124,7 +124,27 @@ def cmd_doctor(args) -> int:
     model = f" ({choice.model})" if choice.model else ""
     print(f"[info] LLM_PROVIDER={settings.llm.provider} -> reasoner: {choice.provider}{model}: {choice.reason}")
     print(f"[info] knowledge base folder: {kb_dir}")
+    if args.smoke is not None:
+        return 1 if _smoke(settings, kb_dir, db, args.smoke) or problems else 0
     return 1 if problems else 0
+
+
+def _smoke(settings, kb_dir: Path, db: Path, question: str) -> bool:
+    """The smoke run (rabbithole_lab/smoke.py); True when it found a problem."""
+    from rabbithole_lab.smoke import SmokeUnavailable, smoke_lines, smoke_run
+
+    check_question(question, "smoke question")
+    if not kb_dir.is_dir():
+        raise UsageError(f"knowledge-base folder not found: {kb_dir} (give --kb an existing folder)")
+    print(f"\nSmoke run: {question}")
+    try:
+        result = smoke_run(settings, kb_dir, db, question)
+    except SmokeUnavailable as exc:
+        print(f"[fail] smoke run: {exc}")
+        return True
+    for line in smoke_lines(result):
+        print(line)
+    return not result.healthy
 
 
 def cmd_refs(args) -> int:

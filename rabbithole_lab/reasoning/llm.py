@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from langchain_core.runnables import RunnableLambda
 from pydantic import ValidationError
@@ -33,15 +34,16 @@ from rabbithole_lab.reasoning.base import (
 from rabbithole_lab.reasoning.dialogue_terms import user_answers
 from rabbithole_lab.reasoning.llm_answers import (
     AskRecord,
+    CallLog,
     GivenUp,
     LLMError,
     Model,
-    close_connections,
     of_shape,
     parse_json_answer,
     structured_model,
     text_fields,
     transport_errors,
+    within_deadline,
 )
 from rabbithole_lab.reasoning.model_window import ModelWindow, read_model_window
 from rabbithole_lab.reasoning.prompt_inputs import (
@@ -97,6 +99,7 @@ class LLMReasoner:
         # time out there; here a call waits for a free slot before its deadline starts
         self._server_slots = threading.BoundedSemaphore(parallel_requests)
         self.window: ModelWindow | None = None  # what from_settings read from Ollama: shown by doctor and the UI
+        self.call_log = CallLog()  # every step asked: its prompt size, whether the answer was usable, the time
         self.info = info or ReasonerInfo("ollama", getattr(chat_model, "model", None), "chat model given")
         self.calls = 0
         self.tokens = 0
@@ -194,14 +197,6 @@ class LLMReasoner:
                                                + "; ".join(call.errors[-2:] or [str(exc)])) from None
             raise LLMError("; ".join(call.errors[-3:] or [str(exc)])) from None
 
-    def _within_deadline(self, runnable, prompt: str, model=None):
-        """The call, ended after `call_deadline_s` in all (a server that trickles a byte now and then keeps a
-        read timeout from ever firing); an abandoned call's connection is closed, so Ollama stops generating."""
-        if not self.call_deadline_s:
-            return runnable.invoke(prompt)
-        return call_with_deadline(lambda: runnable.invoke(prompt), self.call_deadline_s, "the language model",
-                                  on_abandon=lambda: close_connections(model))
-
     def _attempt(self, model, schema: type[Model], call: AskRecord):
         """One model's ask as a runnable: count, call (structured output when offered), parse."""
         structured = structured_model(model, schema)
@@ -216,7 +211,7 @@ class LLMReasoner:
 
         def ask(prompt: str):
             try:
-                return self._within_deadline(structured, prompt, model)
+                return within_deadline(structured, prompt, self.call_deadline_s, model)
             except Exception as exc:  # timeouts, refused connections, server errors, a page that is not Ollama's
                 call.failed(exc)
                 raise
@@ -242,13 +237,16 @@ class LLMReasoner:
         """Structured answer with one retry on a wrong language. An unusable answer (garbage, the wrong shape,
         still the wrong language) gives the default with a warning, or — when this reasoner stands in front
         of a fallback (`raise_unusable`) — raises LLMError so the fallback answers that step."""
+        started, outcome = time.monotonic(), "valid"
         try:
             try:
                 answer = self.structured(prompt, schema)
             except LLMError as exc:  # once more, told what was wrong; then this step falls back
+                outcome = "repaired"
                 answer = self.structured(prompt + prompts.JSON_REPAIR_SUFFIX.format(
                     error=prompts.quoted(str(exc)[:400])), schema)
         except LLMError as exc:
+            self.call_log.add(step, len(prompt), "unusable", started)
             if self.raise_unusable:
                 raise
             self._warn(f"{step}: unusable model output, default used ({exc})")
@@ -261,12 +259,15 @@ class LLMReasoner:
                     retried = self.structured(stronger, schema)
                 except LLMError:
                     retried = None
-                if retried is not None and may_show(text_fields(retried), language):
+                shown = retried is not None and may_show(text_fields(retried), language)
+                self.call_log.add(step, len(prompt), "repaired" if shown else "wrong_language", started)
+                if shown:
                     return retried
                 if self.raise_unusable:
                     raise LLMError(f"{step}: the answer is not in {language_name(language)} after one retry")
                 self._warn(f"{step}: the answer is not in {language_name(language)} after one retry")
                 return retried or answer
+        self.call_log.add(step, len(prompt), outcome, started)
         return answer
 
     # ---- Phase 1 ----------------------------------------------------------------------------------

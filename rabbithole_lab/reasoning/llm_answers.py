@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from typing import TypeVar
 
 from pydantic import BaseModel
+
+from rabbithole_lab.deadline import call_with_deadline
 
 Model = TypeVar("Model", bound=BaseModel)
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
@@ -145,3 +149,27 @@ def transport_errors() -> tuple[type[BaseException], ...]:
     import ollama
 
     return (OSError, httpx.HTTPError, ollama.ResponseError, AttributeError, TypeError, KeyError)
+
+
+def within_deadline(runnable, prompt: str, deadline_s: float | None, model=None):
+    """The call, ended after `deadline_s` in all (a server that trickles a byte now and then keeps a read
+    timeout from ever firing); an abandoned call's connection is closed, so Ollama stops generating."""
+    if not deadline_s:
+        return runnable.invoke(prompt)
+    return call_with_deadline(lambda: runnable.invoke(prompt), deadline_s, "the language model",
+                              on_abandon=lambda: close_connections(model))
+
+
+class CallLog:
+    """Every step a reasoner asked of the model: the step, the prompt's characters, how the answer was
+    ("valid", "repaired" after being told what was wrong, "unusable") and the seconds it took (the smoke
+    run's table, `rabbithole doctor --smoke`)."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict] = []
+        self._lock = threading.Lock()
+
+    def add(self, step: str, prompt_chars: int, outcome: str, started: float) -> None:
+        with self._lock:
+            self.calls.append({"step": step, "prompt_chars": prompt_chars, "outcome": outcome,
+                               "seconds": round(time.monotonic() - started, 2)})

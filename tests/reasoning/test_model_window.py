@@ -137,3 +137,20 @@ def test_doctor_shows_the_window(monkeypatch, capsys, tmp_path):
     printed = capsys.readouterr().out
     assert "context 40,960 tokens" in printed and "window 16,384 tokens" in printed
     assert "1 request(s) at once" in printed
+
+
+@pytest.mark.parametrize("behaviour, healthy", [("good", True), ("not_json", False)])
+def test_the_smoke_run_shows_timings_json_prompt_sizes_and_invented_citations(boiler_kb, tmp_path, monkeypatch,
+                                                                              capsys, behaviour, healthy):
+    with OllamaDouble(behaviour=behaviour, context_tokens=8192) as server:
+        for name, value in {"OLLAMA_BASE_URL": server.url, "OLLAMA_MODEL": MODEL, "OLLAMA_FALLBACK_MODEL": MODEL,
+                            "OLLAMA_MAX_RETRIES": "0", "LLM_BREAKER_FAILURES": "1000"}.items():
+            monkeypatch.setenv(name, value)
+        code = main(["--env-file", "none", "doctor", "--kb", str(boiler_kb), "--db", str(tmp_path / "db"),
+                     "--smoke", QUESTION])
+    printed = capsys.readouterr().out
+    assert code == (0 if healthy else 1), printed[-3000:]
+    assert "window 8,192 tokens" in printed and "synthesize" in printed  # the steps' table
+    assert "extract_info" in printed and "/ 14,590" in printed  # each step's largest prompt against the limit
+    assert "invented citations: none" in printed or not healthy
+    assert ("\nhealthy" in printed) == healthy

@@ -66,10 +66,13 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             path=str(path) if path else "", link=page_link(path, page) if path else "")
 
     # what the answer cites, in its order, each at the cited page with the passage that holds it
+    invented = []  # cited pages no passage the answer was written from holds
     for doc, page in cited:
         holders = [c for c in chunks if c.document == doc and c.page <= page <= (c.page_end or c.page)]
         if holders:
             sources[(doc, page)] = linked(max(holders, key=lambda c: c.relevance_score), page, True)
+        else:
+            invented.append(f"{doc} p. {page}")
     # then what the answer was written from without citing it: consulted, by relevance
     for chunk in sorted(chunks, key=lambda c: -c.relevance_score):
         if (chunk.document, chunk.page) not in sources:
@@ -116,6 +119,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "reflections": state.get("reflection_count", 0),
             "relevance_validation": {k: v for k, v in state.get("relevance_validation", {}).items() if k != "removed"},
             "answer_status": status,
+            "invented_citations": invented,
             "warnings": list(state.get("warnings", [])) + (
                 [run_text(language(state))["answer_uncited"]] if status == "uncited" else []),
             "collection": state.get("collection"),
