@@ -154,3 +154,21 @@ def test_the_smoke_run_shows_timings_json_prompt_sizes_and_invented_citations(bo
     assert "extract_info" in printed and "/ 14,590" in printed  # each step's largest prompt against the limit
     assert "invented citations: none" in printed or not healthy
     assert ("\nhealthy" in printed) == healthy
+
+
+def test_the_default_configuration_finishes_a_demo_run_on_a_server_answering_one_request_at_a_time(
+        demo_db, tmp_path, monkeypatch, capsys):
+    from tests.conftest import DEMO_KB
+
+    with OllamaDouble(num_parallel=1, answer_delay_s=0.02) as server:
+        for name, value in {"OLLAMA_BASE_URL": server.url, "OLLAMA_MODEL": MODEL,
+                            "OLLAMA_FALLBACK_MODEL": MODEL}.items():  # everything else at its default
+            monkeypatch.setenv(name, value)
+        code = main(["--env-file", "none", "research", "Welche Grenzwerte gelten für beruflich exponierte Personen?",
+                     "--kb", str(DEMO_KB), "--db", str(demo_db), "--sessions", str(tmp_path / "s.sqlite"),
+                     "--no-progress", "--no-hitl", "--out", str(tmp_path / "r")])
+    assert code == 0, capsys.readouterr().err[-2000:]
+    report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["report"]
+    warnings = " ".join(report["metadata"]["warnings"])
+    assert "no complete answer" not in warnings and "could not be reached" not in warnings  # no timeout
+    assert server.max_in_flight == 1 and server.truncated == []

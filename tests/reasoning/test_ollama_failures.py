@@ -103,7 +103,7 @@ class _TricklingTags:
 
 
 # ---- one step: unreachable is a clear error -----------------------------------------------------------
-@pytest.mark.parametrize("behaviour", ["hanging", "trickling", "http_500", "wrong_protocol"])
+@pytest.mark.parametrize("behaviour", ["hanging", "trickling", "http_500", "wrong_protocol", "dropped"])
 def test_a_server_that_does_not_answer_usably_fails_the_step_clearly_after_a_bounded_retry(behaviour, embed, caplog):
     with OllamaDouble(behaviour="good") as server:
         reasoner = _reasoner(server.url, embed)
