@@ -390,6 +390,18 @@ def test_the_reasoner_status_speaks_the_sessions_language():
     assert "Ollama at http://127.0.0.1:9 does not answer (refused)" in bench.query.reasoner.value
 
 
+def test_the_reasoner_status_shows_the_models_window():
+    backend = FakeBackend()
+    backend.reasoner_status = lambda: ReasonerInfo("ollama", "qwen3:8b", "Ollama at http://127.0.0.1:9 has qwen3:8b",
+                                                   window_tokens=8192, context_tokens=40960)
+    bench = Workbench(backend)
+    assert "Fenster 8,192 Tokens (Modell: 40,960)" in bench.query.reasoner.value
+    bench._set_language("en")
+    assert "window 8,192 tokens (model: 40,960)" in bench.query.reasoner.value
+    backend.reasoner_status = lambda: ReasonerInfo("extractive", None, "LLM_PROVIDER=extractive")
+    assert "Fenster" not in Workbench(backend).query.reasoner.value  # no model, no window
+
+
 def test_long_task_titles_end_in_an_ellipsis_at_a_word_and_the_whole_task_stays_readable():
     backend = FakeBackend()
     bench = Workbench(backend)
