@@ -6,11 +6,12 @@ without outputs; executed batch reports elsewhere keep theirs."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger(__name__)
 
-TRACKED_FOLDER = "notebooks/"  # relative to the server's root, the repository
+TRACKED_FOLDER = "notebooks"  # the project's notebooks: the folder of that name beside its pyproject.toml
 
 
 def clear_outputs(notebook: dict[str, Any]) -> dict[str, Any]:
@@ -23,9 +24,20 @@ def clear_outputs(notebook: dict[str, Any]) -> dict[str, Any]:
     return notebook
 
 
+def is_tracked_notebook(path: str, root_dir: str | None = None) -> bool:
+    """Whether `path` (relative to the server's root `root_dir`) is one of the project's notebooks, wherever
+    the server is rooted: `notebooks/x.ipynb` from the repository, `x.ipynb` from notebooks/ itself."""
+    relative = path.lstrip("/")
+    if root_dir is None:
+        return relative.startswith(f"{TRACKED_FOLDER}/")
+    folder = (Path(root_dir) / relative).resolve().parent
+    return folder.name == TRACKED_FOLDER and (folder.parent / "pyproject.toml").is_file()
+
+
 def scrub_on_save(model: dict[str, Any], path: str, contents_manager: Any = None, **kwargs: Any) -> None:
-    """Jupyter pre-save hook: a notebook under `notebooks/` is saved without outputs."""
-    if model.get("type") != "notebook" or not path.lstrip("/").startswith(TRACKED_FOLDER):
+    """Jupyter pre-save hook: a notebook of the project's `notebooks/` is saved without outputs."""
+    root_dir = getattr(contents_manager, "root_dir", None)
+    if model.get("type") != "notebook" or not is_tracked_notebook(path, root_dir):
         return
     clear_outputs(model["content"])
     logger.debug("Saved %s without outputs", path)

@@ -47,3 +47,26 @@ def test_the_repositorys_jupyter_config_names_the_hook():
     config = (REPO / "jupyter_server_config.py").read_text(encoding="utf-8")
     assert "rabbithole_lab.notebook_hygiene.scrub_on_save" in config
     assert "--config=jupyter_server_config.py" in (REPO / "Makefile").read_text(encoding="utf-8")
+
+
+class _Contents:
+    def __init__(self, root_dir):
+        self.root_dir = str(root_dir)
+
+
+def test_the_hook_finds_the_projects_notebooks_wherever_the_server_is_rooted(tmp_path):
+    from_notebooks = _model()  # a server started in notebooks/ sees the notebook at its root
+    scrub_on_save(from_notebooks, "research.ipynb", contents_manager=_Contents(REPO / "notebooks"))
+    assert from_notebooks["content"]["cells"][0]["outputs"] == []
+    elsewhere = _model()  # a notebooks/ folder that is not the project's keeps its outputs
+    (tmp_path / "notebooks").mkdir()
+    scrub_on_save(elsewhere, "notebooks/x.ipynb", contents_manager=_Contents(tmp_path))
+    assert elsewhere["content"]["cells"][0]["outputs"]
+
+
+def test_the_lab_the_readme_starts_is_rooted_at_the_repository():
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("jupyter_server_config.py", path=str(REPO)).load_config()
+    assert config.ServerApp.root_dir == str(REPO.resolve())
+    assert config.FileContentsManager.pre_save_hook == "rabbithole_lab.notebook_hygiene.scrub_on_save"
