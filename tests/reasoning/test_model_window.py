@@ -172,3 +172,12 @@ def test_the_default_configuration_finishes_a_demo_run_on_a_server_answering_one
     warnings = " ".join(report["metadata"]["warnings"])
     assert "no complete answer" not in warnings and "could not be reached" not in warnings  # no timeout
     assert server.max_in_flight == 1 and server.truncated == []
+
+
+def test_the_smoke_run_without_a_model_says_so(boiler_kb, tmp_path, monkeypatch, capsys):
+    with OllamaDouble() as server:
+        gone = server.url  # the port is closed once the double stops
+    monkeypatch.setenv("OLLAMA_BASE_URL", gone)
+    code = main(["--env-file", "none", "doctor", "--kb", str(boiler_kb), "--db", str(tmp_path / "db"), "--smoke"])
+    printed = capsys.readouterr().out
+    assert code == 1 and "[fail] smoke run: no model answers" in printed
