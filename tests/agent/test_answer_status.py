@@ -33,3 +33,4 @@ def test_a_research_run_records_that_its_answer_cites_what_it_read(extractive_se
     status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error
     assert status.report["metadata"]["answer_status"] == "cited"
+

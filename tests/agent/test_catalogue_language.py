@@ -71,3 +71,21 @@ def test_a_run_writes_only_its_own_languages_catalogue_text(extractive_services,
     foreign = only_in("en" if language == "de" else "de")
     leaks = {name: sorted(piece for piece in foreign if piece in text) for name, text in written.items()}
     assert not any(leaks.values()), leaks
+
+
+def test_the_session_line_gives_the_reasoners_reason_in_the_runs_language(settings, demo_kb, session_factory):
+    from rabbithole_lab.agent.services import Services
+    from rabbithole_lab.reasoning.base import ReasonerInfo
+    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from tests.agent.conftest import GERMAN_QUESTION
+    from tests.conftest import DEMO_KB
+
+    reasoner = ExtractiveReasoner(demo_kb.index.embedder)
+    reasoner.info = ReasonerInfo("extractive", None, "Ollama at http://127.0.0.1:9 does not answer (refused)",
+                                 "ollama_down", {"url": "http://127.0.0.1:9", "error": "refused"})
+    seen: list[str] = []
+    session = session_factory(Services(settings, demo_kb, reasoner, DEMO_KB),
+                              on_progress=lambda node, update: seen.extend(update.get("messages", []) or []))
+    session.start(GERMAN_QUESTION)
+    line = next(message for message in seen if message.startswith("Sprache: de"))
+    assert "antwortet nicht" in line and "does not answer" not in line

@@ -12,7 +12,7 @@ from rabbithole_lab.agent.query_anchor import research_summary
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPreview
 from rabbithole_lab.language import question_language
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.messages import reasoner_reason, run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND, anchor_text
 from rabbithole_lab.reasoning.text import concepts as query_concepts
@@ -51,8 +51,8 @@ def hitl_init(state: AgentState, runtime: Runtime[Services]) -> dict:
         "phase": "hitl",
         "reasoner": {"provider": reasoner.info.provider, "model": reasoner.info.model, "reason": reasoner.info.reason,
                      "reason_key": reasoner.info.reason_key, "reason_values": reasoner.info.reason_values},
-        "messages": [run_text(lang)["session_line"].format(language=lang, provider=reasoner.info.provider,
-                                                            reason=reasoner.info.reason)],
+        "messages": [run_text(lang)["session_line"].format(  # the reason in the run's language too
+            language=lang, provider=reasoner.info.provider, reason=reasoner_reason(vars(reasoner.info), lang))],
     }
 
 
