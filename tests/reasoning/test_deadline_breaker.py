@@ -1,4 +1,4 @@
-"""A deadline that holds and a breaker that trips, against the fake Ollama server on loopback
+"""A deadline that holds and a breaker that trips, against the Ollama double on loopback
 (tests.ollama_double.py) through the real ChatOllama client: one call's attempts together end at the total
 deadline and send nothing after it; a run whose model calls were abandoned still exits with its code; a
 model that keeps answering the wrong schema is asked a bounded number of times; and model text in another

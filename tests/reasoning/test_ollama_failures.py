@@ -1,4 +1,4 @@
-"""Ollama failure modes against a fake Ollama HTTP server on loopback (tests.ollama_double.py), through the
+"""Ollama failure modes against the Ollama double on loopback (tests/ollama_double.py), through the
 real ChatOllama client: each gives a bounded retry, then the extractive reasoner for that step or a clear
 error with a resumable session, within a total deadline per call; a run without an answer never exits 0."""
 
