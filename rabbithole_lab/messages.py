@@ -207,6 +207,7 @@ REASONER = {
 TERMINAL = {
     "de": {"round": "Klärungsrunde {n}", "coverage": "Abdeckung {c:.0%}, Wissenslücken: {g}",
            "retrieved": "Suche: {q} -> {k} neue Abschnitte (Anteil neu {d:.0%})",
+           "retrieved_one": "Suche: {q} -> 1 neuer Abschnitt (Anteil neu {d:.0%})",
            "prompt": "Ihre Antwort (/end beendet die Klärung): ",
            "todo": "Vorgeschlagene Aufgaben:",
            "todo_help": "Enter = genehmigen · -N = Aufgabe N entfernen · e N Text = bearbeiten · + Text = hinzufügen"
@@ -215,6 +216,7 @@ TERMINAL = {
            "todo_prompt": "> ", "none": "keine", "no_input": "(keine Eingabe: {d})"},
     "en": {"round": "Clarification round {n}", "coverage": "coverage {c:.0%}, knowledge gaps: {g}",
            "retrieved": "search: {q} -> {k} new passages (share new {d:.0%})",
+           "retrieved_one": "search: {q} -> 1 new passage (share new {d:.0%})",
            "prompt": "Your answer (/end finishes the clarification): ",
            "todo": "Proposed tasks:",
            "todo_help": "Enter = approve · -N = remove task N · e N text = edit · + text = add"

@@ -16,6 +16,7 @@ UI = {
         "understanding_hint": "(korrigieren Sie es in Ihrer Antwort; /end übernimmt es)", "coverage": "Abdeckung",
         "gaps": "Wissenslücken", "none": "keine",
         "history": "Suchverlauf", "queries": "Suchanfragen", "chunks": "neue Abschnitte",
+        "chunks_one": "neuer Abschnitt",
         "dedup": "schon gefunden",
         "round_counts": "{retrieved} Treffer: {new} neu, {seen} aus früheren Runden, "
                         "{duplicates} doppelt in dieser Runde",
@@ -83,7 +84,7 @@ UI = {
         "round": "Round {n}", "your_answer": "Your answer", "understanding": "How I understand the question so far",
         "understanding_hint": "(correct it in your answer; /end accepts it)", "coverage": "Coverage",
         "gaps": "Knowledge gaps", "none": "none",
-        "history": "Retrieval history", "queries": "Queries", "chunks": "new passages",
+        "history": "Retrieval history", "queries": "Queries", "chunks": "new passages", "chunks_one": "new passage",
         "dedup": "found before",
         "round_counts": "{retrieved} hits: {new} new, {seen} from earlier rounds, "
                         "{duplicates} repeated within this round",

@@ -30,8 +30,9 @@ class TerminalAnswers:
         print(f"\n== {text['round'].format(n=interrupt.get('iteration', 0) + 1)} ==", file=self.out)
         retrieval = interrupt.get("retrieval") or {}
         if retrieval:
-            print(text["retrieved"].format(q=" | ".join(retrieval.get("queries", [])), k=retrieval.get("new", 0),
-                                           d=retrieval.get("dedup_ratio", 0.0)), file=self.out)
+            new = retrieval.get("new", 0)
+            print(text["retrieved_one" if new == 1 else "retrieved"].format(
+                q=" | ".join(retrieval.get("queries", [])), k=new, d=retrieval.get("dedup_ratio", 0.0)), file=self.out)
             for chunk in retrieval.get("chunks", [])[:9]:
                 print(f"   - {chunk['doc']} {chunk.get('section', '')} p. {chunk['page']} ({chunk['score']:.2f})",
                       file=self.out)

@@ -162,7 +162,9 @@ class HITLPanel:
                       f"<th>{t['score']}</th><th>{t['preview']}</th></tr>")
             children.append(w.HTML(f"<b>{t['queries']}:</b><ul>{queries}</ul><p>{counts}</p>"
                                    f"<table>{header}{rows}</table>"))
-            titles.append(f"{t['round'].format(n=entry['iteration'] + 1)}: {entry.get('new', 0)} {t['chunks']}, "
+            new = entry.get("new", 0)
+            chunks = t["chunks_one" if new == 1 else "chunks"]
+            titles.append(f"{t['round'].format(n=entry['iteration'] + 1)}: {new} {chunks}, "
                           f"{t['dedup']} {entry.get('dedup_ratio', 0.0):.0%}")
         self.history.children = children
         for index, title in enumerate(titles):

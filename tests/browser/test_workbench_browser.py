@@ -115,7 +115,8 @@ def _research_run(jupyter_lab, page, shot) -> None:
     page.get_by_placeholder("Ihre Antwort …").fill(ADDITION)
     page.locator("button", has_text="Senden").click()
     page.get_by_text("Klärung · Runde 2").wait_for(timeout=SLOW_MS)
-    assert page.get_by_text(re.compile(r"Runde 2: \d+ neue Abschnitte, schon gefunden \d+%")).first.is_visible()
+    round_two = re.compile(r"Runde 2: \d+ (neue Abschnitte|neuer Abschnitt), schon gefunden \d+%")
+    assert page.get_by_text(round_two).first.is_visible()
     # the second round shows the answer given and asks different questions
     assert f"Ihre Antwort: {ADDITION}" in page.locator(".rh-previous-answer").first.inner_text()
     second_questions = _clarification_questions(page)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from typing import Any
 
@@ -388,6 +389,20 @@ def test_the_reasoner_status_speaks_the_sessions_language():
     assert "does not answer" not in bench.query.reasoner.value
     bench._set_language("en")
     assert "Ollama at http://127.0.0.1:9 does not answer (refused)" in bench.query.reasoner.value
+
+
+def test_one_new_passage_is_counted_in_the_singular():
+    from rabbithole_lab.terminal import TerminalAnswers
+
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    history = [{"iteration": 0, "queries": ["q1"], "retrieved": 1, "within_round_duplicates": 0, "seen_before": 0,
+                "new": 1, "dedup_ratio": 0.0, "chunks": []}]
+    backend.emit(RunStatus("interrupt", QUESTIONS, state={"detected_language": "de", "retrieval_history": history}))
+    assert "1 neuer Abschnitt," in bench.hitl.history.get_title(0)
+    printed = io.StringIO()
+    TerminalAnswers(read=lambda prompt: "/end", out=printed)(QUESTIONS | {"retrieval": history[0]})
+    assert "1 neuer Abschnitt (" in printed.getvalue() and "1 neue Abschnitte" not in printed.getvalue()
 
 
 def test_the_reasoner_status_shows_the_models_window():
