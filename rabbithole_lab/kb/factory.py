@@ -7,7 +7,7 @@ from pathlib import Path
 from rabbithole_lab.kb.auto_registry import load_auto_registry
 from rabbithole_lab.kb.embedder import Embedder, build_embedder, choose_embedder
 from rabbithole_lab.kb.index import ChromaIndex
-from rabbithole_lab.kb.kb_folder import KBFolderError, discover
+from rabbithole_lab.kb.kb_folder import discover
 from rabbithole_lab.kb.namespace import auto_registry_file, knowledge_base_id, recorded_kb_ids
 from rabbithole_lab.kb.registry import DocumentRegistry, load_registry_file
 from rabbithole_lab.kb.search import KnowledgeBase
@@ -25,28 +25,35 @@ def shared_embedder(settings: Settings) -> Embedder:
     return _EMBEDDERS[key]
 
 
+def _named_folder(settings: Settings, kb_dir: Path | None, db_path: Path | None) -> Path | None:
+    """The knowledge-base folder whose index is meant (default KB_DIR), or None: a database folder given
+    without its knowledge-base folder (`--db` alone), or a folder that is missing, means the one knowledge
+    base the store holds."""
+    folder = Path(kb_dir or settings.kb.kb_dir)
+    return folder if folder.is_dir() and (kb_dir is not None or db_path is None) else None
+
+
+def _documents_by_collection(folder: Path) -> dict[str, set[str]]:
+    """Collection -> the file names the knowledge-base folder has in it."""
+    documents: dict[str, set[str]] = {}
+    for source in discover(folder)[0]:
+        documents.setdefault(source.collection, set()).update(source.names)
+    return documents
+
+
 def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
                embedder: Embedder | None = None) -> ChromaIndex:
-    """The index of the knowledge base in `kb_dir` (default KB_DIR): its own collections of the Chroma store
-    settings name. A database folder given without its knowledge-base folder (`--db` alone), or a folder
-    that is missing, reads the one knowledge base the store holds."""
-    folder = Path(kb_dir or settings.kb.kb_dir)
-    named = folder.is_dir() and (kb_dir is not None or db_path is None)
-    folder_documents: dict[str, set[str]] = {}
-    if named:
-        try:
-            for source in discover(folder)[0]:
-                folder_documents.setdefault(source.collection, set()).update(source.names)
-        except KBFolderError:
-            pass
+    """The index of the knowledge base `_named_folder` names: its own collections of the Chroma store
+    settings name."""
+    folder = _named_folder(settings, kb_dir, db_path)
     return ChromaIndex(
         db_path=Path(db_path) if db_path else settings.db_path(kb_dir),
         embedder=embedder or shared_embedder(settings),
-        kb_id=knowledge_base_id(folder) if named else None,
+        kb_id=knowledge_base_id(folder) if folder else None,
         host=settings.chroma.host,
         port=settings.chroma.port,
         in_memory_max_chunks=settings.chroma.in_memory_max_chunks,
-        folder_documents=folder_documents,
+        folder_documents=(lambda: _documents_by_collection(folder)) if folder else None,
     )
 
 
@@ -58,9 +65,8 @@ def load_registry(settings: Settings, kb_dir: Path | None, index: ChromaIndex) -
 def load_registry_only(settings: Settings, kb_dir: Path | None, db_path: Path | None = None) -> DocumentRegistry:
     """The merged registry without opening the index or loading the embedder (reference detection)."""
     db = Path(db_path) if db_path else settings.db_path(kb_dir)
-    folder = Path(kb_dir or settings.kb.kb_dir)
-    named = folder.is_dir() and (kb_dir is not None or db_path is None)
-    kb_ids = [knowledge_base_id(folder)] if named else recorded_kb_ids(db)
+    folder = _named_folder(settings, kb_dir, db_path)
+    kb_ids = [knowledge_base_id(folder)] if folder else recorded_kb_ids(db)
     automatic = [entry for kb_id in kb_ids for entry in load_auto_registry(auto_registry_file(db, kb_id))
                  if len(kb_ids) == 1]
     return DocumentRegistry.merged(load_registry_file(settings.registry_path(kb_dir)), automatic)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -66,11 +67,12 @@ class ChromaIndex:
         host: str | None = None,
         port: int = 8000,
         in_memory_max_chunks: int = 200_000,
-        folder_documents: dict[str, set[str]] | None = None,
+        folder_documents: Callable[[], dict[str, set[str]]] | None = None,
     ):
         """`kb_id`: the knowledge base's identity (None: the one knowledge base the store holds, for a store
         opened without its folder). `folder_documents`: collection -> the file names the knowledge-base
-        folder has in it, by which collections written before namespaces are adopted (kb/namespace.py)."""
+        folder has in it, by which collections written before namespaces are adopted (kb/namespace.py); read
+        only when the store holds such collections."""
         import chromadb
         from chromadb.config import Settings as ChromaClientSettings
 

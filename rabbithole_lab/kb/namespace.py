@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -93,14 +94,17 @@ def auto_registry_file(db_path: Path, kb_id: str) -> Path:
     return Path(db_path) / f"auto_registry.kb{kb_id}.json"
 
 
-def adopt_legacy_collections(index, documents: dict[str, set[str]]) -> list[str]:
+def adopt_legacy_collections(index, folder_documents: Callable[[], dict[str, set[str]]]) -> list[str]:
     """Give this knowledge base (`index`, a kb/index.py ChromaIndex) the collections written before
-    namespaces that hold its documents (`documents`: collection -> the file names its folder has): renamed
-    into its namespace, with their search files and registry entries. Returns what was adopted."""
+    namespaces that hold its documents (`folder_documents()`: collection -> the file names its folder has,
+    read only when there are such collections): renamed into its namespace, with their search files and
+    registry entries. Returns what was adopted."""
+    legacy = [(name, metadata) for name, metadata in index.listing() if KB_ID_KEY not in metadata]
+    documents = folder_documents() if legacy else {}
     adopted = []
-    for name, metadata in index.listing():
+    for name, metadata in legacy:
         collection = metadata.get("kb_collection", name)
-        if KB_ID_KEY in metadata or not documents.get(collection):
+        if not documents.get(collection):
             continue
         try:
             handle = index.client.get_collection(name, embedding_function=None)

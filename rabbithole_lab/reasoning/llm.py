@@ -406,7 +406,8 @@ class LLMReasoner:
 
     # ---- Phase 4 ----------------------------------------------------------------------------------
     def synthesize(self, request: SynthesisInput) -> SynthesisOutput:
-        whole = prompts.SYNTHESIS_PROMPT.format(**synthesis_inputs(request))
+        inputs = synthesis_inputs(request)
+        whole = prompts.SYNTHESIS_PROMPT.format(**inputs)
         too_long = self.max_prompt_chars and len(whole) > self.max_prompt_chars
         parts = parts_by_task(request, self.max_prompt_chars) if too_long else []
         if len(parts) > 1:  # map: each task from its own passages; reduce: the answer from their findings
@@ -414,10 +415,10 @@ class LLMReasoner:
                         len(parts), len(whole), self.max_prompt_chars)
             findings = [self._synthesize_once(part).answer for part in parts]
             return self._synthesize_once(combined(request, [text for text in findings if text.strip()]))
-        return self._synthesize_once(request)
+        return self._synthesize_once(request, inputs)
 
-    def _synthesize_once(self, request: SynthesisInput) -> SynthesisOutput:
-        prompt = self._fill(prompts.SYNTHESIS_PROMPT, **synthesis_inputs(request))
+    def _synthesize_once(self, request: SynthesisInput, inputs: dict | None = None) -> SynthesisOutput:
+        prompt = self._fill(prompts.SYNTHESIS_PROMPT, **(inputs or synthesis_inputs(request)))
         output = self._ask("synthesize", prompt, SynthesisOutput, SynthesisOutput(), request.language)
         if not output.answer.strip():  # valid JSON with nothing in it is no answer either
             if self.raise_unusable:

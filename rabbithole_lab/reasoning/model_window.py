@@ -11,13 +11,11 @@ with Qwen3, English rulebook text 2.9), leaving room for the answer.
 
 from __future__ import annotations
 
-import json
 import logging
 import urllib.error
-import urllib.request
 from dataclasses import dataclass
 
-from rabbithole_lab.deadline import call_with_deadline
+from rabbithole_lab.reasoning.provider import ollama_json
 from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -68,18 +66,8 @@ def read_model_window(settings: Settings, model: str) -> ModelWindow:
 
 def _show(settings: Settings, model: str) -> tuple[str, int | None]:
     """(family, context length) from POST /api/show on the configured host."""
-    base_url = settings.ollama.base_url.rstrip("/")
-    timeout_s = settings.ollama.probe_timeout_s
-    body = json.dumps({"model": model}).encode()
-
-    def fetch() -> object:
-        request = urllib.request.Request(f"{base_url}/api/show", data=body,
-                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            return json.loads(response.read().decode("utf-8"))
-
     try:
-        payload = call_with_deadline(fetch, 2 * timeout_s, f"Ollama at {base_url}")
+        payload = ollama_json(settings, "/api/show", {"model": model})
     except (urllib.error.URLError, OSError, ValueError) as exc:  # includes an HTTP error and JSON that is not
         logger.info("/api/show for %s gave no answer (%s)", model, getattr(exc, "reason", exc))
         return "", None

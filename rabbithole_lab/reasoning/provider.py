@@ -36,17 +36,27 @@ class ProviderChoice:
     reason_values: dict = field(default_factory=dict)
 
 
-def probe_ollama(settings: Settings) -> OllamaStatus:
-    """GET /api/tags on the configured Ollama host only (the one network peer we talk to)."""
+def ollama_json(settings: Settings, path: str, body: dict | None = None) -> object:
+    """The JSON the configured Ollama host (the one network peer we talk to) answers at `path`: GET, or POST
+    of `body`, within twice OLLAMA_PROBE_TIMEOUT_S in all. Raises URLError/OSError (DeadlineExceeded is one:
+    a server that trickles counts as not answering) or ValueError (an answer that is not JSON)."""
     base_url = settings.ollama.base_url.rstrip("/")
     timeout_s = settings.ollama.probe_timeout_s
+    data = json.dumps(body).encode() if body is not None else None
 
     def fetch() -> object:
-        with urllib.request.urlopen(f"{base_url}/api/tags", timeout=timeout_s) as response:
+        request = urllib.request.Request(f"{base_url}{path}", data=data, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
             return json.loads(response.read().decode("utf-8"))
 
-    try:  # DeadlineExceeded is an OSError: a server that trickles counts as not answering
-        payload = call_with_deadline(fetch, 2 * timeout_s, f"Ollama at {base_url}")
+    return call_with_deadline(fetch, 2 * timeout_s, f"Ollama at {base_url}")
+
+
+def probe_ollama(settings: Settings) -> OllamaStatus:
+    """GET /api/tags on the configured Ollama host."""
+    base_url = settings.ollama.base_url.rstrip("/")
+    try:
+        payload = ollama_json(settings, "/api/tags")
     except (json.JSONDecodeError, UnicodeDecodeError):  # a page of a proxy or another service: the address is wrong
         return OllamaStatus(base_url, False, error="answers, but not as Ollama (no JSON at /api/tags): "
                                                    "check OLLAMA_BASE_URL")
