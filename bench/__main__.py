@@ -25,7 +25,7 @@ from bench.common import BenchContext, BenchDataMissing
 
 QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers")
-ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens")
+ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
@@ -35,6 +35,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "refs-ukfin":
         from bench import refs_ukfin
         return refs_ukfin.bench(context)
+    if name == "ranker":
+        from bench import ranker_fit
+        return ranker_fit.bench(context, reuse_sessions=args.reuse_sessions)
     if name == "tokens":
         from bench import tokens
         return tokens.bench(context)

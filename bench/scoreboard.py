@@ -79,6 +79,30 @@ def _answer_rows() -> tuple[Row, ...]:
     return tuple(rows)
 
 
+def _ranker_rows() -> tuple[Row, ...]:
+    rows = []
+    for subset in SUBSETS:
+        for metric, budget in (("lead_facts", "1,200"), ("answer_facts", "4,000")):
+            rows.append(Row(f"{subset}: facts in the best {budget} characters", ("ranked", subset, metric),
+                            anchor=("reading_order", subset, metric)))
+    return tuple(rows)
+
+
+def _ranker_extra(numbers: dict) -> list[str]:
+    """The fitted table and the ablation (each feature dropped, the model fitted again)."""
+    weights = numbers.get("weights", {})
+    lines = [f"Fitted on {weights.get('fitted_on', '?')}; {numbers.get('candidates')} candidates, "
+             f"{numbers.get('positives')} holding a fact. Weights (log-odds; bias {weights.get('bias')}):", "",
+             "| feature | weight | lead facts without it, gen 1 | gen 2 | answer facts without it, gen 1 | gen 2 |",
+             "|---|---|---|---|---|---|"]
+    for name, weight in weights.get("weights", {}).items():
+        dropped = numbers.get("ablation", {}).get(name, {})
+        cells = [f"{dropped.get(subset, {}).get(metric, 0):+.3f}" for metric in ("lead_facts", "answer_facts")
+                 for subset in ("gen 1", "gen 2")]
+        lines.append(f"| {name} | {weight:+.2f} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} |")
+    return [*lines, ""]
+
+
 TABLES: dict[str, Table] = {
     "xref": Table(
         "Cross-reference retrieval, German law dev set", "rabbithole against flat search at the same budget; "
@@ -113,6 +137,11 @@ TABLES: dict[str, Table] = {
     "answers": Table(
         "Answers on the German law dev set (extractive, no LLM)", "shared/bench/score_answers.py; the lead is "
         "the lines before the first section heading. Targets: issue 46.", "", _answer_rows()),
+    "ranker": Table(
+        "The answer's sentence ranker (fitted on dev gen 1; gen 2 is the holdout)", "bench/ranker_fit.py: the "
+        "share of a question's answer facts its best-ranked candidate sentences hold within the lead's and the "
+        "answer's budget; anchor: the same budget in the context's reading order.", "reading order",
+        _ranker_rows()),
     "embed-speed": Table(
         "Where embedding time goes (the installed engine, samples of 400 chunks)", "tokens per chunk against the "
         "512-token window; UKFIN as written and as the index embeds it (passage ids left out).", "", (
@@ -148,7 +177,7 @@ TABLES: dict[str, Table] = {
             Row("tests passed", ("passed",), "", ("before", "passed"), "chars"),
             Row("tests failed", ("failed",), "0", ("before", "failed"), "chars"))),
 }
-ORDER = ("xref", "answers", "obliqa-ukfin", "first-stage-ukfin", "obliqa-adgm", "refex", "refs-ukfin",
+ORDER = ("xref", "answers", "ranker", "obliqa-ukfin", "first-stage-ukfin", "obliqa-adgm", "refex", "refs-ukfin",
          "embed-speed", "tokens", "ingest", "suite")
 
 
@@ -214,6 +243,8 @@ def table_lines(name: str, record: dict) -> list[str]:
             {**numbers, "before": record.get("before", {})}, row.anchor)
         lines.append(f"| {row.label} | {show(now, row.kind)} | {show(dig(old, row.path), row.kind)} | "
                      f"{row.target or '—'} | {show(anchor, row.kind)} |")
+    if name == "ranker":
+        lines += ["", *_ranker_extra(numbers)]
     return [*lines, ""]
 
 

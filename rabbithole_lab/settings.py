@@ -321,6 +321,20 @@ class QualitySettings(_Group):
     max_reflections: int = _env("MAX_REFLECTIONS", 1, "Remediation retries", ge=0)
 
 
+class AnswerSettings(_Group):
+    """Phase 4: how long the written answer may be."""
+
+    lead_max_chars: int = _env(
+        "ANSWER_LEAD_MAX_CHARS", 1_200,
+        "The answer's lead (the statements that decide the question, before any section) at most this many "
+        "characters; its first statement is always given", ge=200,
+    )
+    answer_max_chars: int = _env(
+        "ANSWER_MAX_CHARS", 4_000, "The whole extractive answer at most this many characters, lead included",
+        ge=400,
+    )
+
+
 class Settings(BaseModel):
     """All settings, grouped. Build with `load_settings()`."""
 
@@ -334,6 +348,7 @@ class Settings(BaseModel):
     search: SearchSettings = Field(default_factory=SearchSettings, description="Retrieval")
     references: ReferenceSettings = Field(default_factory=ReferenceSettings, description="Phase 3")
     quality: QualitySettings = Field(default_factory=QualitySettings, description="Phase 4")
+    answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Phase 4: the answer's budgets")
 
     def db_path(self, kb_dir: Path | None = None) -> Path:
         """The embedded database folder: CHROMADB_PATH, else <kb>/database, else (a read-only KB

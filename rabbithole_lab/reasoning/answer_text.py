@@ -1,61 +1,83 @@
-"""The shaped extractive answer written out: framing in the question's language, quotations verbatim in
-the documents' language, each with its citation "[document, S. N]" (the report numbers them)."""
+"""The selected extractive answer written out (`answer_selection.py`): framing in the question's language,
+quotations verbatim in the documents' language, each with its citation "[document, S. N]" (the report
+numbers them).
+
+    **Ergebnis:** Maßgeblich ist § 73 StrlSchV → § 78 StrlSchG.
+    § 73 StrlSchV: „…“ [StrlSchV, S. 52]
+    § 73 StrlSchV → § 78 StrlSchG: „…“ [StrlSchG, S. 61]
+
+    **Aufgabe 1: …**
+    **§ 12 StrlSchV**: „…“ [StrlSchV, S. 20]
+"""
 
 from __future__ import annotations
 
 import re
 
 from rabbithole_lab.messages import reasoner_text
-from rabbithole_lab.reasoning.answer import Provision, Sentence
-from rabbithole_lab.reasoning.answer_shape import ShapedAnswer
-from rabbithole_lab.reasoning.base import citation_label
+from rabbithole_lab.reasoning.answer_selection import Selection, Statement, body_sections
+from rabbithole_lab.reasoning.base import AnswerTask, citation_label
 
 # characters that would open emphasis or a citation inside the answer's own markup
 _MARKUP = re.compile(r"[*\[\]]")
+ARROW = " → "
 
 
 def _plain(text: str) -> str:
     return " ".join(_MARKUP.sub("", text).split())
 
 
-def quoted(provision: Provision, sentences: list[Sentence], language: str) -> str:
+def quoted(statement: Statement, language: str) -> str:
     open_quote, close_quote = ("„", "“") if language == "de" else ("“", "”")
-    return " ".join(f"{open_quote}{s.text}{close_quote} {citation_label(provision.doc, s.page, language)}"
-                    for s in sentences)
+    return " ".join(f"{open_quote}{s.text}{close_quote} {citation_label(statement.provision.doc, s.page, language)}"
+                    for s in statement.sentences)
 
 
-def _names(provisions: list[Provision]) -> str:
-    return ", ".join(dict.fromkeys(p.label for p in provisions))
+def label(statement: Statement) -> str:
+    """The statement's provision, with the one whose reference led to it ("§ 73 StrlSchV → § 78 StrlSchG")."""
+    own = statement.provision.label
+    return f"{statement.source.label}{ARROW}{own}" if statement.source is not None else own
 
 
-def written_answer(shaped: ShapedAnswer, language: str) -> list[str]:
+def statement_line(statement: Statement, language: str, bold: bool = False) -> str:
+    name = f"**{label(statement)}**" if bold else label(statement)
+    return f"{name}: {quoted(statement, language)}"
+
+
+def statement_cost(statement: Statement, language: str) -> int:
+    """The characters the statement takes in the answer (its line and the blank line before it)."""
+    return len(statement_line(statement, language, bold=True)) + 2
+
+
+def decisive_chain(selection: Selection) -> str:
+    """The lead's first provision and the provisions its references led to in the lead ("A → B, C")."""
+    if not selection.lead:
+        return ""
+    first = selection.lead[0].provision
+    targets = [s.provision.label for s in selection.lead if s.source is first]
+    return first.label + (ARROW + ", ".join(dict.fromkeys(targets)) if targets else "")
+
+
+def written_answer(selection: Selection, tasks: list[AnswerTask], language: str) -> list[str]:
     text = reasoner_text(language)
     lines: list[str] = []
-    if shaped.decisive is not None:
-        lead = (text["opening_chain"].format(decisive=shaped.decisive.label, targets=_names(shaped.reached))
-                if shaped.reached else text["opening"].format(decisive=shaped.decisive.label))
-        lines.append(lead)
-    for provision, sentence in shaped.opening:
-        lines += ["", f"{provision.label}: {quoted(provision, [sentence], language)}"]
-    for number, section in enumerate(shaped.sections, start=1):
-        lines += ["", text["task_heading"].format(number=number, task=_plain(section.task.task))]
-        for provision, sentences in section.parts:
-            lines += ["", f"**{provision.label}**: {quoted(provision, sentences, language)}"]
-        if section.quoted_above:
-            lines += ["", text["task_quoted_above"].format(provisions=_names(section.quoted_above))]
-        if not section.found:
-            searched = ", ".join(_plain(q) for q in section.task.queries) or _plain(section.task.task)
-            lines += ["", text["task_not_found"].format(queries=searched)]
-    if shaped.rest:
-        lines += ["", text["more_heading"]] if shaped.sections else []
-        for provision, sentences in shaped.rest:
-            lines += ["", f"**{provision.label}**: {quoted(provision, sentences, language)}"]
-    if shaped.chain:
-        lines += ["", text["chain_heading"]]
-        for source, provision, sentences in shaped.chain:
-            if sentences:
-                lead = text["chain"].format(source=source.label, target=provision.label)
-                lines += ["", f"{lead} {quoted(provision, sentences, language)}"]
-            else:
-                lines += ["", text["chain_above"].format(source=source.label, target=provision.label)]
+    if selection.lead:
+        lines.append(text["opening"].format(decisive=decisive_chain(selection)))
+        for statement in selection.lead:
+            lines.append(statement_line(statement, language))
+    sections = body_sections(selection, tasks)
+    with_section = {task.id for task, _ in sections if task is not None}
+    for number, task in enumerate(tasks, start=1):
+        if task.id in with_section:
+            statements = next(items for owner, items in sections if owner is task)
+            lines += ["", text["task_heading"].format(number=number, task=_plain(task.task))]
+            lines += [line for statement in statements for line in ("", statement_line(statement, language, True))]
+        elif not task.chunk_ids:  # it found nothing at all: say what was searched
+            searched = ", ".join(_plain(q) for q in task.queries) or _plain(task.task)
+            lines += ["", text["task_heading"].format(number=number, task=_plain(task.task)),
+                      "", text["task_not_found"].format(queries=searched)]
+    rest = next((items for owner, items in sections if owner is None), [])
+    if rest:
+        lines += ["", text["more_heading"]]
+        lines += [line for statement in rest for line in ("", statement_line(statement, language, True))]
     return lines

@@ -63,6 +63,9 @@ _SENTENCE = {
 }
 
 
+KINDS = tuple(_QUESTION)  # amount, deadline, frequency, body, condition
+
+
 def asked_kinds(question: str) -> set[str]:
     """What the question asks for: "amount", "deadline", "frequency", "body", "condition" (none: it asks for
     the rule)."""

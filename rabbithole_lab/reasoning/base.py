@@ -53,6 +53,7 @@ class AskedFor:
     """What the researcher asked for besides the question, as the quality check measures it."""
 
     parts: list[str] = field(default_factory=list)  # the anchor's additions and named provisions
+    question: str = ""  # the question as the researcher wrote it: its parts and what each asks for
     exclusions: list[str] = field(default_factory=list)  # cases left out
     tasks: list[str] = field(default_factory=list)  # the approved tasks' words, one answer section each
 
@@ -75,6 +76,8 @@ class SynthesisInput:
     tasks: list[AnswerTask] = field(default_factory=list)  # the approved tasks, one answer section each
     parts: list[str] = field(default_factory=list)  # what the researcher asked for besides the question
     task_findings: list[str] = field(default_factory=list)  # written per task when the context exceeds one call
+    lead_max_chars: int = 1_200  # the extractive answer's lead (`AnswerSettings`)
+    answer_max_chars: int = 4_000  # the whole extractive answer
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary

@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Callable
 
 import numpy as np
 
@@ -19,17 +18,14 @@ from rabbithole_lab.rabbithole.relevance import keyword_overlap
 from rabbithole_lab.reasoning.base import ReasonerInfo, citation_label
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import (
-    asks_about_authorisation,
-    authorises_regulation,
+    concepts as query_concepts,
+)
+from rabbithole_lab.reasoning.text import (
     contains_concept,
-    has_figure,
     passage_sentences,
     split_sentences,
     stems,
     strip_citations,
-)
-from rabbithole_lab.reasoning.text import (
-    concepts as query_concepts,
 )
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 
@@ -38,13 +34,11 @@ logger = logging.getLogger(__name__)
 
 SENTENCES_PER_CHUNK = 3
 IRRELEVANT_BELOW = 0.12
-FIGURE_BONUS = 0.1  # a sentence with a figure (limit, deadline, amount) over one without, all else equal
-MEANING_SHARE = 0.6  # of a sentence's score, for text the embedder reads; the rest is the question's terms
+MEANING_SHARE = 0.6  # of a sentence's relevance, for text the embedder reads; the rest is the question's terms
 LANGUAGE_SAMPLE_CHARS = 2_000  # of the context, to tell its language
 REMEDIATED_SENTENCES = 5
 VECTOR_CACHE_SIZE = 20_000  # 384 floats each: ~30 MB at most
 MMR_LAMBDA = 0.7
-SUPPORT_OVERLAP = 0.6
 ON_TOPIC_OVERLAP = 0.3
 
 
@@ -162,44 +156,25 @@ class ExtractiveBase:
 
 
     # ---- the answer's sentences ----------------------------------------------------------------
-    def _sentence_scorer(self, anchor: str,
-                         chunks: list[ChunkWithInfo]) -> Callable[[list[str]], list[float]]:
-        """How much a sentence of this context says about the question: the question's terms it carries,
-        each weighted by how few of the context's sentences hold it (`TermWeights`), its figures (a limit,
-        a deadline, an amount is what a question about a provision usually wants), and, for text in a
-        language the embedder was trained on, its meaning. An English-only model (MiniLM) is no evidence on
-        German statute text: every share of its similarity in the score cost answer facts on the dev
-        questions (bench/RESULTS.md, session 12). Synthesis and the quality check build the scorer from the
-        same context, so they agree."""
+    def _sentence_readings(self, anchor: str, chunks: list[ChunkWithInfo]) -> SentenceReadings:
+        """How a sentence of this context is read against the question, in two measures: the question's terms
+        it carries, each weighted by how few of the context's sentences hold it (`TermWeights`), and, for text
+        in a language the embedder was trained on, its meaning. An English-only model (MiniLM) is no evidence
+        on German statute text (bench/RESULTS.md, session 12). Synthesis and the quality check read the same
+        context, so they agree."""
         sentences = [s for chunk in chunks for s in passage_sentences(chunk.chunk_text, chunk.heading,
                                                                        chunk.continuation)]
         weights = TermWeights(sentences)
-        # the glossary's German terms for an English question: its words compared in the documents' language
-        german = german_terms(anchor) if detect_language(anchor) == "en" else ""
-        question = sentence_terms(f"{anchor} {german}") | sentence_terms(anchor)
         sample = " ".join(sentences)[:LANGUAGE_SAMPLE_CHARS]
         sample_language = detect_language(sample)
         meaning = bool(sample) and reads_language(self._embedder.languages, sample_language)
         # e5 sets an English question further from a German sentence than a German one of the same meaning
-        # (the glossary's term pairs asked of the chunks their German term heads: 0.80 in English, 0.85 in
-        # German; bench/RESULTS.md, session 22), so most answering sentences fell below the band's floor. The
-        # glossary's German terms for the question, asked like a section title (the form the band was
-        # measured on), read the sentence in its own language; its meaning is the better of the two readings.
+        # (bench/RESULTS.md, session 22): the glossary's German terms for the question, asked like a section
+        # title (the form the band was measured on), read the sentence in its own language; its meaning is
+        # the better of the two readings
+        german = german_terms(anchor) if detect_language(anchor) == "en" else ""
         rendering = german if sample_language == "de" else ""
-        enabling_is_no_answer = not asks_about_authorisation(anchor)
-
-        def score(batch: list[str]) -> list[float]:
-            terms = [weights.overlap(question, s) for s in batch]
-            if meaning and batch:
-                similarity = self._similarities(anchor, batch)
-                if rendering:
-                    similarity = np.maximum(similarity, self._similarities(rendering, batch))
-                terms = [MEANING_SHARE * self._meaning(float(similarity[i])) + (1 - MEANING_SHARE) * term
-                         for i, term in enumerate(terms)]
-            return [0.0 if enabling_is_no_answer and authorises_regulation(s) else
-                    term + (FIGURE_BONUS if has_figure(s) else 0.0) for s, term in zip(batch, terms, strict=True)]
-
-        return score
+        return SentenceReadings(self, anchor, weights, meaning, rendering)
 
     # ---- helpers ----------------------------------------------------------------------------
     def _mmr(self, anchor: str, candidates: list[tuple[str, float]], limit: int) -> list[str]:
@@ -231,6 +206,45 @@ class ExtractiveBase:
 
 
 
+class SentenceReadings:
+    """A context's sentences read against one anchor: its terms (`terms`, any text, e.g. a question part) and
+    the anchor's meaning (`meaning`)."""
+
+    def __init__(self, reasoner: ExtractiveBase, anchor: str, weights: TermWeights, reads_meaning: bool,
+                 rendering: str):
+        self._reasoner, self.anchor, self.weights = reasoner, anchor, weights
+        self.reads_meaning, self._rendering = reads_meaning, rendering
+
+    def terms_of(self, text: str) -> frozenset[str]:
+        """The terms of a question (or part) as the sentences are compared with them: an English one's with
+        the glossary's German terms."""
+        german = german_terms(text) if detect_language(text) == "en" else ""
+        return sentence_terms(f"{text} {german}") | sentence_terms(text)
+
+    def terms(self, batch: list[str], text: str | None = None) -> list[float]:
+        """Each sentence's share of the term weight of `text` (the anchor when None)."""
+        wanted = self.terms_of(self.anchor if text is None else text)
+        return [self.weights.overlap(wanted, sentence) for sentence in batch]
+
+    def relevance(self, batch: list[str]) -> list[float]:
+        """Each sentence's relevance to the anchor in one number: meaning and terms blended (`MEANING_SHARE`),
+        the terms alone where the embedder cannot read the text. A provision's strength and the entry are read
+        by it (not by the ranker, whose features they are)."""
+        terms = self.terms(batch)
+        if not self.reads_meaning:
+            return terms
+        return [MEANING_SHARE * m + (1 - MEANING_SHARE) * t for t, m in zip(terms, self.meaning(batch), strict=True)]
+
+    def meaning(self, batch: list[str]) -> list[float]:
+        """Each sentence's similarity to the anchor read through the model's band (0 where it cannot read)."""
+        if not self.reads_meaning or not batch:
+            return [0.0] * len(batch)
+        similarity = self._reasoner._similarities(self.anchor, batch)
+        if self._rendering:
+            similarity = np.maximum(similarity, self._reasoner._similarities(self._rendering, batch))
+        return [self._reasoner._meaning(float(value)) for value in similarity]
+
+
 def unique(items: list[str]) -> list[str]:
     seen: set[str] = set()
     out = []
@@ -256,17 +270,6 @@ def cited_sentences(chunks: list[ChunkWithInfo], language: str,
             page, _ = quote_pages(chunk.chunk_text, chunk.page_map, sentence, chunk.page)  # where it starts
             out.append((f"{sentence} {citation_label(chunk.document, page, language)}", weight))
     return out
-
-
-def supported_by_source(sentence: str, cites: list[tuple[str, int]], by_page: dict[tuple[str, int], list[str]]) -> bool:
-    words = stems(sentence)
-    if not words:
-        return False
-    for key in cites:
-        for source in by_page.get(key, []):
-            if len(words & stems(source)) / len(words) >= SUPPORT_OVERLAP:
-                return True
-    return False
 
 
 def normal_question(question: str) -> str:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.reasoning.answer import AnswerPlan, Provision, Sentence, plan_answer
-from rabbithole_lab.reasoning.answer_shape import opening_statements
-from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carried_kinds, carries
+from rabbithole_lab.reasoning.answer import Provision, Sentence
+from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
 from rabbithole_lab.reasoning.extractive_base import reasoner_words
 from rabbithole_lab.records import ChunkWithInfo
 
@@ -71,81 +70,6 @@ def _provision(section: str, texts: list[str], scores: list[float]) -> Provision
     provision.sentences = [Sentence(text, chunk, score, order) for order, (text, score)
                            in enumerate(zip(texts, scores, strict=True))]
     return provision
-
-
-def test_the_findings_state_the_sentence_that_carries_what_was_asked_even_when_it_scores_lower():
-    decisive = _provision("§ 3", ["Der Betreiber führt ein Logbuch über jeden Kran.",
-                                  "Das Logbuch ist zehn Jahre lang aufzubewahren.",
-                                  "Das Logbuch enthält die Prüfungen."], [0.9, 0.4, 0.6])
-    other = _provision("§ 4", ["Die Behörde kann Einsicht verlangen."], [0.5])
-    plan = AnswerPlan([(decisive, None, decisive.sentences), (other, None, other.sentences)])
-    asked = asked_kinds("Wie lange ist das Logbuch aufzubewahren?")
-    stated = [s.text for _, s in opening_statements(plan, lambda text: carries(text, asked))]
-    assert stated[:2] == ["Der Betreiber führt ein Logbuch über jeden Kran.",
-                          "Das Logbuch ist zehn Jahre lang aufzubewahren."]
-    # without the kind, the decisive provision's best sentence and the next provision's best
-    plain = [s.text for _, s in opening_statements(plan)]
-    assert "Das Logbuch ist zehn Jahre lang aufzubewahren." not in plain
-    assert plain == ["Der Betreiber führt ein Logbuch über jeden Kran.", "Die Behörde kann Einsicht verlangen."]
-
-
-def test_the_findings_state_what_was_asked_wherever_the_research_found_it_after_the_plan():
-    decisive = _provision("§ 3", ["Der Betreiber führt ein Logbuch über jeden Kran."], [0.9])
-    beyond = _provision("§ 8", ["Die Prüfbescheinigung ist drei Jahre lang aufzubewahren.",
-                                "Die Prüfbescheinigung ist sorgfältig aufzubewahren.",
-                                "Eine Kopie ist zwei Wochen lang auszuhängen."], [0.5, 0.7, 0.05])
-    plan = AnswerPlan([(decisive, None, decisive.sentences)])
-    asked = asked_kinds("Wie lange ist die Prüfbescheinigung aufzubewahren?")
-    stated = [s.text for _, s in opening_statements(plan, lambda text: carries(text, asked), (decisive, beyond),
-                                                    floor=0.1)]
-    # the plan's statement first, then the sentence of a provision the plan does not quote that carries the
-    # period asked for; not the one without a period, and not one below the floor
-    assert stated == ["Der Betreiber führt ein Logbuch über jeden Kran.",
-                      "Die Prüfbescheinigung ist drei Jahre lang aufzubewahren."]
-    # without the provisions found beyond the plan, the findings are the plan's
-    assert [s.text for _, s in opening_statements(plan, lambda text: carries(text, asked))] == stated[:1]
-
-
-def test_the_answer_quotes_first_the_sentences_that_carry_what_was_asked():
-    decisive = _provision("§ 3", ["Der Betreiber führt ein Logbuch über jeden Kran des Hafens.",
-                                  "Das Logbuch enthält die Prüfungen und die Störungen.",
-                                  "Der Betreiber bewahrt das Logbuch zehn Jahre lang auf.",
-                                  "Das Logbuch ist in deutscher Sprache zu führen.",
-                                  "Das Logbuch liegt im Büro des Hafenmeisters."], [0.9, 0.8, 0.5, 0.7, 0.65])
-    further = _provision("§ 5", ["Die Kopie des Logbuchs liegt im Kranhaus aus.",
-                                 "Die Kopie ist zwei Jahre lang aufzubewahren.",
-                                 "Eine Abschrift ist drei Monate lang auszuhängen."], [0.6, 0.3, 0.05])
-    asked = asked_kinds("Wie lange ist das Logbuch aufzubewahren?")
-    quoted = [s.text for s in plan_answer([decisive, further], 0.1, max_sentences=5,
-                                          asked=lambda text: carries(text, asked)).sentences()]
-    # the period is quoted, of the decisive provision and of the room left, though other sentences score higher;
-    # one below the floor is not, period or not
-    assert "Der Betreiber bewahrt das Logbuch zehn Jahre lang auf." in quoted
-    assert "Die Kopie ist zwei Jahre lang aufzubewahren." in quoted
-    assert "Eine Abschrift ist drei Monate lang auszuhängen." not in quoted
-    # without what was asked, the most similar sentences fill the room
-    plain = [s.text for s in plan_answer([decisive, further], 0.1, max_sentences=5).sentences()]
-    assert "Der Betreiber bewahrt das Logbuch zehn Jahre lang auf." not in plain
-    assert "Die Kopie ist zwei Jahre lang aufzubewahren." not in plain
-
-
-def test_a_provision_asked_for_two_kinds_is_quoted_with_a_sentence_of_each():
-    question = "When must the crane be inspected again, and how quickly must the authority decide?"
-    kinds = asked_kinds(question)
-    assert {"condition", "deadline"} <= kinds
-    provision = _provision("§ 6", ["Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
-                                   "Die Prüfung entfällt, wenn der Kran stillgelegt ist.",
-                                   "Die Behörde entscheidet spätestens vier Wochen nach dem Antrag.",
-                                   "Der Prüfer ist unabhängig."], [0.8, 0.7, 0.1, 0.6])
-    both = [s.text for s in provision.best(2, asked=lambda text: carried_kinds(text, kinds))]
-    # the deadline is stated though two conditions read closer to the question
-    assert both == ["Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
-                    "Die Behörde entscheidet spätestens vier Wochen nach dem Antrag."]
-    # asked only whether a sentence carries any kind, the two conditions would be quoted
-    assert [s.text for s in provision.best(2, asked=lambda text: carries(text, kinds))] == [
-        "Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
-        "Die Prüfung entfällt, wenn der Kran stillgelegt ist."]
-    assert carried_kinds("Der Prüfer ist unabhängig.", kinds) == set()
 
 
 def test_a_body_is_named_in_any_case_and_number_and_a_verb_on_stellen_names_none():

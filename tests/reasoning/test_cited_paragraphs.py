@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rabbithole_lab.agent.synthesis_context import reference_chains
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, paragraphs_of, plan_answer, read_links
+from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, paragraphs_of, read_links
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.llm import LLMReasoner
 from rabbithole_lab.records import ChunkWithInfo
@@ -69,74 +69,6 @@ def test_a_reference_already_followed_from_elsewhere_points_where_it_pointed_the
     assert links_of(reference_chains({"reference_edges": [earlier, other]}, context)) == {}
 
 
-def test_the_answer_quotes_the_paragraph_the_decisive_provision_cites():
-    decisive = _provision("KranV.pdf", "§ 21", [
-        "(1) Die Kranaufsicht kann die Nutzung eines Hafengeländes für höchstens sechs Jahre sperren.",
-        "(2) Die Sperre ist öffentlich bekannt zu machen.",
-        "(3) § 9 Absatz 3 des Krangesetzes gilt entsprechend."], [0.8, 0.6, 0.3])
-    cited = _provision("KranG.pdf", "§ 9", [
-        "(1) Eine Sperre von Hafengelände wird durch Verordnung festgelegt.",
-        "Die Sperre des Hafengeländes ist vor Ablauf aufzuheben, wenn ihr Grund entfällt.",
-        "(2) Die Hafenbehörde führt ein Verzeichnis der Sperren.",
-        "(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer Entschädigung verlangen.",
-        "Die Entschädigung leistet der Hafenbetreiber."], [0.7, 0.6, 0.5, 0.15, 0.1])
-    other = _provision("KranV.pdf", "§ 22", ["Die Kranaufsicht veröffentlicht die Sperren jährlich."], [0.5])
-    provisions = [decisive, cited, other]
-    state = {"reference_edges": [_edge("skipped", "§ 9", ["3"])]}
-    context = {"primary": [chunk for provision in provisions for chunk in provision.chunks]}
-    plan = plan_answer(provisions, 0.2, max_sentences=5, links=links_of(reference_chains(state, context)))
-    quoted = {(provision.label, sentence.text) for provision, _, sentences in plan.parts for sentence in sentences}
-    # the reference is the evidence: § 9 is quoted though its paragraph (3) scores below the floor, and it is
-    # paragraph (3) that is quoted, not the paragraphs that read more like the question
-    assert ("§ 9 KranG", "(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer Entschädigung "
-                         "verlangen.") in quoted
-    assert ("§ 9 KranG", "Die Entschädigung leistet der Hafenbetreiber.") in quoted
-    assert not any(label == "§ 9 KranG" and text.startswith("(1)") for label, text in quoted)
-    assert next(source for provision, source, _ in plan.parts if provision is cited) is decisive
-    # without the skipped reference, § 9 enters only by its best sentences, not its paragraph (3)
-    plain = plan_answer(provisions, 0.2, max_sentences=5)
-    plain_quoted = {sentence.text for sentence in plain.sentences()}
-    assert "Die Entschädigung leistet der Hafenbetreiber." not in plain_quoted
-    # a reference that names no paragraph quotes the provision's best sentences
-    whole = plan_answer(provisions, 0.2, max_sentences=5,
-                        links=links_of(reference_chains({"reference_edges": [_edge("skipped", "§ 9", [])]}, context)))
-    whole_cited = next(sentences for provision, _, sentences in whole.parts if provision is cited)
-    assert [s.text for s in whole_cited] == ["(1) Eine Sperre von Hafengelände wird durch Verordnung festgelegt.",
-                                             "Die Sperre des Hafengeländes ist vor Ablauf aufzuheben, wenn ihr Grund "
-                                             "entfällt."]
-
-
-def test_a_named_paragraph_quoted_item_by_item_is_quoted_whole():
-    decisive = _provision("KranV.pdf", "§ 21", [
-        "Die Kranaufsicht prüft bei der Zulassung die Voraussetzungen des § 9 Absatz 2 des Krangesetzes."], [0.8])
-    cited = _provision("KranG.pdf", "§ 9", [
-        "(1) Wer einen Hafenkran betreibt, bedarf der Zulassung.",
-        "(2) Die Zulassung wird erteilt, wenn 1. der Betreiber zuverlässig ist, 2. die Kranführer geschult sind,",
-        "3. die Kranbahn gegen Sturm gesichert ist,",
-        "4. die Lastaufnahmemittel jährlich geprüft werden,",
-        "5. der Schutz gegen Eingriffe Dritter gewährleistet ist.",
-        "(3) Die Zulassung gilt zehn Jahre."], [0.6, 0.3, 0.2, 0.1, 0.05, 0.5])
-    provisions = [decisive, cited]
-    context = {"primary": [chunk for provision in provisions for chunk in provision.chunks]}
-    links = links_of(reference_chains({"reference_edges": [_edge("skipped", "§ 9", ["2"])]}, context))
-    plan = plan_answer(provisions, 0.2, max_sentences=5, links=links)
-    quoted = next(sentences for provision, _, sentences in plan.parts if provision is cited)
-    # all of paragraph (2) before the better-scoring paragraphs (1) and (3), its last items too,
-    # though each item alone reads little like the question
-    assert [s.text[:6] for s in quoted if s.paragraphs == {"2"}] == ["(2) Di", "3. die", "4. die", "5. der"]
-    assert not any(s.text.startswith(("(1)", "(3)")) for s in quoted)
-    # a long paragraph does not crowd out the decisive provision's other references: each is quoted first,
-    # and the room left completes the paragraph
-    decisive.sentences[0].text += " Die Gebühr richtet sich nach § 10 des Krangesetzes."
-    fees = _provision("KranG.pdf", "§ 10", ["Die Zulassung kostet 500 Euro."], [0.1])
-    provisions.append(fees)
-    context = {"primary": [chunk for provision in provisions for chunk in provision.chunks]}
-    both = links_of(reference_chains({"reference_edges": [_edge("skipped", "§ 9", ["2"]),
-                                                          _edge("skipped", "§ 10", [])]}, context))
-    tight = plan_answer(provisions, 0.2, max_sentences=4, links=both)
-    assert [(p.section, len(sentences)) for p, _, sentences in tight.parts] == [("§ 21", 1), ("§ 9", 2), ("§ 10", 1)]
-
-
 def test_the_scripted_model_is_told_which_paragraph_a_reference_names():
     model = ScriptedFakeChatModel(script=default_script("de"))
     finding = ChunkWithInfo(chunk_text="(3) Dauert die Sperre länger als drei Jahre, kann der Eigentümer "
@@ -179,15 +111,7 @@ def test_a_reference_only_read_in_the_text_is_followed_where_the_answer_quotes_t
     chains = reference_chains({}, context, {}.get)
     assert read_links(chains) == {(("KranV.pdf", "§ 4"), ("KranV.pdf", "Anlage 2")): {"Anlage 2"},
                                   (("KranV.pdf", "§ 4"), ("KranV.pdf", "Anlage 5")): {"Anlage 5"}}
-    # one sentence of § 4 is quoted: the annex it names is quoted after it; the other sentence's annex is not
-    plan = plan_answer([citing, deadlines, checks], 0.2, links=links_of(chains), read=read_links(chains))
-    assert [(p.section, source.section if source else None) for p, source, _ in plan.parts[:1]] == [("§ 4", None)]
-    assert [s.text for s in plan.parts[0][2]] == [says]
-    assert [(p.section, source.section) for p, source, _ in plan.parts[1:]] == [("Anlage 2", "§ 4")]
-    # a reference following recorded counts whichever sentence makes it
-    recorded = [chain | {"recorded": True} for chain in chains]
-    plan = plan_answer([citing, deadlines, checks], 0.2, links=links_of(recorded), read=read_links(recorded))
-    assert {p.section for p, _, _ in plan.parts[1:]} == {"Anlage 2", "Anlage 5"}
+    # which of them the answer follows is the selection's (tests/reasoning/test_answer_selection.py)
 
 
 def test_words_two_provisions_share_stay_in_each_so_a_cited_paragraph_is_whole():

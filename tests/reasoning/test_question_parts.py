@@ -58,19 +58,14 @@ def test_an_elliptic_part_finds_the_sentence_about_its_subject_not_its_word(demo
               for page, (section, text) in enumerate(sections, start=1)]
     question = ("Darf die Aufsicht eine im Ausland vergebene Prüfnummer einer Quantenwerkstatt übernehmen, "
                 "unter welchen Voraussetzungen?")
+    from rabbithole_lab.reasoning.base import SynthesisInput
+
     parts = question_parts(question)
-    picked = reasoner._part_sentences(question, _provisions(reasoner, question, chunks), chunks)
     assert len(parts) == 2
-    said = [sentence.text for _, sentence in picked]
+    out = reasoner.synthesize(SynthesisInput(anchor=question, question=question, language="de", primary=chunks))
+    said = [finding.claim for finding in out.key_findings]  # the lead's statements
     assert any("wenn die Nummer der Werkstatt eindeutig zugeordnet ist" in text for text in said)
     assert not any("Lehrgänge" in text for text in said)
-
-
-def _provisions(reasoner, question, chunks):
-    from rabbithole_lab.reasoning.answer import provisions_of
-    from rabbithole_lab.reasoning.extractive_base import sentences_of
-
-    return provisions_of(chunks, sentences_of, reasoner._sentence_scorer(question, chunks))
 
 
 def test_the_findings_state_a_sentence_for_each_part_of_the_question(demo_kb):

@@ -7,9 +7,7 @@ import pytest
 
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.extractive_base import FIGURE_BONUS
 from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
-from rabbithole_lab.reasoning.text import has_figure
 from rabbithole_lab.records import ChunkWithInfo
 from tests.answer_reading import lead, provisions_named, quotes_holding
 from tests.conftest import english_only
@@ -54,14 +52,14 @@ def test_german_text_is_scored_by_its_terms_when_the_embedder_reads_english_only
     chunks = [_chunk("§ 1", COMMON, 1), _chunk("§ 2", [RARE], 2)]
     sentences = [*COMMON, RARE]
     weights = TermWeights(sentences)
-    expected = [weights.overlap(sentence_terms(QUESTION), s) + (FIGURE_BONUS if has_figure(s) else 0.0)
-                for s in sentences]
-    scores = ExtractiveReasoner(english_only(embed))._sentence_scorer(QUESTION, chunks)(sentences)
-    assert scores == pytest.approx(expected)
-    # the multilingual default reads German: its similarity is added and the scores change
+    expected = [weights.overlap(sentence_terms(QUESTION), s) for s in sentences]
+    readings = ExtractiveReasoner(english_only(embed))._sentence_readings(QUESTION, chunks)
+    assert readings.terms(sentences) == pytest.approx(expected)
+    assert readings.meaning(sentences) == [0.0] * len(sentences)  # no evidence from a model that cannot read it
+    # the multilingual default reads German: its similarity is measured
     assert embed.languages == frozenset({"*"})
-    reads_german = ExtractiveReasoner(embed)._sentence_scorer(QUESTION, chunks)
-    assert reads_german(sentences) != pytest.approx(expected)
+    reads_german = ExtractiveReasoner(embed)._sentence_readings(QUESTION, chunks)
+    assert any(value > 0 for value in reads_german.meaning(sentences))
 
 
 def test_the_answer_opens_with_the_provision_that_carries_the_questions_rare_term(embed):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.reasoning.answer import plan_answer, provisions_of
+from rabbithole_lab.reasoning.answer import provisions_of
 from rabbithole_lab.reasoning.extractive_base import sentences_of
 from rabbithole_lab.reasoning.text import points_back
 from rabbithole_lab.records import ChunkWithInfo
@@ -51,56 +51,13 @@ def test_a_rule_is_quoted_with_the_exception_its_next_sentence_makes():
     provision = provisions[0]
     # read in the passage: the exception and the pronoun point back, the paragraphs do not
     assert [s.continues for s in provision.sentences] == [False, True, False, True, False]
-    quoted = [s.text for s in provision.whole_statements(provision.best(1))]
+    quoted = [s.text for s in provision.whole_statements([max(provision.sentences, key=lambda s: s.score)])]
     assert quoted == ["(1) Der Betreiber lässt jeden Hafenkran vor der ersten Inbetriebnahme abnehmen.",
                       "Satz 1 gilt nicht für den Hafenkran Nord, der nach der Werftordnung abgenommen wird."]
 
 
 def test_a_sentence_whose_subject_is_the_one_before_brings_it_along():
     provisions = _provisions(_SECTION, {"(1)": 0.1, "Satz 1": 0.1, "(2)": 0.1, "Sie": 0.9, "(3)": 0.1})
-    quoted = [s.text for s in provisions[0].whole_statements(provisions[0].best(1))]
+    quoted = [s.text for s in provisions[0].whole_statements([max(provisions[0].sentences, key=lambda s: s.score)])]
     assert quoted == ["(2) Ändert der Betreiber die Tragwerkspläne, ist die Abnahme zu wiederholen.",
                       "Sie ist jedoch auf die geänderten Bauteile zu beschränken."]
-
-
-def test_the_answer_quotes_whole_statements_in_the_room_after_the_decisive_provision():
-    decisive_text = "Der Hafenmeister führt das Kranregister für alle Hafenkräne."
-    decisive = ChunkWithInfo(chunk_text=decisive_text, document="HafenKranV.pdf", page=1, chunk_id="c0",
-                             section="§ 2")
-    further = ChunkWithInfo(chunk_text=_SECTION, document="HafenKranV.pdf", page=3, chunk_id="c1", section="§ 7")
-    scores = {"Der Hafenmeister": 0.95, "(1)": 0.5, "Satz 1": 0.05, "(2)": 0.05, "Sie": 0.05, "(3)": 0.4}
-
-    def score(batch: list[str]) -> list[float]:
-        return [next((value for start, value in scores.items() if sentence.startswith(start)), 0.0)
-                for sentence in batch]
-
-    plan = plan_answer(provisions_of([decisive, further], sentences_of, score), 0.3, max_sentences=2)
-    quoted = [s.text for s in plan.sentences()]
-    # § 7's rule comes from the room the decisive provision leaves, its exception with it
-    assert quoted == [decisive_text,
-                      "(1) Der Betreiber lässt jeden Hafenkran vor der ersten Inbetriebnahme abnehmen.",
-                      "Satz 1 gilt nicht für den Hafenkran Nord, der nach der Werftordnung abgenommen wird."]
-    # the exception takes no room of its own: two statements were chosen, and a third would be quoted with room 3
-    assert plan.statements() == 2
-    roomier = plan_answer(provisions_of([decisive, further], sentences_of, score), 0.3, max_sentences=3)
-    assert len(roomier.sentences()) == 4 and roomier.statements() == 3
-
-
-def test_a_tasks_own_sentence_is_quoted_with_the_restriction_its_next_sentence_makes(demo_kb):
-    from rabbithole_lab.reasoning.base import AnswerTask
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-    from tests.conftest import english_only
-
-    chunk = ChunkWithInfo(chunk_text=_SECTION, document="HafenKranV.pdf", page=3, chunk_id="c1", section="§ 7")
-    reasoner = ExtractiveReasoner(english_only(demo_kb.index.embedder))  # scored by the task's words
-    found = provisions_of([chunk], sentences_of, lambda batch: [0.5] * len(batch))
-    task = AnswerTask(1, "Wiederholung der Abnahme bei neuen Tragwerksplänen", chunk_ids={"c1"}, own=True)
-    [(provision, sentences)] = reasoner._own_sentences(task, found, [], set(), 0.0)
-    quoted = [s.text for s in sentences]
-    # the rule the task's words find, with the restriction that points back at it, in reading order
-    assert quoted[:2] == ["(2) Ändert der Betreiber die Tragwerkspläne, ist die Abnahme zu wiederholen.",
-                          "Sie ist jedoch auf die geänderten Bauteile zu beschränken."]
-    # a neighbour the answer quotes already is not quoted again
-    restriction = next(s for s in provision.sentences if s.text.startswith("Sie ist"))
-    [(_, again)] = reasoner._own_sentences(task, found, [], {id(restriction)}, 0.0)
-    assert "Sie ist jedoch auf die geänderten Bauteile zu beschränken." not in [s.text for s in again]

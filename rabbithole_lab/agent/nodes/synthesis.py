@@ -33,23 +33,30 @@ def answer_tasks(state: AgentState) -> list[AnswerTask]:
             for item in (state.get("todo_list") or {}).get("items", [])]
 
 
-def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
-    context = build_synthesis_context(state, runtime.context)
-    request = SynthesisInput(
+def synthesis_request(state: AgentState, services: Services) -> SynthesisInput:
+    """What the writer reads: the graded context, the followed chains, the question and what the researcher
+    added, excluded and approved, and the answer's budgets (also what the ranker's fit reads, `bench/ranker_fit.py`)."""
+    context = build_synthesis_context(state, services)
+    return SynthesisInput(
         anchor=anchor(state), language=language(state), hitl_summary=state.get("hitl_context_summary", ""),
         primary=context["primary"], secondary=context["secondary"], tertiary=context["tertiary"],
         quotes=preserved_quotes(state)[:MAX_QUOTES],
         task_summaries=state.get("task_summaries", []), chains=reference_chains(
-            state, context, lambda book: runtime.context.kb.registry.resolve_document_name(book)[0]),
+            state, context, lambda book: services.kb.registry.resolve_document_name(book)[0]),
         remediation=state.get("remediation_instructions", "") if state.get("reflection_count", 0) else "",
         question=question(state), exclusions=exclusions(state), tasks=answer_tasks(state),
-        parts=asked_parts(state))
+        parts=asked_parts(state), lead_max_chars=services.settings.answer.lead_max_chars,
+        answer_max_chars=services.settings.answer.answer_max_chars)
+
+
+def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
+    request = synthesis_request(state, runtime.context)
     if request.all_chunks():
         output = runtime.context.reasoner.synthesize(request)
     else:  # nothing was found: said so, with its reason, and no model is asked to write from nothing
         nothing = reasoner_text(request.language)["no_answer"].format(anchor=request.question or request.anchor)
         output = SynthesisOutput(answer=nothing, nothing_found=nothing)
-    stored = {tier: [chunk.model_dump() for chunk in context[tier]] for tier in TIERS}
+    stored = {tier: [chunk.model_dump() for chunk in getattr(request, tier)] for tier in TIERS}
     return {"synthesis": output.model_dump(), "synthesis_context": stored, "phase": "quality"}
 
 
@@ -58,7 +65,7 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
     if not settings.quality.enabled:
         return {"quality_assessment": {}}
     sources = context_sources(stored_synthesis_context(state))
-    asked = AskedFor(parts=asked_parts(state), exclusions=exclusions(state),
+    asked = AskedFor(parts=asked_parts(state), question=question(state), exclusions=exclusions(state),
                      tasks=[task.task for task in answer_tasks(state)])
     assessment = runtime.context.reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources,
                                                          language(state), asked=asked)

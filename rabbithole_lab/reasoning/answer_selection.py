@@ -1,0 +1,221 @@
+"""What the extractive answer quotes, chosen in two explicit steps from the ranked candidates
+(`answer_candidates.py`, `sentence_ranker.py`):
+
+1. **cover** what the answer must hold:
+   - per question part, the best sentence carrying what that part asks for (a figure for "wie hoch", a period
+     for "wie lange", a body for "wer"): the part's own words read by the fitted table;
+   - per reference the decisive provision makes (its provision is the first part's), the best sentence of
+     the provision it cites, said as the chain ("§ 73 StrlSchV → § 78 StrlSchG");
+   - per researcher addition or named provision, the best sentence holding it;
+   - per task the researcher wrote, the best sentence of what it found, read by the task's own words;
+2. **fill** the remaining room by score, within the answer's character budget: the lead's room first, then
+   the body's.
+
+The cover statements open the answer (its lead) while they fit the lead's budget; the first always does.
+Every sentence is quoted with the neighbour it forms one statement with (`Provision.whole_statements`), and
+once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from rabbithole_lab.kb.query import glossary
+from rabbithole_lab.reasoning.answer import Provision, Sentence, names_provision, reached_from
+from rabbithole_lab.reasoning.answer_candidates import AnswerContext
+from rabbithole_lab.reasoning.base import AnswerTask
+from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
+from rabbithole_lab.reasoning.text import contains_concept, stems
+
+MAX_REFERENCES_COVERED = 2  # references of the decisive provision whose target the cover quotes
+CITING_MIN_SHARE = 0.8  # the citing provision's sentence is quoted when it scores this share of the best
+REFERENCE_MIN_SHARE = 0.8  # a reference's target is quoted when its best sentence scores this share of the best
+FILL_MIN_SHARE = 0.35  # a filled sentence scores at least this share of the best candidate's score
+
+Covers = Literal["part", "reference", "addition", "task", "fill"]
+
+
+@dataclass
+class Statement:
+    """One quoted statement: sentences of one provision, in reading order."""
+
+    provision: Provision
+    sentences: list[Sentence]
+    covers: Covers
+    source: Provision | None = None  # the provision whose reference led here (a chain statement)
+    score: float = 0.0
+
+
+@dataclass
+class Selection:
+    lead: list[Statement] = field(default_factory=list)
+    body: list[Statement] = field(default_factory=list)
+
+    def statements(self) -> list[Statement]:
+        return self.lead + self.body
+
+    @property
+    def decisive(self) -> list[Provision]:
+        """The provisions the lead quotes, in its order: only these are called decisive."""
+        return list({id(s.provision): s.provision for s in self.lead}.values())
+
+
+def _owner(statement: Statement, tasks: list[AnswerTask]) -> AnswerTask | None:
+    ids = {s.chunk.chunk_id for s in statement.sentences}
+    return next((task for task in tasks if ids & task.chunk_ids), None)
+
+
+def citing_provisions(context: AnswerContext, target: Provision) -> list[Provision]:
+    """The provisions of the context that cite `target` (by a followed or a read reference), the entry first,
+    then the strongest."""
+    citing = [p for p in context.provisions if p is not target
+              and any(q is target for q in reached_from(context.provisions, p, context.links))]
+    return sorted(citing, key=lambda p: (p is not context.entry, -p.strength))
+
+
+def citing_sentence(citing: Provision, target: Provision, ranked: list[Candidate],
+                    taken: set[int]) -> Candidate | None:
+    """The citing provision's sentence that names the target's section ("… nach § 78 des …"), else its best."""
+    own = [c for c in ranked if c.provision is citing and id(c.sentence) not in taken]
+    named = [c for c in own if target.section and _names_section(c.text, target.section)]
+    return (named or own or [None])[0]
+
+
+def _names_section(text: str, section: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(' '.join(section.split()))}(?![\w])", " ".join(text.split())) is not None
+
+
+def says_link(quoted: list[Sentence], phrases: set[str] | None) -> bool:
+    """A link only read in the citing text ("nach Anlage 2") is the evidence only where a quoted sentence
+    says its words; a reference recorded by following (`phrases` None) always is."""
+    if phrases is None:
+        return True
+    texts = [" ".join(sentence.text.split()) for sentence in quoted]
+    return any(" ".join(phrase.split()) in text for phrase in phrases for text in texts)
+
+
+def holds(addition: str, candidate: Candidate) -> bool:
+    """The candidate holds what the researcher added: it stands in the provision the addition names, or it
+    has the addition's words (or a glossary translation)."""
+    if candidate.provision.section and names_provision(addition, candidate.provision):
+        return True
+    return contains_concept(addition, stems(candidate.text), glossary().get(addition.lower(), []))
+
+
+def select(context: AnswerContext, additions: list[str], cost: Callable[[Statement], int],
+           lead_max_chars: int, answer_max_chars: int, tasks: list[AnswerTask] | tuple = ()) -> Selection:
+    """Cover, then fill. `cost(statement)`: the characters the statement takes written out. `tasks`: the
+    approved tasks; one the researcher wrote is covered by the best sentence of what it found, read by its own
+    words."""
+    ranked = context.candidates
+    if not ranked:
+        return Selection()
+    taken: set[int] = set()
+
+    def statement(candidate: Candidate, covers: Covers, source: Provision | None = None) -> Statement | None:
+        if id(candidate.sentence) in taken:
+            return None
+        whole = [s for s in candidate.provision.whole_statements([candidate.sentence]) if id(s) not in taken]
+        taken.update(id(s) for s in whole)
+        return Statement(candidate.provision, whole, covers, source, candidate.score)
+
+    covered: list[Statement | None] = []
+    for index, kinds in enumerate(context.part_kinds):
+        # the sentences carrying most of what the part asks for ("bis wann entscheidet die Behörde": a period
+        # and a body over a mere condition); when the best of them is quoted already, the part is answered
+        most = max((len(c.kinds & kinds) for c in ranked), default=0)
+        pool = [c for c in ranked if len(c.kinds & kinds) == most] if most else ranked
+        best = max(pool, key=lambda c: score_for_part(c, index, kinds))
+        if id(best.sentence) not in taken:
+            covered.append(statement(best, "part"))
+    # the first part's statement reached by a reference is said with the provision that cites it, whose sentence
+    # making the reference opens the lead ("§ 73 StrlSchV → § 78 StrlSchG"): the chain that brought it
+    if covered and covered[0] is not None:
+        first = covered[0]
+        citing = citing_provisions(context, first.provision)
+        if citing:
+            sentence = citing_sentence(citing[0], first.provision, ranked, taken)
+            first.source = citing[0]
+            if sentence is not None and sentence.score >= ranked[0].score * CITING_MIN_SHARE:
+                covered.insert(0, statement(sentence, "reference"))
+    decisive = covered[0].provision if covered and covered[0] else ranked[0].provision
+    by_provision: dict[int, list[Candidate]] = {}
+    for candidate in ranked:
+        by_provision.setdefault(id(candidate.provision), []).append(candidate)
+    opening = covered[0].sentences if covered and covered[0] else []
+    references = [target for target in reached_from(context.provisions, decisive, context.links)
+                  if by_provision.get(id(target)) and says_link(opening, context.read.get(
+                      ((decisive.doc, decisive.section), (target.doc, target.section))))][:MAX_REFERENCES_COVERED]
+    for target in references:
+        free = [c for c in by_provision[id(target)] if id(c.sentence) not in taken]
+        # a reference naming a paragraph ("§ 9g Absatz 5") is answered by that paragraph
+        free = [c for c in free if c.features.get("cited_paragraph")] or free
+        if free and free[0].score >= ranked[0].score * REFERENCE_MIN_SHARE:
+            covered.insert(1 + len([s for s in covered[1:] if s and s.covers == "reference"]),
+                           statement(free[0], "reference", decisive))
+    for addition in additions:
+        holding = [c for c in ranked if id(c.sentence) not in taken and holds(addition, c)]
+        if holding:
+            covered.append(statement(holding[0], "addition"))
+    for index, task in enumerate(tasks):
+        found = [c for c in ranked if task.own and c.sentence.chunk.chunk_id in task.chunk_ids
+                 and index < len(c.task_terms) and c.task_terms[index] > 0]
+        best = max(found, key=lambda c: (c.task_terms[index], c.score), default=None)
+        if best is not None and id(best.sentence) not in taken:
+            covered.append(statement(best, "task"))
+    selection = Selection()
+    used = 0
+    for item in (s for s in covered if s is not None):
+        size = cost(item)
+        if not selection.lead or used + size <= lead_max_chars:
+            selection.lead.append(item)
+        else:
+            selection.body.append(item)
+        used += size
+    # fill: the lead's room first (while no cover statement had to move below it), then the body's
+    floor = ranked[0].score * FILL_MIN_SHARE
+    lead_open = not selection.body
+    for candidate in ranked:
+        if candidate.score < floor or used >= answer_max_chars:
+            break
+        if id(candidate.sentence) in taken:
+            continue
+        whole = [s for s in candidate.provision.whole_statements([candidate.sentence]) if id(s) not in taken]
+        trial = Statement(candidate.provision, whole, "fill", None, candidate.score)
+        size = cost(trial)
+        if used + size > answer_max_chars:
+            continue
+        taken.update(id(s) for s in whole)
+        if lead_open and used + size <= lead_max_chars:
+            selection.lead.append(trial)
+        else:
+            selection.body.append(trial)
+        used += size
+    return selection
+
+
+def body_sections(selection: Selection, tasks: list[AnswerTask]) -> list[tuple[AnswerTask | None, list[Statement]]]:
+    """The body's statements by the approved task that found them (the researcher's order), then those no task
+    found; a provision's statements together, in reading order. A task that adds nothing has no section."""
+    grouped: dict[str | None, list[Statement]] = {}
+    for item in selection.body:
+        owner = _owner(item, tasks)
+        grouped.setdefault(owner.id if owner else None, []).append(item)
+    out: list[tuple[AnswerTask | None, list[Statement]]] = []
+    for task in [*tasks, None]:
+        items = grouped.get(task.id if task else None)
+        if not items:
+            continue
+        merged: dict[tuple[int, int], Statement] = {}
+        for item in items:
+            key = (id(item.provision), id(item.source))
+            if key in merged:
+                merged[key].sentences = sorted(merged[key].sentences + item.sentences, key=lambda s: s.order)
+            else:
+                merged[key] = Statement(item.provision, list(item.sentences), item.covers, item.source, item.score)
+        out.append((task, list(merged.values())))
+    return out
+

@@ -1,0 +1,154 @@
+"""The answer's selection: cover what the question and the researcher ask for, then fill by score within the
+budgets; the lead states it first (text written for these tests; scores set by hand, no ranker)."""
+
+from __future__ import annotations
+
+from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, read_links
+from rabbithole_lab.reasoning.answer_candidates import AnswerContext
+from rabbithole_lab.reasoning.answer_selection import Selection, select
+from rabbithole_lab.reasoning.answer_text import statement_cost, written_answer
+from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kinds
+from rabbithole_lab.reasoning.base import AnswerTask
+from rabbithole_lab.reasoning.sentence_ranker import Candidate
+from rabbithole_lab.reasoning.text import points_back
+from rabbithole_lab.records import ChunkWithInfo
+
+
+def _provision(section: str, texts: list[str], depth: int = 0, chunk_id: str = "") -> Provision:
+    chunk = ChunkWithInfo(chunk_text=" ".join(texts), document="KranV.pdf", page=1, chunk_id=chunk_id or section,
+                          section=section, depth=depth)
+    provision = Provision("KranV.pdf", section, [chunk], [chunk])
+    provision.sentences = [Sentence(text, chunk, 0.0, order, continues=order > 0 and points_back(text))
+                           for order, text in enumerate(texts)]
+    return provision
+
+
+def _context(question: str, scored: list[tuple[Provision, list[float]]], chains: list[dict] | None = None,
+             parts: list[str] | None = None) -> AnswerContext:
+    candidates = []
+    for provision, scores in scored:
+        for sentence, score in zip(provision.sentences, scores, strict=True):
+            candidates.append(Candidate(sentence, provision, {"cited_paragraph": 0.0},
+                                        kinds=frozenset(carried_kinds(sentence.text, set(KINDS))), score=score))
+    parts = parts or [question]
+    return AnswerContext(sorted(candidates, key=lambda c: -c.score), [p for p, _ in scored], scored[0][0],
+                         links_of(chains or []), read_links(chains or []), parts, [asked_kinds(p) for p in parts])
+
+
+def _select(context: AnswerContext, lead: int = 1_200, whole: int = 4_000, additions=()) -> Selection:
+    return select(context, list(additions), lambda statement: statement_cost(statement, "de"), lead, whole)
+
+
+def _texts(statements) -> list[str]:
+    return [s.text for statement in statements for s in statement.sentences]
+
+
+def test_the_lead_states_what_the_question_asks_even_when_another_sentence_scores_higher():
+    logbook = _provision("§ 3", ["Der Betreiber führt ein Logbuch über jeden Kran.",
+                                 "Das Logbuch ist zehn Jahre lang aufzubewahren.",
+                                 "Das Logbuch enthält die Prüfungen."])
+    context = _context("Wie lange ist das Logbuch aufzubewahren?", [(logbook, [0.9, 0.4, 0.6])])
+    selection = _select(context)
+    assert _texts(selection.lead)[0] == "Das Logbuch ist zehn Jahre lang aufzubewahren."
+    # asked for the rule, no kind: the best sentence opens
+    plain = _select(_context("Was regelt das Logbuch?", [(logbook, [0.9, 0.4, 0.6])]))
+    assert _texts(plain.lead)[0] == "Der Betreiber führt ein Logbuch über jeden Kran."
+
+
+def test_each_part_of_the_question_gets_its_statement_in_the_lead():
+    crane = _provision("§ 6", ["Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
+                               "Die Prüfung entfällt, wenn der Kran stillgelegt ist.",
+                               "Die Behörde entscheidet spätestens vier Wochen nach dem Antrag.",
+                               "Der Prüfer ist unabhängig."])
+    question = "Unter welchen Voraussetzungen ist der Kran zu prüfen, und bis wann entscheidet die Behörde?"
+    parts = ["Unter welchen Voraussetzungen ist der Kran zu prüfen", "bis wann entscheidet die Behörde"]
+    selection = _select(_context(question, [(crane, [0.8, 0.7, 0.1, 0.6])], parts=parts))
+    lead = _texts(selection.lead)
+    assert lead[:2] == ["Der Kran ist erneut zu prüfen, wenn er umgebaut wurde.",
+                        "Die Behörde entscheidet spätestens vier Wochen nach dem Antrag."]
+
+
+def test_what_the_decisive_provision_cites_is_quoted_as_its_chain_with_the_paragraph_named():
+    citing = _provision("§ 4", ["Der Betreiber meldet jede Überlast nach § 9 Absatz 2 der Aufsicht."])
+    cited = _provision("§ 9", ["(1) Die Aufsicht führt ein Register.",
+                               "(2) Die Meldung ist binnen drei Tagen schriftlich zu erstatten."], depth=1)
+    unrelated = _provision("§ 12", ["Die Aufsicht kann Kräne jederzeit besichtigen."])
+    chains = [{"citing": ["KranV.pdf", "§ 4"], "cited": [["KranV.pdf", "§ 9"]],
+               "paragraphs": [["KranV.pdf", "§ 9", ["2"]]]}]
+    context = _context("Was muss der Betreiber bei Überlast tun?",
+                       [(citing, [0.9]), (unrelated, [0.5]), (cited, [0.2, 0.05])], chains)
+    context.candidates[[c.text for c in context.candidates].index(cited.sentences[1].text)].features[
+        "cited_paragraph"] = 1.0
+    cited.sentences[1].paragraphs = frozenset({"2"})
+    selection = _select(context)
+    assert [(s.provision.section, s.source.section if s.source else None) for s in selection.lead[:2]] == [
+        ("§ 4", None), ("§ 9", "§ 4")]
+    # the paragraph the reference names, though the other paragraph scores higher
+    assert _texts(selection.lead)[1] == "(2) Die Meldung ist binnen drei Tagen schriftlich zu erstatten."
+    answer = "\n".join(written_answer(selection, [], "de"))
+    assert "§ 4 KranV → § 9 KranV" in answer.splitlines()[0]  # named decisive with its chain
+    assert answer.splitlines()[2].startswith("§ 4 KranV → § 9 KranV: „(2) Die Meldung")
+
+
+def test_a_link_only_read_in_the_text_is_followed_only_where_the_quoted_sentence_says_it():
+    citing = _provision("§ 4", ["Der Betreiber prüft den Kran.", "Die Fristen richten sich nach Anlage 2."])
+    annex = _provision("Anlage 2", ["Die Prüffrist beträgt zwölf Monate."], depth=0)
+    read_only = [{"citing": ["KranV.pdf", "§ 4"], "cited": [["KranV.pdf", "Anlage 2"]], "phrases": ["Anlage 2"]}]
+    said = _select(_context("Was prüft der Betreiber?", [(citing, [0.9, 0.2]), (annex, [0.1])], read_only),
+                   whole=200)
+    assert all(s.source is None for s in said.statements())  # the quoted sentence does not say "Anlage 2"
+    says = _select(_context("Was prüft der Betreiber?", [(citing, [0.2, 0.9]), (annex, [0.1])], read_only),
+                   whole=200)
+    assert [s.source.section for s in says.lead if s.source] == ["§ 4"]
+
+
+def test_a_statement_is_quoted_whole_with_the_sentence_that_points_back_at_it():
+    repair = _provision("§ 7", ["(1) Der Betreiber lässt jeden Kran vor der ersten Inbetriebnahme abnehmen.",
+                                "Satz 1 gilt nicht für den Hafenkran Nord.",
+                                "(2) Ändert der Betreiber die Tragwerkspläne, ist die Abnahme zu wiederholen."])
+    selection = _select(_context("Wann ist ein Kran abzunehmen?", [(repair, [0.9, 0.1, 0.3])]), lead=120)
+    assert _texts(selection.lead)[:2] == [repair.sentences[0].text, repair.sentences[1].text]
+    assert len(_texts(selection.statements())) == len(set(_texts(selection.statements())))  # each once
+
+
+def test_the_budgets_hold_and_the_fill_stops_at_sentences_far_below_the_best():
+    texts = [f"Der Kran Nummer {n} wird jährlich von einem Sachverständigen im Hafen geprüft." for n in range(40)]
+    many = _provision("§ 8", texts)
+    scores = [0.9 - 0.01 * n for n in range(40)]
+    selection = _select(_context("Wie oft wird der Kran geprüft?", [(many, scores)]), lead=300, whole=1_000)
+    answer = "\n".join(written_answer(selection, [], "de"))
+    assert len(answer) <= 1_000 + 200  # the framing line and headings beyond the statements
+    lead_cost = sum(statement_cost(s, "de") for s in selection.lead)
+    assert lead_cost <= 300
+    low = _select(_context("Wie oft?", [(many, [0.9] + [0.05] * 39)]), whole=4_000)
+    assert len(low.statements()) == 1  # the rest scores below the fill's share of the best
+
+
+def test_what_the_researcher_added_is_covered():
+    crane = _provision("§ 5", ["Der Kran wird jährlich geprüft.", "Für Schwimmkräne gilt eine Frist von sechs "
+                                                                   "Monaten."])
+    selection = _select(_context("Wie oft wird der Kran geprüft?", [(crane, [0.9, 0.1])]), additions=["Schwimmkräne"])
+    assert "Für Schwimmkräne gilt eine Frist von sechs Monaten." in _texts(selection.lead)
+
+
+def test_a_task_section_says_only_what_the_lead_lacks():
+    crane = _provision("§ 5", ["Der Kran wird jährlich geprüft."], chunk_id="c1")
+    fees = _provision("§ 11", ["Für die Prüfung wird eine Gebühr erhoben.", "Die Gebühr trägt der Betreiber."],
+                      chunk_id="c2")
+    tasks = [AnswerTask(1, "Prüfpflicht", ["Prüfung Kran"], {"c1"}), AnswerTask(2, "Gebühren", ["Gebühr"], {"c2"}),
+             AnswerTask(3, "Haftung", ["Haftung Kran"], set())]
+    selection = _select(_context("Wie oft wird der Kran geprüft?", [(crane, [0.9]), (fees, [0.5, 0.4])]), lead=60)
+    lines = written_answer(selection, tasks, "de")
+    answer = "\n".join(lines)
+    assert "Aufgabe 1" not in answer  # everything it found is in the lead
+    assert "Aufgabe 2" in answer and "Gebühr trägt der Betreiber" in answer
+    assert "Aufgabe 3" in answer and "Haftung Kran" in answer  # found nothing: says what was searched
+    assert answer.count("Der Kran wird jährlich geprüft.") == 1
+
+
+def test_an_english_question_gets_english_framing_and_verbatim_quotes():
+    crane = _provision("§ 5", ["Der Kran wird jährlich geprüft."])
+    selection = _select(_context("How often is the crane inspected?", [(crane, [0.9])]))
+    lines = written_answer(selection, [], "en")
+    assert lines[0].startswith("**In short:**") and "§ 5 KranV" in lines[0]
+    assert "“Der Kran wird jährlich geprüft.”" in lines[1]

@@ -1,0 +1,92 @@
+"""The quality check measures the answer, not the writer's choices: a complete answer scores as one, an
+off-topic one does not score 100, and every deduction says why (text written for these tests)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rabbithole_lab.reasoning.base import AskedFor
+from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.records import ChunkWithInfo
+
+QUESTION = "Wie hoch ist der Grenzwert für Kranführer, und wie lange ist das Kranbuch aufzubewahren?"
+LIMITS = ("§ 3 Grenzwerte\n(1) Für Kranführer gilt ein Grenzwert der Lärmdosis von 85 Prozent des Tageswerts. "
+          "(2) Für Kranführer unter 18 Jahren gilt ein Grenzwert von 80 Prozent des Tageswerts.")
+RECORDS = ("§ 7 Kranbuch\n(1) Der Betreiber führt für jeden Kran ein Kranbuch. (2) Das Kranbuch ist zehn Jahre "
+           "lang aufzubewahren. (3) Der Hafenmeister prüft das Kranbuch jährlich.")
+PAPER = ("Appendix\nData are available at https://example.org for all measurements of this study. "
+         "The authors thank the harbour staff for their help.")
+
+
+@pytest.fixture(scope="module")
+def reasoner(demo_kb):
+    return ExtractiveReasoner(demo_kb.index.embedder)
+
+
+def _sources() -> list[ChunkWithInfo]:
+    return [ChunkWithInfo(chunk_text=text, document=doc, page=page, chunk_id=f"{doc}{section}", section=section,
+                          char_start=1_000 * page)
+            for doc, page, section, text in (("KranV.pdf", 2, "§ 3", LIMITS), ("KranV.pdf", 4, "§ 7", RECORDS),
+                                             ("Paper.pdf", 9, "", PAPER))]
+
+
+COMPLETE = ("**Ergebnis:** Maßgeblich ist § 3 KranV.\n"
+            "§ 3 KranV: „(1) Für Kranführer gilt ein Grenzwert der Lärmdosis von 85 Prozent des Tageswerts.“ "
+            "[KranV.pdf, S. 2]\n"
+            "§ 7 KranV: „(2) Das Kranbuch ist zehn Jahre lang aufzubewahren.“ [KranV.pdf, S. 4]")
+
+
+def test_a_complete_answer_scores_as_one(reasoner):
+    quality = reasoner.assess_quality(QUESTION, COMPLETE, _sources(), "de", asked=AskedFor(question=QUESTION))
+    assert quality.query_relevance == 100 and quality.citation_correctness == 100
+    assert quality.factual_accuracy == 100 and quality.structural_integrity == 100
+    assert quality.passes(450), quality.issues_found
+    assert quality.issues_found == []
+
+
+def test_an_off_topic_answer_does_not_score_100(reasoner):
+    off = ("**In short:** The decisive provision is 9 Paper.\n"
+           "Paper: “Data are available at https://example.org for all measurements of this study.” [Paper.pdf, p. 9]")
+    quality = reasoner.assess_quality(QUESTION, off, _sources(), "en", asked=AskedFor(question=QUESTION))
+    assert quality.query_relevance == 0 and quality.semantic_validity == 0
+    assert not quality.passes(375)
+    assert quality.issues_found  # it says why
+
+
+def test_a_part_left_unanswered_costs_its_share_and_is_named(reasoner):
+    half = COMPLETE.rsplit("\n", 1)[0]  # without the retention period
+    quality = reasoner.assess_quality(QUESTION, half, _sources(), "de", asked=AskedFor(question=QUESTION))
+    assert 0 < quality.query_relevance < 100
+    assert any("wie lange ist das Kranbuch aufzubewahren" in issue for issue in quality.issues_found)
+
+
+def test_the_lead_must_state_what_is_asked(reasoner):
+    # the period is in the answer, but only below the first section heading
+    late = COMPLETE.replace("\n§ 7 KranV:", "\n\n**Aufgabe 1: Kranbuch**\n\n**§ 7 KranV**:")
+    quality = reasoner.assess_quality(QUESTION, late, _sources(), "de", asked=AskedFor(question=QUESTION))
+    full = reasoner.assess_quality(QUESTION, COMPLETE, _sources(), "de", asked=AskedFor(question=QUESTION))
+    assert quality.query_relevance < full.query_relevance
+    assert any("Frist" in issue for issue in quality.issues_found)
+
+
+def test_an_excluded_case_and_an_invented_quotation_are_deducted_with_their_reasons(reasoner):
+    minors = COMPLETE + ("\n§ 3 KranV: „(2) Für Kranführer unter 18 Jahren gilt ein Grenzwert von 80 Dezibel je "
+                         "Schicht.“ [KranV.pdf, S. 2]")
+    excluded = reasoner.assess_quality(QUESTION, minors, _sources(), "de",
+                                       asked=AskedFor(question=QUESTION, exclusions=["Kranführer unter 18 Jahren"]))
+    assert excluded.semantic_validity <= 50
+    assert any("ausgeschlossen" in issue for issue in excluded.issues_found)
+    invented = COMPLETE + "\n§ 9 KranV: „Kranführer dürfen unbegrenzt arbeiten.“ [KranV.pdf, S. 4]"
+    made_up = reasoner.assess_quality(QUESTION, invented, _sources(), "de", asked=AskedFor(question=QUESTION))
+    assert made_up.factual_accuracy < 100 and made_up.citation_correctness < 100
+    assert any("keiner gefundenen Stelle" in issue for issue in made_up.issues_found)
+
+
+def test_what_the_researcher_added_must_be_quoted(reasoner):
+    asked = AskedFor(question=QUESTION, parts=["Hafenmeister"])
+    missing = reasoner.assess_quality(QUESTION, COMPLETE, _sources(), "de", asked=asked)
+    held = reasoner.assess_quality(QUESTION, COMPLETE + (
+        "\n§ 7 KranV: „(3) Der Hafenmeister prüft das Kranbuch jährlich.“ [KranV.pdf, S. 4]"), _sources(), "de",
+        asked=asked)
+    assert missing.query_relevance < held.query_relevance == 100
+    assert any("Hafenmeister" in issue for issue in missing.issues_found)
