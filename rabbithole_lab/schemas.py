@@ -142,6 +142,9 @@ class SynthesisOutput(BaseModel):
     key_findings: list[SynthesisFinding] = Field(default_factory=list)
     # not asked of a model (left out of its schema): set when the answer is that nothing answers the question
     nothing_found: SkipJsonSchema[str] = Field("", description="Why nothing answers the question, when so")
+    invented_citations: SkipJsonSchema[list[str]] = Field(
+        default_factory=list, description="Claims removed because their citation or quotation is not in what was "
+                                          "retrieved (`claim_check.py`)")
 
 
 class RemediationDecision(BaseModel):

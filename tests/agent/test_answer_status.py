@@ -34,3 +34,31 @@ def test_a_research_run_records_that_its_answer_cites_what_it_read(extractive_se
     assert status.kind == "done", status.error
     assert status.report["metadata"]["answer_status"] == "cited"
 
+
+
+def test_the_model_s_invented_claims_are_removed_counted_and_named(demo_kb, session_factory):
+    """The scripted model writes one claim of each kind: quoted from the context on its page, citing a document
+    nobody retrieved, quoting the right words on the wrong page, and a paraphrase passed off as a quotation."""
+    import json
+    import re
+
+    from tests.agent.conftest import fake_llm, services_with
+
+    def synthesis(prompt: str) -> str:
+        # a sentence of the context as the prompt shows it, with the page it stands on
+        doc, page, text = re.search(r"\[([^\[\]]+?\.pdf), (?:p|S)\. (\d+)\][^\n]*\n(?:[^\n]*\n)*?.*?(\(1\) [^.]{20,}\.)",
+                                    prompt).groups()
+        good = f"„{text}“ [{doc}, S. {page}]"
+        lines = [f"**Ergebnis:** {good}", "Kranführer brauchen eine Lizenz [Lizenzordnung.pdf, S. 3].",
+                 f"„{text}“ [{doc}, S. {int(page) + 7}]",
+                 f"„Die Behörde darf jeden Grenzwert nach Belieben verdoppeln.“ [{doc}, S. {page}]"]
+        return json.dumps({"answer": "\n".join(lines), "key_findings": []}, ensure_ascii=False)
+
+    reasoner, _ = fake_llm({"synthesize": synthesis})
+    session = session_factory(services_with(demo_kb, reasoner))
+    status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
+    assert status.kind == "done", status.error
+    answer, meta = status.report["answer"], status.report["metadata"]
+    assert "Lizenz" not in answer and "verdoppeln" not in answer
+    assert len(meta["invented_citations"]) == 3, meta["invented_citations"]
+    assert meta["answer_status"] == "cited"  # the claim that stands is kept, cited on its page

@@ -66,7 +66,8 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             path=str(path) if path else "", link=page_link(path, page) if path else "")
 
     # what the answer cites, in its order, each at the cited page with the passage that holds it
-    invented = []  # cited pages no passage the answer was written from holds
+    # claims the synthesis removed (`claim_check.py`), then cited pages no passage the answer was written from holds
+    invented = list(state.get("synthesis", {}).get("invented_citations", []))
     for doc, page in cited:
         holders = [c for c in chunks if c.document == doc and c.page <= page <= (c.page_end or c.page)]
         if holders:

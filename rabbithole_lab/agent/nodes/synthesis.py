@@ -16,6 +16,7 @@ from rabbithole_lab.agent.synthesis_context import (
 from rabbithole_lab.findings import TIERS, finding_tasks, preserved_quotes
 from rabbithole_lab.messages import reasoner_text, run_text
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
+from rabbithole_lab.reasoning.claim_check import checked_answer
 from rabbithole_lab.schemas import QualityAssessment, SynthesisOutput
 
 MAX_QUOTES = 15
@@ -56,6 +57,10 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
     else:  # nothing was found: said so, with its reason, and no model is asked to write from nothing
         nothing = reasoner_text(request.language)["no_answer"].format(anchor=request.question or request.anchor)
         output = SynthesisOutput(answer=nothing, nothing_found=nothing)
+    # a claim whose citation or quotation is not in what was retrieved is removed and named
+    checked = checked_answer(output.answer, request.all_chunks())
+    if checked.invented:
+        output = output.model_copy(update={"answer": checked.answer, "invented_citations": checked.invented})
     stored = {tier: [chunk.model_dump() for chunk in getattr(request, tier)] for tier in TIERS}
     return {"synthesis": output.model_dump(), "synthesis_context": stored, "phase": "quality"}
 
