@@ -46,8 +46,8 @@ def test_the_model_s_invented_claims_are_removed_counted_and_named(demo_kb, sess
 
     def synthesis(prompt: str) -> str:
         # a sentence of the context as the prompt shows it, with the page it stands on
-        doc, page, text = re.search(r"\[([^\[\]]+?\.pdf), (?:p|S)\. (\d+)\][^\n]*\n(?:[^\n]*\n)*?.*?(\(1\) [^.]{20,}\.)",
-                                    prompt).groups()
+        passage = r"\[([^\[\]]+?\.pdf), (?:p|S)\. (\d+)\][^\n]*\n(?:[^\n]*\n)*?.*?(\(1\) [^.]{20,}\.)"
+        doc, page, text = re.search(passage, prompt).groups()
         good = f"„{text}“ [{doc}, S. {page}]"
         lines = [f"**Ergebnis:** {good}", "Kranführer brauchen eine Lizenz [Lizenzordnung.pdf, S. 3].",
                  f"„{text}“ [{doc}, S. {int(page) + 7}]",
