@@ -26,7 +26,9 @@ REPORT = {
            "closed": "vorzeitig erledigt", "round": "Durchgang", "llm_calls": "LLM-Aufrufe", "graph": "Verweisgraph",
            "factual_accuracy": "Sachliche Richtigkeit", "semantic_validity": "Bezug zur Frage",
            "structural_integrity": "Aufbau", "citation_correctness": "Belege auf der zitierten Seite",
-           "query_relevance": "Beantwortet die Frage"},
+           "query_relevance": "Beantwortet die Frage", "clarification": "Klärung",
+           "clarified_added": "ergänzt", "clarified_excluded": "ausgeschlossen", "clarified_named": "genannt",
+           "invented": "Entfernte Behauptungen (nicht in den gefundenen Stellen)"},
     "en": {"title": "Research report", "question": "Question", "answer": "Answer", "findings": "Key findings",
            "quality": "Quality", "sources": "Sources", "references": "Followed references", "tasks": "Tasks",
            "run": "Run", "warnings": "Warnings",
@@ -38,7 +40,9 @@ REPORT = {
            "closed": "closed early", "round": "Round", "llm_calls": "LLM calls", "graph": "Reference graph",
            "factual_accuracy": "Factual accuracy", "semantic_validity": "On the question",
            "structural_integrity": "Structure", "citation_correctness": "Quotes on the cited page",
-           "query_relevance": "Answers the question"},
+           "query_relevance": "Answers the question", "clarification": "Clarification",
+           "clarified_added": "added", "clarified_excluded": "excluded", "clarified_named": "named",
+           "invented": "Removed claims (not in the passages found)"},
 }
 
 GRAPH = {

@@ -393,11 +393,12 @@ Approved tasks (the answer has one section each):
 {tasks}
 Answer:
 {answer}
-Sources used:
+Sources the answer cites, with their text as retrieved (other sources used are listed by name only):
 {sources}
 
 ### Rules
-1. factual_accuracy: claims supported by the sources.
+1. factual_accuracy: each claim is supported by the text of the source it cites; a quotation that is not in
+   that text is unsupported.
 2. semantic_validity: coherent and unambiguous.
 3. structural_integrity: direct answer first, then details, complete sentences.
 4. citation_correctness: every factual sentence cites a listed source.

@@ -74,13 +74,19 @@ def answer_markdown(report: FinalReport, link: PageLink | None = None) -> str:
 
 def _markdown(view: ReportView) -> str:
     t = view.t
-    lines = [f"# {md(t['title'])}", "", f"**{md(t['question'])}:** {md(view.query)}", "", f"## {md(t['answer'])}", ""]
+    lines = [f"# {md(t['title'])}", "", f"**{md(t['question'])}:** {md(view.query)}", ""]
+    if view.clarification:
+        said = "; ".join(f"{md(what)}: {md(items)}" for what, items in view.clarification)
+        lines += [f"**{md(t['clarification'])}:** {said}", ""]
+    lines += [f"## {md(t['answer'])}", ""]
     lines += _answer_markdown(view.answer)
     lines += ["", *_citation_list(view), ""] if view.citations else [""]
     lines += [f"## {md(t['quality'])}: {view.quality_score}/500", "", f"| {md(t['dimension'])} | {md(t['score'])} |",
               "|---|---|", *[f"| {md(name)} | {value} |" for name, value in view.quality]]
     if view.issues:
         lines += ["", *[f"- {md(issue)}" for issue in view.issues]]
+    if view.invented:
+        lines += ["", f"**{md(t['invented'])}:**", "", *[f"- {md(claim)}" for claim in view.invented]]
     lines += [
         "",
         f"## {md(t['sources'])}",

@@ -93,6 +93,8 @@ class ReportView:
     run: list[tuple[str, str]]
     warnings: list[str]
     graph_file: str | None = None
+    clarification: list[tuple[str, str]] = field(default_factory=list)  # (what, the items), e.g. ("ergänzt", "…")
+    invented: list[str] = field(default_factory=list)  # claims removed from the answer, with their reason
     extra: dict = field(default_factory=dict)
 
 
@@ -222,4 +224,7 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         ],
         warnings=list(report.metadata.get("warnings", [])),
         graph_file=graph_file,
+        clarification=[(t[f"clarified_{kind}"], "; ".join(items))
+                       for kind, items in (report.metadata.get("clarification") or {}).items() if items],
+        invented=list(report.metadata.get("invented_citations", [])),
     )

@@ -130,6 +130,13 @@ def test_with_the_model_the_dialogue_is_read_by_its_prompt_and_the_exclusion_rea
     assert "Organ-Äquivalentdosis der Augenlinse" in synthesis[-1]  # the anchor carries the addition
     quality = [p for p in model.prompts_seen if model.step_of(p) == "assess_quality"]
     assert quality and "asked for besides the question: Organ-Äquivalentdosis der Augenlinse; § 12 QStrG" in quality[-1]
+    # the judge reads the text of what the answer cites, not only its label
+    judged = quality[-1].split("Sources the answer cites", 1)[1]
+    assert "Millisievert" in judged
+    # the report records what the clarification changed
+    assert status.report["metadata"]["clarification"] == {
+        "added": ["Organ-Äquivalentdosis der Augenlinse"], "excluded": ["Personen unter 18 Jahren"],
+        "named": ["§ 12 QStrG"]}
 
 
 

@@ -195,3 +195,18 @@ def test_a_tier_table_gives_the_page_an_extract_starts_on_and_where_it_runs_on()
     assert extract_pages(entry | {"extracted_info": "(1) Der Betreiber meldet jeden Vorfall. (2) Die Meldung "
                                                     "erfolgt binnen drei Tagen."}) == "4–5"
     assert extract_pages(entry | {"extracted_info": "nicht im Text"}) == "4"
+
+
+def test_the_report_records_the_clarification_and_the_removed_claims(tmp_path):
+    state = _state(tmp_path)
+    state["final_report"]["metadata"] |= {
+        "clarification": {"added": ["Organdosis", EVIL], "excluded": ["Personen unter 18 Jahren"], "named": []},
+        "invented_citations": [f"Erfunden.pdf p. 3: not retrieved {EVIL}"]}
+    report = FinalReport.model_validate(state["final_report"])
+    page = render_html(report, state["reference_edges"])
+    clarified = page.split("<strong>Klärung:</strong>")[1].split("</p>")[0]
+    assert "ergänzt: Organdosis" in clarified and "ausgeschlossen: Personen unter 18 Jahren" in clarified
+    assert "genannt" not in clarified  # nothing named: not listed
+    assert "Erfunden.pdf p. 3" in page.split("Entfernte Behauptungen")[1] and "<script>alert" not in page
+    text = render_markdown(report, state["reference_edges"])
+    assert "**Klärung:** ergänzt: Organdosis" in text and "Erfunden.pdf p. 3" in text and "<script>" not in text

@@ -38,6 +38,13 @@ def task_rows(state: AgentState) -> list[dict]:
     return rows
 
 
+def clarification(state: AgentState) -> dict[str, list[str]]:
+    """What the researcher's clarification changed: aspects added, cases excluded, provisions named."""
+    anchor = state.get("query_anchor") or {}
+    return {"added": list(anchor.get("additions") or []), "excluded": list(anchor.get("exclusions") or []),
+            "named": list(anchor.get("provisions") or [])}
+
+
 AnswerStatus = Literal["cited", "nothing_found", "uncited"]
 
 
@@ -111,6 +118,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "hitl_termination_reason": state.get("hitl_termination_reason", ""),
             "hitl_iterations": len(state.get("retrieval_history", [])),
             "hitl_context_summary": state.get("hitl_context_summary", ""),
+            "clarification": clarification(state),
             "tasks": task_rows(state),
             "task_stats": state.get("task_stats", []),
             "followed_references": followed_count(edges)[0],
