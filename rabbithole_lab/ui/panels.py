@@ -222,7 +222,13 @@ class ResultsPanel:
         names = report_labels(language)
         rows = "".join(f"<tr><td>{html.escape(names.get(k, k.replace('_', ' ')))}</td><td>{v}</td></tr>"
                        for k, v in report.get("quality_breakdown", {}).items())
-        self.quality.value = f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4><table>{rows}</table>"
+        meta = report.get("metadata", {})
+        # each deduction with its reason, and the claims taken out of the answer
+        reasons = "".join(f"<li>{html.escape(issue)}</li>" for issue in meta.get("quality_issues", []))
+        removed = "".join(f"<li>{html.escape(claim)}</li>" for claim in meta.get("invented_citations", []))
+        self.quality.value = (f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4><table>{rows}</table>"
+                              + (f"<ul class='rabbithole-quality-reasons'>{reasons}</ul>" if reasons else "")
+                              + (f"<p>{html.escape(names['invented'])}:</p><ul>{removed}</ul>" if removed else ""))
         self.tasks.value = f"<h4>{t['task_summaries']}</h4><ol>" + "".join(
             f"<li><b>{html.escape(task['task'])}</b>"
             + (f" ({t['relevance']} {task['relevance_score']:.2f})"

@@ -429,3 +429,18 @@ def test_long_task_titles_end_in_an_ellipsis_at_a_word_and_the_whole_task_stays_
     assert title[:-1].split()[-1] in long_task.split()  # cut between words, not inside one
     assert bench.todo.task_texts[0].value == long_task
     assert all(button.layout.width == "auto" for button in (bench.todo.approve, bench.results.save))
+
+
+def test_the_results_show_the_check_s_reasons_and_the_removed_claims(tmp_path):
+    from rabbithole_lab.records import FinalReport
+    from rabbithole_lab.ui.panels import ResultsPanel
+
+    report = FinalReport(query="Frage", answer="**Ergebnis:** „Satz.“ [A.pdf, S. 1]", quality_score=300,
+                         quality_breakdown={"query_relevance": 50},
+                         metadata={"language": "de", "quality_issues": ["Keine zitierte Aussage beantwortet: <b>x</b>"],
+                                   "invented_citations": ["Erfunden.pdf p. 3: not retrieved"]}).model_dump()
+    panel = ResultsPanel(tmp_path)
+    panel.show(report, "de")
+    shown = panel.quality.value
+    assert "Keine zitierte Aussage beantwortet: &lt;b&gt;x&lt;/b&gt;" in shown  # the reason, escaped
+    assert "Erfunden.pdf p. 3" in shown and "Entfernte Behauptungen" in shown
