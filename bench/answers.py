@@ -8,8 +8,10 @@ settings change (`rabbithole_lab.eval.resynthesis.research_code_hash`); quick mo
 first, unless `--reuse-sessions` says to measure on the old research anyway (the result records it).
 
 Measured per dev generation and language: facts (whole answer), facts in the lead (the lines before the
-first section heading), entry or required section cited, the lead citing one, page-exact, and the median
-answer and lead length in characters.
+first section heading), entry or required section cited, the lead citing one, page-exact, the median
+answer and lead length in characters, citation precision (the share of citations in the entry, a required
+section or a section a followed reference reached from the entry), invented citations (claims the claim
+check removed) and the Spearman correlation of the quality score with the facts.
 """
 
 from __future__ import annotations
@@ -77,7 +79,13 @@ def answer_row(question: dict, status, seconds: float) -> dict:
     answer = report.get("answer", "")
     row = {"id": question["id"], "answer": answer, "citations": answer_citations(answer),
            "seconds": round(seconds, 3), "llm_calls": 0,
-           "quality": report.get("quality_score")}
+           "quality": report.get("quality_score"),
+           "invented": len((report.get("metadata") or {}).get("invented_citations", [])),
+           "followed": sorted({(edge.get("from_doc", ""), edge.get("from_section", ""), doc, section)
+                               for edge in ((status.state or {}).get("reference_edges") or [])
+                               if edge.get("decision") == "followed"
+                               for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []),
+                                                       strict=False)})}
     if status.kind != "done":
         row["error"] = status.error or status.kind
     return row
@@ -141,6 +149,67 @@ def aggregate(chosen: list[dict], scored: dict[str, dict]) -> dict:
             "page_exact": round((citations - inexact) / citations, 3) if citations else 0.0}
 
 
+def section_pages() -> dict[str, list[tuple[str, int, int]]]:
+    """Each document's sections with their page ranges (the corpus's sections.jsonl)."""
+    pages: dict[str, list[tuple[str, int, int]]] = {}
+    for record in read_jsonl(CORPUS / "sections.jsonl"):
+        pages.setdefault(record["doc"], []).append((record["section"], record["pages"][0], record["pages"][1]))
+    return pages
+
+
+def on_the_chain(question: dict, followed: list) -> set[tuple[str, str]]:
+    """The entry, the required sections and every section a followed reference reached from the entry
+    (transitively)."""
+    entry = (question["entry"]["doc"], question["entry"]["section"])
+    allowed = {entry} | {(item["doc"], item["section"]) for item in question.get("required", [])}
+    reached, frontier = {entry}, [entry]
+    while frontier:
+        source = frontier.pop()
+        for from_doc, from_section, doc, section in followed:
+            if (from_doc, from_section) == source and (doc, section) not in reached:
+                reached.add((doc, section))
+                frontier.append((doc, section))
+    return allowed | reached
+
+
+def citation_precision(question: dict, row: dict, pages: dict[str, list[tuple[str, int, int]]]) -> float | None:
+    """The share of the answer's citations whose page lies in a section on the chain (`on_the_chain`); a page
+    holding several sections counts when one of them is. None: the answer cites nothing."""
+    allowed = on_the_chain(question, row.get("followed", []))
+    cited = row.get("citations", [])
+    if not cited:
+        return None
+    precise = sum(1 for citation in cited if any(
+        (citation["doc"], section) in allowed for section, first, last in pages.get(citation["doc"], [])
+        if first <= citation["page"] <= last))
+    return precise / len(cited)
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rank correlation (average ranks for ties); None for fewer than three pairs or no spread."""
+    if len(xs) < 3:
+        return None
+
+    def ranks(values: list[float]) -> list[float]:
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        out = [0.0] * len(values)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2
+            i = j + 1
+        return out
+
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    spread = (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+    return round(cov / spread, 3) if spread else None
+
+
 def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
     by_id = {row["id"]: row for row in rows}
     answers = [by_id[q["id"]] for q in questions]
@@ -148,13 +217,21 @@ def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
              for row in answers]
     whole, lead = score_each(questions, answers, out, "all"), score_each(questions, leads, out, "lead_all")
     lead_by_id = {row["id"]: row for row in leads}
+    pages = section_pages()
     numbers = {}
     for name, chosen in subsets(questions).items():
         of_lead = aggregate(chosen, lead)
         numbers[name] = {"n": len(chosen), **aggregate(chosen, whole), "lead_facts": of_lead["facts"],
                          "lead_cited": of_lead["cited"],
                          "answer_chars": statistics.median(len(by_id[q["id"]]["answer"]) for q in chosen),
-                         "lead_chars": statistics.median(len(lead_by_id[q["id"]]["answer"]) for q in chosen)}
+                         "lead_chars": statistics.median(len(lead_by_id[q["id"]]["answer"]) for q in chosen),
+                         "citation_precision": round(statistics.fmean(precision), 3) if (precision := [
+                             value for q in chosen if (value := citation_precision(q, by_id[q["id"]], pages))
+                             is not None]) else None,
+                         "invented": sum(by_id[q["id"]].get("invented", 0) for q in chosen),
+                         "quality_vs_facts": spearman(
+                             [float(by_id[q["id"]].get("quality") or 0) for q in chosen],
+                             [float(whole[q["id"]]["facts"]) for q in chosen])}
     return numbers
 
 

@@ -70,8 +70,9 @@ def extract(context: BenchContext, questions: list[dict], states: Path, out: Pat
             continue
         answer = reasoner.answer_context(request)
         facts = [squash(fact) for fact in question.get("answer_facts", [])]
+        position = {id(provision): index for index, provision in enumerate(answer.provisions)}
         for rank_before, candidate in enumerate(sorted(answer.candidates, key=lambda c: (
-                id(c.provision), c.sentence.order))):
+                position[id(c.provision)], c.sentence.order))):
             held = [i for i, fact in enumerate(facts) if fact and fact in squash(candidate.text)]
             rows.append({"id": question["id"], "features": candidate.features, "facts": held,
                          "n_facts": len(facts), "chars": len(candidate.text) + CITATION_CHARS,

@@ -75,7 +75,11 @@ def _answer_rows() -> tuple[Row, ...]:
                  Row(f"{subset}: the lead cites one", (subset, "lead_cited"), "≥ 0.90"),
                  Row(f"{subset}: page-exact", (subset, "page_exact"), "≥ 0.99"),
                  Row(f"{subset}: median answer (characters)", (subset, "answer_chars"), "≤ 4,000", kind="chars"),
-                 Row(f"{subset}: median lead (characters)", (subset, "lead_chars"), "≤ 1,200", kind="chars")]
+                 Row(f"{subset}: median lead (characters)", (subset, "lead_chars"), "≤ 1,200", kind="chars"),
+                 Row(f"{subset}: citation precision (entry, required, on the followed chain)",
+                     (subset, "citation_precision"), "≥ 0.70"),
+                 Row(f"{subset}: invented citations removed", (subset, "invented"), "0", kind="chars"),
+                 Row(f"{subset}: quality score vs facts (Spearman)", (subset, "quality_vs_facts"), "≥ 0.5")]
     return tuple(rows)
 
 
