@@ -5,7 +5,8 @@
    - per question part, the best sentence carrying what that part asks for (a figure for "wie hoch", a period
      for "wie lange", a body for "wer"): the part's own words read by the fitted table;
    - per reference the decisive provision makes (its provision is the first part's), the best sentence of
-     the provision it cites, said as the chain ("§ 73 StrlSchV → § 78 StrlSchG");
+     the provision it cites, said as the chain ("§ 73 StrlSchV → § 78 StrlSchG"), in the lead when it scores
+     near the best sentence, else below it;
    - per researcher addition or named provision, the best sentence holding it;
    - per task the researcher wrote, the best sentence of what it found, read by the task's own words;
 2. **fill** the remaining room by score, within the answer's character budget: the lead's room first, then
@@ -32,7 +33,7 @@ from rabbithole_lab.reasoning.text import contains_concept, stems
 
 MAX_REFERENCES_COVERED = 2  # references of the decisive provision whose target the cover quotes
 CITING_MIN_SHARE = 0.8  # the citing provision's sentence is quoted when it scores this share of the best
-REFERENCE_MIN_SHARE = 0.8  # a reference's target is quoted when its best sentence scores this share of the best
+REFERENCE_MIN_SHARE = 0.8  # a reference's target stands in the lead when its sentence scores this share of the best
 FILL_MIN_SHARE = 0.35  # a filled sentence scores at least this share of the best candidate's score
 
 Covers = Literal["part", "reference", "addition", "task", "fill"]
@@ -47,6 +48,8 @@ class Statement:
     covers: Covers
     source: Provision | None = None  # the provision whose reference led here (a chain statement)
     score: float = 0.0
+    lead_worthy: bool = True  # it may stand in the lead (a low-scoring reference's target stands below it)
+    task: AnswerTask | None = None  # the researcher's task it answers (it stands in that task's section)
 
 
 @dataclass
@@ -64,6 +67,8 @@ class Selection:
 
 
 def _owner(statement: Statement, tasks: list[AnswerTask]) -> AnswerTask | None:
+    if statement.task is not None:
+        return statement.task
     ids = {s.chunk.chunk_id for s in statement.sentences}
     return next((task for task in tasks if ids & task.chunk_ids), None)
 
@@ -153,9 +158,13 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
         free = [c for c in by_provision[id(target)] if id(c.sentence) not in taken]
         # a reference naming a paragraph ("§ 9g Absatz 5") is answered by that paragraph
         free = [c for c in free if c.features.get("cited_paragraph")] or free
-        if free and free[0].score >= ranked[0].score * REFERENCE_MIN_SHARE:
-            covered.insert(1 + len([s for s in covered[1:] if s and s.covers == "reference"]),
-                           statement(free[0], "reference", decisive))
+        if free:
+            cited = statement(free[0], "reference", decisive)
+            if cited is not None:
+                # quoted whatever its words (the reference is the evidence); in the lead only when it scores
+                # near the best, else below it
+                cited.lead_worthy = free[0].score >= ranked[0].score * REFERENCE_MIN_SHARE
+                covered.insert(1 + len([s for s in covered[1:] if s and s.covers == "reference"]), cited)
     for addition in additions:
         holding = [c for c in ranked if id(c.sentence) not in taken and holds(addition, c)]
         if holding:
@@ -165,12 +174,15 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
                  and index < len(c.task_terms) and c.task_terms[index] > 0]
         best = max(found, key=lambda c: (c.task_terms[index], c.score), default=None)
         if best is not None and id(best.sentence) not in taken:
-            covered.append(statement(best, "task"))
+            own = statement(best, "task")
+            if own is not None:  # it stands in the task's own section
+                own.task, own.lead_worthy = task, False
+                covered.append(own)
     selection = Selection()
     used = 0
     for item in (s for s in covered if s is not None):
         size = cost(item)
-        if not selection.lead or used + size <= lead_max_chars:
+        if not selection.lead or (item.lead_worthy and used + size <= lead_max_chars):
             selection.lead.append(item)
         else:
             selection.body.append(item)

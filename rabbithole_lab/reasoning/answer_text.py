@@ -58,12 +58,24 @@ def decisive_chain(selection: Selection) -> str:
     return first.label + (ARROW + ", ".join(dict.fromkeys(targets)) if targets else "")
 
 
+def merged(statements: list[Statement]) -> list[Statement]:
+    """Consecutive statements of one provision (reached the same way) as one line."""
+    out: list[Statement] = []
+    for statement in statements:
+        if out and out[-1].provision is statement.provision and out[-1].source is statement.source:
+            out[-1] = Statement(statement.provision, out[-1].sentences + statement.sentences, out[-1].covers,
+                                statement.source, out[-1].score)
+        else:
+            out.append(statement)
+    return out
+
+
 def written_answer(selection: Selection, tasks: list[AnswerTask], language: str) -> list[str]:
     text = reasoner_text(language)
     lines: list[str] = []
     if selection.lead:
         lines.append(text["opening"].format(decisive=decisive_chain(selection)))
-        for statement in selection.lead:
+        for statement in merged(selection.lead):
             lines.append(statement_line(statement, language))
     sections = body_sections(selection, tasks)
     with_section = {task.id for task, _ in sections if task is not None}

@@ -12,8 +12,8 @@ Each dimension is 0-100 and each deduction names its reason (`issues_found`):
   in the lead, each of the researcher's additions quoted; an answer none of whose quotations is on the
   question answers nothing;
 - **semantic validity**: the share of quotations on the question (its terms or, in text the embedder reads,
-  its meaning; a statement reached by a reference, "A → B", is evidence whatever its words), less what quotes
-  an excluded case;
+  its meaning; a statement reached by a reference, "A → B", is evidence whatever its words); an answer quoting
+  an excluded case (its words, or a provision an exclusion names) has at most 50 here and in query relevance;
 - **structural integrity**: a lead with a cited statement, whole sentences, no repeats.
 """
 
@@ -35,7 +35,7 @@ from rabbithole_lab.schemas import QualityAssessment, RemediationDecision
 FRAGMENT_PENALTY = 25  # structure points per quotation that is not a whole sentence
 DUPLICATE_PENALTY = 20  # structure points per statement quoted twice
 NO_LEAD_PENALTY = 50  # structure points when the answer does not open with a cited statement
-EXCLUDED_CAP = 50  # semantic validity at most this when an excluded case is quoted
+EXCLUDED_CAP = 50  # semantic validity and query relevance at most this when an excluded case is quoted
 
 
 def lead_of(answer: str) -> str:
@@ -84,11 +84,16 @@ class ExtractiveJudge(ExtractiveBase):
         semantic = round(100 * on_topic / len(cited)) if cited else 0
         if cited and on_topic < len(cited):
             issues.append(text["issue_off_anchor"].format(count=len(cited) - on_topic))
-        quoted_excluded = [s for s in cited if excluded(s.quote, asked.exclusions)]
-        if quoted_excluded:
-            semantic = min(semantic, EXCLUDED_CAP)
-            issues.append(text["issue_excluded"].format(count=len(quoted_excluded), cases=", ".join(asked.exclusions)))
+        # an excluded case quoted as if it applied: its words, or a passage of a provision an exclusion names
+        left_out = [p for p in passages if p.section and any(
+            " ".join(quality.label(p.document, p.section).split()).casefold() in " ".join(case.split()).casefold()
+            for case in asked.exclusions)]
+        quoted_excluded = [s for s in cited if excluded(s.quote, asked.exclusions)
+                           or any(find_span(p.chunk_text, s.quote) for p in left_out)]
         relevance = self._relevance(query, asked, answer, cited, on_question, text, issues)
+        if quoted_excluded:
+            semantic, relevance = min(semantic, EXCLUDED_CAP), min(relevance, EXCLUDED_CAP)
+            issues.append(text["issue_excluded"].format(count=len(quoted_excluded), cases=", ".join(asked.exclusions)))
         # structure: a cited lead, whole sentences, no repeats
         whole = {statement for source in passages for statement in sentences_of(source)}
         fragments = sum(1 for q in quotes if quality.is_fragment(q, whole))
