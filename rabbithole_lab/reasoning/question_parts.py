@@ -5,17 +5,19 @@ sentence that best answers the whole question rarely answers its second and thir
 
 A part starts where a question word opens a new clause after a comma or "und"/"oder"/"and"/"or" (with a
 preposition before it: "bis wann", "unter welchen", "to whom"); statements before the question ("Wir
-betreiben ein Labor.") are context, not parts. German and English question words.
+betreiben ein Labor.") are context, not parts. The question words are the vocabulary's, of every language it
+knows (`rabbithole_lab/vocabulary`).
 """
 
 from __future__ import annotations
 
 import re
 
-_QUESTION_WORD = (r"(?:welche[rsmn]?|wie|wann|wer|wem|wen|was|wo|wor\w+|wozu|wofür|womit|wodurch|warum|weshalb|"
-                  r"ob|what|which|how|when|who|whom|whose|whether|where|why)")
-_PREPOSITION = r"(?:(?:bis|nach|unter|in|an|bei|für|mit|durch|von|aus|zu|ab|seit|by|under|in|to|for|from|with|at)\s+)?"
-_JOIN = r"(?:,\s*(?:(?:und|oder|and|or)\s+)?|\s+(?:und|oder|and|or)\s+)"
+from rabbithole_lab.vocabulary import conjunctions, interrogatives, prepositions
+
+_QUESTION_WORD = f"(?:{interrogatives()})"
+_PREPOSITION = f"(?:(?:{prepositions()})\\s+)?"
+_JOIN = f"(?:,\\s*(?:(?:{conjunctions()})\\s+)?|\\s+(?:{conjunctions()})\\s+)"
 _SPLIT = re.compile(rf"{_JOIN}(?={_PREPOSITION}{_QUESTION_WORD}\b)", re.IGNORECASE)
 _STARTS_AS_QUESTION = re.compile(rf"^\s*{_PREPOSITION}{_QUESTION_WORD}\b", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.?!])\s+(?=[A-ZÄÖÜ])")

@@ -6,6 +6,7 @@ import re
 
 from rabbithole_lab.kb.lexical import analyze, compound_parts
 from rabbithole_lab.messages import run_text
+from rabbithole_lab.vocabulary import figure_pattern, points_back_pattern, question_stop_words
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+[.)]|[a-z]\)|[-•])\s)")
 _ABBREVIATION_END = re.compile(
@@ -31,44 +32,17 @@ _WHAT_A_REGULATION_GOVERNS = re.compile(
 _ASKS_ABOUT_AUTHORISATION = re.compile(r"ermächtig|Rechtsverordnung\s+erl|empower|authori[sz]", re.IGNORECASE)
 _CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
-_FIGURE = re.compile(r"\d[\d.,]*\s*(?:(?:[Mm]illi|[Mm]ikro|[Mm]icro|[Kk]ilo|[Gg]iga|[Mm]ega)?"
-                     r"(?:[Ss]ievert|[Bb]ecquerel|[Gg]ray)|mSv|µSv|Sv|Bq|GBq|MBq|kBq|Gy|mGy|%|Prozent|Jahre?n?|"
-                     r"Monate?n?|Wochen?|Tage?n?|Stunden?|years?|months?|days?|hours?|m|cm|mm|kg|g)\b")
 _DUTY = re.compile(r"\b(?:muss|müssen|hat\s+\w+\s+zu|haben\s+\w+\s+zu|ist\s+verpflichtet|darf|dürfen|"
                    r"shall|must|is\s+required|may\s+not|are\s+required)\b", re.IGNORECASE)
 _DEFINITION = re.compile(r"\b(?:im\s+Sinne\s+dieses|ist\s+die|sind\s+die|means|is\s+defined\s+as)\b", re.IGNORECASE)
 
-# A sentence whose first words point back at the sentence before it: its subject ("Sie ist jedoch auf die
-# Änderungen zu beschränken.", "Diese werden … durchgeführt"), or its scope ("Satz 1 gilt nicht für …", "Dies gilt
-# auch …", "Abweichend von Satz 1 …"). Alone it says nothing, or it leaves the rule before it quoted without its
-# exception; the two are one statement. A sentence opening a paragraph ("(2) …") starts afresh, and "Diese
-# Verordnung" / "This Act" names the whole text, not the sentence before.
-_POINTS_BACK = re.compile(
-    r"^(?:(?:Die\s+)?(?:Satz|Sätze)\s+\d|Dies\b|Das\s+gilt\b|Sie\b|Er\b|"
-    r"Diese[rsmn]?\b(?!\s+(?:Verordnung|Gesetz\w*|Vorschrift|Abschnitt\w*|Teil\w*|Kapitel\w*|Anlage\w*)\b)|"
-    r"(?:Hierbei|Dabei|Hierzu|Hiervon|Hierfür|Insoweit)\b|"
-    r"(?:Abweichend\s+von|Entgegen|Unbeschadet|Nach|Im\s+Fall(?:e)?|In\s+den\s+Fällen)\s+(?:de[rsnm]\s+)?"
-    r"(?:Satz|Sätzen?|Satzes)\s+\d|"
-    r"(?:This|These|It|Such)\b(?!\s+(?:Act|Regulations?|Rules?|Part|Chapter|Section|Law|Directive)\b))")
-
-
-_QUESTION_WORDS = {
-    "de": {"welche", "welcher", "welches", "gelten", "gilt", "gibt", "geben", "werden", "wird", "können", "kann",
-           "müssen", "muss", "dürfen", "darf", "sollen", "soll", "einer", "eines", "einem", "einen", "diese",
-           "dieser", "dieses", "über", "unter", "durch", "beim", "wenn", "dann", "wann", "warum", "wofür",
-           "welchen", "welchem", "sich", "haben", "hat", "sind", "ist", "bestimmte", "bestimmten", "jeweils",
-           "nach", "gemäß", "bitte", "alle", "allen", "mehr", "sowie", "oder", "und", "für", "mit", "von", "aus",
-           "beträgt", "betragen", "genau", "insbesondere"},
-    "en": {"which", "what", "apply", "applies", "does", "do", "must", "should", "there", "their", "about", "under",
-           "into", "when", "where", "whom", "whose", "have", "has", "are", "is", "the", "for", "with", "from",
-           "that", "this", "these", "those", "please", "according", "regarding", "specific", "how", "many",
-           "much", "and", "can", "may", "any", "all", "given", "stated"},
-}
-
-
 def points_back(sentence: str) -> bool:
-    """The sentence's subject or scope is the sentence before it (`_POINTS_BACK`)."""
-    return bool(_POINTS_BACK.match(sentence.strip()))
+    """The sentence's subject or scope is the sentence before it: its first words point back ("Sie ist jedoch
+    auf die Änderungen zu beschränken.", "Satz 1 gilt nicht für …", "Abweichend von Satz 1 …"). Alone it says
+    nothing, or it leaves the rule before it quoted without its exception; the two are one statement. A
+    sentence opening a paragraph ("(2) …") starts afresh, and "Diese Verordnung" / "This Act" names the whole
+    text. The words are each language's (`vocabulary.points_back_pattern`)."""
+    return bool(points_back_pattern().match(sentence.strip()))
 
 
 def is_list_item(text: str) -> bool:
@@ -250,7 +224,7 @@ def passage_sentences(text: str, heading: str = "", continuation: bool = False, 
 
 def concepts(query: str, language: str, limit: int = 7) -> list[str]:
     """Content words of the query in their written form (no question words), longest-first ties kept in order."""
-    stop = _QUESTION_WORDS.get(language, set()) | _QUESTION_WORDS["de"] | _QUESTION_WORDS["en"]
+    stop = question_stop_words()
     seen: set[str] = set()
     found = []
     for word in _WORD.findall(query):
@@ -297,7 +271,7 @@ def asks_about_authorisation(question: str) -> bool:
 
 
 def has_figure(sentence: str) -> bool:
-    return bool(_FIGURE.search(sentence))
+    return bool(figure_pattern().search(sentence))
 
 
 def quote_reason(sentence: str, language: str) -> str | None:

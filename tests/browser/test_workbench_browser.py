@@ -145,10 +145,13 @@ def _research_run(jupyter_lab, page, shot) -> None:
     answer.scroll_into_view_if_needed()
     shot("results")
     assert "Millisievert" in answer.inner_text()
-    # both steer the answer: the added aspect is in the findings, the written task has its section with a finding
-    findings, _, sections = answer.inner_text().partition("Aufgabe 1:")
-    assert "Augenlinse" in findings
-    written = sections.split(WRITTEN_TASK, 1)[1].split("Aufgabe ")[0].split("Verweiskette")[0]
+    # the lead decides: it opens with the result, within its budget, and states the added aspect; the task the
+    # researcher wrote has its section with a finding
+    shown = answer.inner_text()
+    opening = shown.split("Aufgabe ", 1)[0]
+    assert opening.lstrip().startswith("Ergebnis:") and len(opening) <= 1_300
+    assert "Augenlinse" in opening and re.search(r"\[\d+\]", opening)
+    written = shown.split(WRITTEN_TASK, 1)[1].split("Aufgabe ")[0]
     assert "überschr" in written.lower() and re.search(r"\[\d+\]", written)
     sources = page.locator("a.rh-source")
     assert sources.count() >= 1

@@ -63,9 +63,10 @@ def test_an_elliptic_part_finds_the_sentence_about_its_subject_not_its_word(demo
     parts = question_parts(question)
     assert len(parts) == 2
     out = reasoner.synthesize(SynthesisInput(anchor=question, question=question, language="de", primary=chunks))
-    said = [finding.claim for finding in out.key_findings]  # the lead's statements
-    assert any("wenn die Nummer der Werkstatt eindeutig zugeordnet ist" in text for text in said)
-    assert not any("Lehrgänge" in text for text in said)
+    said = [finding.claim for finding in out.key_findings]  # the lead's statements, in order
+    subject = next(i for i, text in enumerate(said) if "wenn die Nummer der Werkstatt eindeutig zugeordnet ist" in text)
+    # the conditions of what the question asks about come before any sentence that merely uses the word
+    assert all(i > subject for i, text in enumerate(said) if "Lehrgänge" in text)
 
 
 def test_the_findings_state_a_sentence_for_each_part_of_the_question(demo_kb):

@@ -1,0 +1,154 @@
+"""Language knowledge, defined once per language (`de.py`, `en.py`), and the units figures are stated in
+(`units.tsv`, with each domain's units in a file of its own: `units_radiation.tsv`).
+
+A knowledge base adds the units of its own domain in `<kb>/.rabbithole-units.tsv` (same columns as
+`units.tsv`; `extend_units`), so a figure in its unit counts as an amount like "20 Millisievert" does.
+Everything here is read by the reasoning through the functions below; no other module lists words of a
+language or units.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+
+from rabbithole_lab.vocabulary import de, en
+
+logger = logging.getLogger(__name__)
+
+LANGUAGES: dict[str, ModuleType] = {"de": de, "en": en}
+HERE = Path(__file__).parent
+UNIT_FILES = (HERE / "units.tsv", HERE / "units_radiation.tsv")
+KB_UNITS_FILE = ".rabbithole-units.tsv"
+SI_PREFIXES = ("Milli", "Mikro", "Micro", "Kilo", "Mega", "Giga", "Tera")
+KINDS = ("amount", "time")
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    kind: str  # "amount" or "time"
+    prefixed: bool = False  # takes the metric prefixes in words ("Millisievert")
+
+    def spellings(self) -> list[str]:
+        forms = [self.name]
+        if self.prefixed:
+            base = self.name.lower()
+            forms += [base] + [prefix + base for prefix in SI_PREFIXES]
+            forms += [prefix.lower() + base for prefix in SI_PREFIXES]
+        return forms
+
+
+_units: list[Unit] = []
+_lock = threading.Lock()
+
+
+def read_units(path: Path) -> list[Unit]:
+    """The units of a file: "unit<TAB>kind[<TAB>si]" per line, "#" comments. A malformed line is an error that
+    names the file and line."""
+    units = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        cells = [cell.strip() for cell in line.split("\t")]
+        if len(cells) < 2 or cells[1] not in KINDS or (len(cells) > 2 and cells[2] not in ("", "si")):
+            raise ValueError(f"{path}:{number}: expected 'unit<TAB>amount|time[<TAB>si]', got {line!r}")
+        units.append(Unit(cells[0], cells[1], len(cells) > 2 and cells[2] == "si"))
+    return units
+
+
+def units() -> list[Unit]:
+    with _lock:
+        if not _units:
+            for path in UNIT_FILES:
+                _units.extend(read_units(path))
+        return list(_units)
+
+
+def extend_units(kb_dir: Path | None) -> int:
+    """Add the knowledge base's own units (`<kb>/.rabbithole-units.tsv`), once; how many were new."""
+    path = Path(kb_dir) / KB_UNITS_FILE if kb_dir else None
+    if path is None or not path.is_file():
+        return 0
+    known = {unit.name for unit in units()}
+    fresh = [unit for unit in read_units(path) if unit.name not in known]
+    if fresh:
+        with _lock:
+            _units.extend(fresh)
+        figure_pattern.cache_clear()
+        stated_patterns.cache_clear()
+        logger.info("Units of the knowledge base: %s", ", ".join(unit.name for unit in fresh))
+    return len(fresh)
+
+
+def _alternatives(words: list[str]) -> str:
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+def _union(name: str) -> list[str]:
+    return [item for module in LANGUAGES.values() for item in getattr(module, name)]
+
+
+@lru_cache(maxsize=8)
+def figure_pattern(kinds: tuple[str, ...] = KINDS) -> re.Pattern:
+    """A figure with its unit ("20 Millisievert", "zehn Jahre", "500 Millionen Euro", "12 %"), of the given
+    kinds: a number in digits (or, for periods, in words), its scale in words between them."""
+    spelled = [re.escape(form) for unit in units() if unit.kind in kinds for form in unit.spellings()]
+    scale = _alternatives(_union("SCALE_WORDS"))
+    digits = rf"\d[\d.,]*\s*(?:(?:{scale})\s+)?(?:{_alternatives(spelled)})(?!\w)"
+    if "time" not in kinds:
+        return re.compile(digits)
+    periods = [re.escape(form) for unit in units() if unit.kind == "time" for form in unit.spellings()]
+    words = rf"\b(?:{_alternatives(_union('NUMBER_WORDS'))})\s+(?:(?:{scale})\s+)?(?:{_alternatives(periods)})\b"
+    return re.compile(f"{digits}|{words}")
+
+
+def interrogatives() -> str:
+    return _alternatives(_union("INTERROGATIVES"))
+
+
+def prepositions() -> str:
+    return _alternatives(_union("PREPOSITIONS"))
+
+
+def conjunctions() -> str:
+    return _alternatives(_union("CONJUNCTIONS"))
+
+
+def question_stop_words() -> set[str]:
+    """Words of a question that say nothing of its subject, in every language (a question may mix them)."""
+    return set().union(*(module.QUESTION_STOP_WORDS for module in LANGUAGES.values()))
+
+
+@lru_cache(maxsize=1)
+def asked_patterns() -> dict[str, re.Pattern]:
+    """What a question asks for, by its words, in every language: kind -> pattern."""
+    kinds = dict.fromkeys(kind for module in LANGUAGES.values() for kind in module.ASKED)
+    return {kind: re.compile(r"\b(?:" + "|".join(item for module in LANGUAGES.values()
+                                                 for item in module.ASKED.get(kind, [])) + ")", re.IGNORECASE)
+            for kind in kinds}
+
+
+@lru_cache(maxsize=1)
+def stated_patterns() -> dict[str, re.Pattern]:
+    """What a sentence states, in every language: an amount (a figure with an amount's unit), a deadline (a
+    period, a date, a deadline's word), a frequency, a body, a condition."""
+    months = _alternatives(_union("MONTHS"))
+    dates = [r"\b\d{1,2}\.\s?\d{1,2}\.\s?\d{4}\b", rf"\b\d{{1,2}}\.\s+(?:{months})\s+\d{{4}}\b"]
+    out = {"amount": figure_pattern(("amount",))}
+    for kind in ("deadline", "frequency", "body", "condition"):
+        fragments = [item for module in LANGUAGES.values() for item in module.STATES.get(kind, [])]
+        if kind == "deadline":
+            fragments = [figure_pattern(("time",)).pattern, *fragments, *dates]
+        out[kind] = re.compile("|".join(fragments))
+    return out
+
+
+@lru_cache(maxsize=1)
+def points_back_pattern() -> re.Pattern:
+    return re.compile(r"^(?:" + "|".join(_union("POINTS_BACK")) + ")")

@@ -1,0 +1,57 @@
+"""German: the words the reasoning reads questions and statute text by (regular-expression fragments, matched
+case-insensitively unless a comment says otherwise)."""
+
+# interrogatives that open a question part ("welche", "bis wann"), and what may stand before them
+INTERROGATIVES = [r"welche[rsmn]?", "wie", "wann", "wer", "wem", "wen", "was", "wo", r"wor\w+", "wozu", "wofür",
+                  "womit", "wodurch", "warum", "weshalb", "ob"]
+PREPOSITIONS = ["bis", "nach", "unter", "in", "an", "bei", "für", "mit", "durch", "von", "aus", "zu", "ab", "seit"]
+CONJUNCTIONS = ["und", "oder"]
+
+# words of a question that say nothing about its subject
+QUESTION_STOP_WORDS = {
+    "welche", "welcher", "welches", "gelten", "gilt", "gibt", "geben", "werden", "wird", "können", "kann",
+    "müssen", "muss", "dürfen", "darf", "sollen", "soll", "einer", "eines", "einem", "einen", "diese",
+    "dieser", "dieses", "über", "unter", "durch", "beim", "wenn", "dann", "wann", "warum", "wofür",
+    "welchen", "welchem", "sich", "haben", "hat", "sind", "ist", "bestimmte", "bestimmten", "jeweils",
+    "nach", "gemäß", "bitte", "alle", "allen", "mehr", "sowie", "oder", "und", "für", "mit", "von", "aus",
+    "beträgt", "betragen", "genau", "insbesondere"}
+
+# what a question asks for, by its words: a German compound means what its last part means ("Jahresmenge",
+# "Obergrenze", "Deckungssumme" ask for a quantity as "Menge", "Grenze", "Summe" do)
+ASKED = {
+    "amount": [r"wie\s+(?:hoch|viel|viele|groß)", r"\w*(?:werte?|beträge?|betrag|summen?|grenzen?|mengen?|dosis|"
+               r"dosen|anteil)\b", r"grenzwert\w*", r"höchstwert\w*", r"höhe\b", r"dosis\w*"],
+    "deadline": [r"fristen?\b", r"wie\s+lange", r"bis\s+wann", r"wann\b", r"wie\s+schnell", r"innerhalb\s+welche\w*",
+                 r"aufbewahr\w*", r"(?:welche[nm]?|bis\s+zu\s+welche[mnr]?)\s+(?:zeitraum|zeitpunkt|datum|termin|"
+                 r"stichtag|tag)\b"],
+    "frequency": [r"wie\s+oft", r"wie\s+häufig", r"in\s+welche[nm]\s+(?:abständen|abstand|turnus|intervall\w*)",
+                  r"wiederhol\w*"],
+    "body": [r"wer\b", r"wem\b", r"an\s+wen", r"welche\s+behörde", r"behörde\w*", r"zuständig\w*", r"melde\w*",
+             r"anzeige\w*"],
+    "condition": [r"voraussetzung\w*", r"unter\s+welchen", r"in\s+welchen\s+fällen", r"ob\b", r"wann\b"],
+}
+
+# what a sentence states, by its words (case-sensitive: a noun is capitalised, "Meldestellen" is an office where
+# "sicherzustellen" is a verb); figures with their units come from the unit files
+NUMBER_WORDS = ["ein", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "zwölf",
+                "dreißig", "hundert"]
+SCALE_WORDS = ["Millionen", "Milliarden", "Tausend"]
+MONTHS = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+          "November", "Dezember"]
+STATES = {
+    "deadline": [r"\b(?:unverzüglich|spätestens|binnen|innerhalb\s+von|Frist\w*|bis\s+zum|längstens)\b"],
+    "frequency": [r"\b(?:alle[nrs]?|jede[nrs]?)\s+(?:\w+\s+)?(?:Jahre?n?|Monate?n?|Wochen?|Tage?n?|Kalenderjahr\w*)\b",
+                  r"\b(?:jährlich|halbjährlich|vierteljährlich|monatlich|wöchentlich|täglich|einmal|zweimal)\b",
+                  r"\bin\s+(?:\w+\s+)?(?:Zeit)?[Aa]bständen\b", r"\bIntervall\w*", r"\bturnusmäßig\b"],
+    "body": [r"\b\w*(?:[Bb]ehörden?|[Aa]nstalt(?:en)?|[Mm]inisteri(?:ums?|en)|[Kk]ommission(?:en)?)\b",
+             r"\b[A-ZÄÖÜ]\w*(?:stellen?|amt|amtes|ämtern?)\b", r"\b(?:Stellen?|Amt|Amtes|Ämtern?)\b"],
+    "condition": [r"\b(?:wenn|sofern|soweit|falls|vorausgesetzt|es\s+sei\s+denn)\b"],
+}
+
+# a sentence whose first words point back at the sentence before it: its subject ("Sie ist jedoch …") or its
+# scope ("Satz 1 gilt nicht für …", "Abweichend von Satz 1 …"); "Diese Verordnung" names the whole text
+POINTS_BACK = [r"(?:Die\s+)?(?:Satz|Sätze)\s+\d", r"Dies\b", r"Das\s+gilt\b", r"Sie\b", r"Er\b",
+               r"Diese[rsmn]?\b(?!\s+(?:Verordnung|Gesetz\w*|Vorschrift|Abschnitt\w*|Teil\w*|Kapitel\w*|Anlage\w*)\b)",
+               r"(?:Hierbei|Dabei|Hierzu|Hiervon|Hierfür|Insoweit)\b",
+               r"(?:Abweichend\s+von|Entgegen|Unbeschadet|Nach|Im\s+Fall(?:e)?|In\s+den\s+Fällen)\s+(?:de[rsnm]\s+)?"
+               r"(?:Satz|Sätzen?|Satzes)\s+\d"]

@@ -1,0 +1,36 @@
+"""English: the words the reasoning reads questions and statute text by (regular-expression fragments, matched
+case-insensitively unless a comment says otherwise)."""
+
+INTERROGATIVES = ["what", "which", "how", "when", "who", "whom", "whose", "whether", "where", "why"]
+PREPOSITIONS = ["by", "under", "in", "to", "for", "from", "with", "at"]
+CONJUNCTIONS = ["and", "or"]
+
+QUESTION_STOP_WORDS = {
+    "which", "what", "apply", "applies", "does", "do", "must", "should", "there", "their", "about", "under",
+    "into", "when", "where", "whom", "whose", "have", "has", "are", "is", "the", "for", "with", "from",
+    "that", "this", "these", "those", "please", "according", "regarding", "specific", "how", "many",
+    "much", "and", "can", "may", "any", "all", "given", "stated"}
+
+ASKED = {
+    "amount": [r"how\s+(?:much|high|many|large)", r"limits?\b", r"values?\b", r"amounts?\b", r"sums?\b", r"dose\b",
+               r"thresholds?\b", r"percent\w*", r"ceiling\b", r"cap\b"],
+    "deadline": [r"how\s+long", r"how\s+quickly", r"how\s+soon", r"by\s+when", r"by\s+(?:what|which)\s+date",
+                 r"(?:what|which)\s+period", r"when\b", r"deadlines?\b", r"periods?\b", r"retain\w*", r"kept\b"],
+    "frequency": [r"how\s+often", r"how\s+frequently", r"(?:at|in)\s+what\s+intervals?", r"how\s+regularly",
+                  r"repeat\w*", r"recurr\w*"],
+    "body": [r"who\b", r"whom\b", r"authorit\w+", r"responsib\w*", r"competent", r"notif\w+"],
+    "condition": [r"conditions?\b", r"under\s+what", r"whether", r"when\b", r"if\b"],
+}
+
+NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "twelve", "thirty"]
+SCALE_WORDS = ["million", "billion", "thousand"]
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+STATES = {
+    "deadline": [r"\b(?:without\s+delay|no\s+later\s+than|within)\b"],
+    "frequency": [r"\bevery\s+(?:\w+\s+)?(?:years?|months?|weeks?|days?)\b", r"\b(?:annually|monthly|weekly|daily)\b"],
+    "body": [r"\b\w*(?:Authorit(?:y|ies)|Ministr(?:y|ies)|Regulator|Commission)\b"],
+    "condition": [r"\b(?:unless|provided)\b"],
+}
+
+POINTS_BACK = [r"(?:This|These|It|Such)\b(?!\s+(?:Act|Regulations?|Rules?|Part|Chapter|Section|Law|Directive)\b)"]
