@@ -179,17 +179,19 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
                 own.task, own.lead_worthy = task, False
                 covered.append(own)
     selection = Selection()
-    used = 0
+    used = lead_used = 0  # characters of the whole answer, of its lead
+    lead_open = True  # no statement the lead should hold had to stand below it for want of room
     for item in (s for s in covered if s is not None):
         size = cost(item)
-        if not selection.lead or (item.lead_worthy and used + size <= lead_max_chars):
+        if not selection.lead or (item.lead_worthy and lead_used + size <= lead_max_chars):
             selection.lead.append(item)
+            lead_used += size
         else:
             selection.body.append(item)
+            lead_open = lead_open and not item.lead_worthy
         used += size
     # fill: the lead's room first (while no cover statement had to move below it), then the body's
     floor = ranked[0].score * FILL_MIN_SHARE
-    lead_open = not selection.body
     for candidate in ranked:
         if candidate.score < floor or used >= answer_max_chars:
             break
@@ -201,8 +203,9 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
         if used + size > answer_max_chars:
             continue
         taken.update(id(s) for s in whole)
-        if lead_open and used + size <= lead_max_chars:
+        if lead_open and lead_used + size <= lead_max_chars:
             selection.lead.append(trial)
+            lead_used += size
         else:
             selection.body.append(trial)
         used += size

@@ -36,6 +36,10 @@ class ExtractiveWriter(CandidateReader):
             nothing = reasoner_words(language)["no_answer"].format(anchor=request.question or request.anchor)
             return SynthesisOutput(answer=nothing, nothing_found=nothing)
         lines = written_answer(selection, request.tasks, language)
+        # the budget holds for what is written: headings and framing take room too
+        while len("\n".join(lines)) > answer_max and selection.body:
+            selection.body.pop()
+            lines = written_answer(selection, request.tasks, language)
         findings = [SynthesisFinding(claim=s.text, sources=[f"{statement.provision.doc} p. {s.page}"])
                     for statement in selection.lead for s in statement.sentences]
         return SynthesisOutput(answer="\n".join(lines), key_findings=findings)
