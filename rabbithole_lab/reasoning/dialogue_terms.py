@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import re
 
+from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.text import concepts, contains_concept, stems
 from rabbithole_lab.schemas import AnchorTerms
+from rabbithole_lab.vocabulary import question_stop_words
 
+_CASE_WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*|\d+")
 _CLAUSE_END = r"(?=[,.;:!?]|\s(?:und|oder|aber|sondern|and|or|but)\s|$)"
 _NEGATION = re.compile(
     r"\b(?:ohne|nicht|kein(?:e|en|er|es)?|außer|ausgenommen|abgesehen\s+von|without|not|no|except|excluding|"
@@ -99,8 +102,25 @@ def anchor_text(question: str, terms: AnchorTerms) -> str:
 
 
 def excluded(sentence: str, exclusions: list[str]) -> bool:
-    """The sentence speaks of a case the researcher excluded (every word of the case is in it)."""
+    """The sentence speaks of a case the researcher excluded: every word of the case is in it, in the
+    sentence's own language or, for a case written in another ("persons under 18" against German text), by
+    the glossary's terms for each of its words and its numbers as written."""
     if not exclusions:
         return False
     sentence_stems = stems(sentence)
-    return any(contains_concept(case, sentence_stems) for case in exclusions)
+    return any(contains_concept(case, sentence_stems) or _held_word_by_word(case, sentence, sentence_stems)
+               for case in exclusions)
+
+
+def _held_word_by_word(case: str, sentence: str, sentence_stems: set[str]) -> bool:
+    words = [word for word in _CASE_WORD.findall(case) if word.lower() not in question_stop_words()]
+    if not words:
+        return False
+    for word in words:
+        if word.isdigit():
+            if not re.search(rf"(?<!\d){word}(?!\d)", sentence):
+                return False
+        elif not (contains_concept(word, sentence_stems)
+                  or ((rendering := german_terms(word)) and contains_concept(rendering, sentence_stems))):
+            return False
+    return True

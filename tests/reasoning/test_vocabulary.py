@@ -45,3 +45,12 @@ def test_a_malformed_units_file_names_its_line(tmp_path, restored_units):
     (tmp_path / vocabulary.KB_UNITS_FILE).write_text("Knoten\tspeed\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"\.rabbithole-units\.tsv:1"):
         vocabulary.extend_units(tmp_path)
+
+
+def test_an_english_exclusion_applies_to_german_text_word_by_word():
+    from rabbithole_lab.reasoning.dialogue_terms import excluded
+
+    minors = "Für Personen unter 18 Jahren gilt am Kran ein Grenzwert von 80 Prozent."
+    adults = "Für alle anderen Personen gilt am Kran ein Grenzwert von 85 Prozent."
+    assert excluded(minors, ["persons under 18"]) and excluded(minors, ["Personen unter 18 Jahren"])
+    assert not excluded(adults, ["persons under 18"])  # its number is not there
