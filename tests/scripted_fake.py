@@ -127,9 +127,10 @@ def _synthesis(language: str) -> Callable[[str], str]:
         # the shape the prompt asks for: one section per approved task it lists, the last one not found
         listed = prompt.split("Approved tasks", 1)[-1].split("Primary context", 1)[0]
         tasks = re.findall(r"^(\d+)\. (.+?)(?: \(searched: .*\))?$", listed, re.MULTILINE)
+        source, page_word = ("Fundstelle", "S.") if language == "de" else ("Source", "p.")
         for number, task in tasks:
             body = ("nicht gefunden" if language == "de" else "not found") if number == str(len(tasks)) else \
-                f"„{doc}“ [{doc}, {'S.' if language == 'de' else 'p.'} {page}]"
+                f"{source}: {doc} [{doc}, {page_word} {page}]"
             text += f"\n\n**{number}. {task}**\n\n{body}"
         if len(carried) > 1:
             label = "S." if language == "de" else "p."

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from rabbithole_lab.cli import main
+from rabbithole_lab.reasoning.quality import statements
 from tests.answer_reading import framing_language, lead, provisions_named
 from tests.conftest import CORPUS, DEMO_KB, REPO
 
@@ -52,7 +53,8 @@ def test_unattended_english_question_on_the_demo_kb(tmp_path, demo_db, monkeypat
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "en"
     answer = payload["report"]["answer"]
-    assert provisions_named(lead(answer)) and framing_language(lead(answer)) == "en"
+    assert framing_language(lead(answer)) == "en"
+    assert any(doc == "Detector_Calibration_Guide.pdf" for s in statements(lead(answer)) for doc, _ in s.citations)
     assert "## Sources" in (out / "report.md").read_text(encoding="utf-8")
 
 

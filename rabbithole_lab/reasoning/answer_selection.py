@@ -110,6 +110,79 @@ def holds(addition: str, candidate: Candidate) -> bool:
     return contains_concept(addition, stems(candidate.text), glossary().get(addition.lower(), []))
 
 
+class _Cover:
+    """The cover step: the statements the answer must hold, in the lead's order; each sentence taken once."""
+
+    def __init__(self, context: AnswerContext):
+        self.context, self.ranked = context, context.candidates
+        self.taken: set[int] = set()
+        self.covered: list[Statement] = []
+
+    def statement(self, candidate: Candidate, covers: Covers, source: Provision | None = None) -> Statement | None:
+        """The candidate as a whole statement (with the neighbour it forms one with), unless it is taken."""
+        if id(candidate.sentence) in self.taken:
+            return None
+        whole = [s for s in candidate.provision.whole_statements([candidate.sentence]) if id(s) not in self.taken]
+        self.taken.update(id(s) for s in whole)
+        return Statement(candidate.provision, whole, covers, source, candidate.score)
+
+    def parts(self) -> None:
+        """Per question part, the best sentence carrying most of what it asks for ("bis wann entscheidet die
+        Behörde": a period and a body over a mere condition); a part whose best is quoted already is answered."""
+        for index, kinds in enumerate(self.context.part_kinds):
+            most = max((len(c.kinds & kinds) for c in self.ranked), default=0)
+            pool = [c for c in self.ranked if len(c.kinds & kinds) == most] if most else self.ranked
+            best = max(pool, key=lambda c: score_for_part(c, index, kinds))
+            if (item := self.statement(best, "part")) is not None:
+                self.covered.append(item)
+
+    def chain(self) -> None:
+        """The first part's statement reached by a reference is said with the provision citing it, whose sentence
+        making the reference opens the lead when it scores near the best ("§ 73 StrlSchV → § 78 StrlSchG"); then
+        what the decisive provision cites, the paragraph a reference names first, quoted whatever its words (the
+        reference is the evidence), in the lead when it scores near the best, else below it."""
+        best_score = self.ranked[0].score
+        if self.covered:
+            first = self.covered[0]
+            citing = citing_provisions(self.context, first.provision)
+            if citing:
+                first.source = citing[0]
+                sentence = citing_sentence(citing[0], first.provision, self.ranked, self.taken)
+                if sentence is not None and sentence.score >= best_score * CITING_MIN_SHARE:
+                    self.covered.insert(0, self.statement(sentence, "reference"))
+        decisive = self.covered[0].provision if self.covered else self.ranked[0].provision
+        opening = self.covered[0].sentences if self.covered else []
+        by_provision: dict[int, list[Candidate]] = {}
+        for candidate in self.ranked:
+            by_provision.setdefault(id(candidate.provision), []).append(candidate)
+        references = [target for target in reached_from(self.context.provisions, decisive, self.context.links)
+                      if by_provision.get(id(target)) and says_link(opening, self.context.read.get(
+                          ((decisive.doc, decisive.section), (target.doc, target.section))))]
+        for target in references[:MAX_REFERENCES_COVERED]:
+            free = [c for c in by_provision[id(target)] if id(c.sentence) not in self.taken]
+            free = [c for c in free if c.features.get("cited_paragraph")] or free
+            cited = self.statement(free[0], "reference", decisive) if free else None
+            if cited is not None:
+                cited.lead_worthy = free[0].score >= best_score * REFERENCE_MIN_SHARE
+                self.covered.insert(1 + sum(1 for s in self.covered[1:] if s.covers == "reference"), cited)
+
+    def additions(self, additions: list[str]) -> None:
+        for addition in additions:
+            holding = [c for c in self.ranked if id(c.sentence) not in self.taken and holds(addition, c)]
+            if holding and (item := self.statement(holding[0], "addition")) is not None:
+                self.covered.append(item)
+
+    def own_tasks(self, tasks: list[AnswerTask] | tuple) -> None:
+        """A task the researcher wrote: the best sentence of what it found, by its own words, in its section."""
+        for index, task in enumerate(tasks):
+            found = [c for c in self.ranked if task.own and c.sentence.chunk.chunk_id in task.chunk_ids
+                     and index < len(c.task_terms) and c.task_terms[index] > 0]
+            best = max(found, key=lambda c: (c.task_terms[index], c.score), default=None)
+            if best is not None and (own := self.statement(best, "task")) is not None:
+                own.task, own.lead_worthy = task, False
+                self.covered.append(own)
+
+
 def select(context: AnswerContext, additions: list[str], cost: Callable[[Statement], int],
            lead_max_chars: int, answer_max_chars: int, tasks: list[AnswerTask] | tuple = ()) -> Selection:
     """Cover, then fill. `cost(statement)`: the characters the statement takes written out. `tasks`: the
@@ -118,70 +191,15 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
     ranked = context.candidates
     if not ranked:
         return Selection()
-    taken: set[int] = set()
-
-    def statement(candidate: Candidate, covers: Covers, source: Provision | None = None) -> Statement | None:
-        if id(candidate.sentence) in taken:
-            return None
-        whole = [s for s in candidate.provision.whole_statements([candidate.sentence]) if id(s) not in taken]
-        taken.update(id(s) for s in whole)
-        return Statement(candidate.provision, whole, covers, source, candidate.score)
-
-    covered: list[Statement | None] = []
-    for index, kinds in enumerate(context.part_kinds):
-        # the sentences carrying most of what the part asks for ("bis wann entscheidet die Behörde": a period
-        # and a body over a mere condition); when the best of them is quoted already, the part is answered
-        most = max((len(c.kinds & kinds) for c in ranked), default=0)
-        pool = [c for c in ranked if len(c.kinds & kinds) == most] if most else ranked
-        best = max(pool, key=lambda c: score_for_part(c, index, kinds))
-        if id(best.sentence) not in taken:
-            covered.append(statement(best, "part"))
-    # the first part's statement reached by a reference is said with the provision that cites it, whose sentence
-    # making the reference opens the lead ("§ 73 StrlSchV → § 78 StrlSchG"): the chain that brought it
-    if covered and covered[0] is not None:
-        first = covered[0]
-        citing = citing_provisions(context, first.provision)
-        if citing:
-            sentence = citing_sentence(citing[0], first.provision, ranked, taken)
-            first.source = citing[0]
-            if sentence is not None and sentence.score >= ranked[0].score * CITING_MIN_SHARE:
-                covered.insert(0, statement(sentence, "reference"))
-    decisive = covered[0].provision if covered and covered[0] else ranked[0].provision
-    by_provision: dict[int, list[Candidate]] = {}
-    for candidate in ranked:
-        by_provision.setdefault(id(candidate.provision), []).append(candidate)
-    opening = covered[0].sentences if covered and covered[0] else []
-    references = [target for target in reached_from(context.provisions, decisive, context.links)
-                  if by_provision.get(id(target)) and says_link(opening, context.read.get(
-                      ((decisive.doc, decisive.section), (target.doc, target.section))))][:MAX_REFERENCES_COVERED]
-    for target in references:
-        free = [c for c in by_provision[id(target)] if id(c.sentence) not in taken]
-        # a reference naming a paragraph ("§ 9g Absatz 5") is answered by that paragraph
-        free = [c for c in free if c.features.get("cited_paragraph")] or free
-        if free:
-            cited = statement(free[0], "reference", decisive)
-            if cited is not None:
-                # quoted whatever its words (the reference is the evidence); in the lead only when it scores
-                # near the best, else below it
-                cited.lead_worthy = free[0].score >= ranked[0].score * REFERENCE_MIN_SHARE
-                covered.insert(1 + len([s for s in covered[1:] if s and s.covers == "reference"]), cited)
-    for addition in additions:
-        holding = [c for c in ranked if id(c.sentence) not in taken and holds(addition, c)]
-        if holding:
-            covered.append(statement(holding[0], "addition"))
-    for index, task in enumerate(tasks):
-        found = [c for c in ranked if task.own and c.sentence.chunk.chunk_id in task.chunk_ids
-                 and index < len(c.task_terms) and c.task_terms[index] > 0]
-        best = max(found, key=lambda c: (c.task_terms[index], c.score), default=None)
-        if best is not None and id(best.sentence) not in taken:
-            own = statement(best, "task")
-            if own is not None:  # it stands in the task's own section
-                own.task, own.lead_worthy = task, False
-                covered.append(own)
+    cover = _Cover(context)
+    cover.parts()
+    cover.chain()
+    cover.additions(additions)
+    cover.own_tasks(tasks)
     selection = Selection()
     used = lead_used = 0  # characters of the whole answer, of its lead
     lead_open = True  # no statement the lead should hold had to stand below it for want of room
-    for item in (s for s in covered if s is not None):
+    for item in cover.covered:
         size = cost(item)
         if not selection.lead or (item.lead_worthy and lead_used + size <= lead_max_chars):
             selection.lead.append(item)
@@ -195,14 +213,14 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
     for candidate in ranked:
         if candidate.score < floor or used >= answer_max_chars:
             break
-        if id(candidate.sentence) in taken:
+        if id(candidate.sentence) in cover.taken:
             continue
-        whole = [s for s in candidate.provision.whole_statements([candidate.sentence]) if id(s) not in taken]
+        whole = [s for s in candidate.provision.whole_statements([candidate.sentence]) if id(s) not in cover.taken]
         trial = Statement(candidate.provision, whole, "fill", None, candidate.score)
         size = cost(trial)
         if used + size > answer_max_chars:
             continue
-        taken.update(id(s) for s in whole)
+        cover.taken.update(id(s) for s in whole)
         if lead_open and lead_used + size <= lead_max_chars:
             selection.lead.append(trial)
             lead_used += size

@@ -29,7 +29,6 @@ from rabbithole_lab.reasoning.base import (
     ReasonerInfo,
     ReasonerUnavailableError,
     SynthesisInput,
-    citation_label,
 )
 from rabbithole_lab.reasoning.dialogue_terms import user_answers
 from rabbithole_lab.reasoning.llm_answers import (
@@ -51,11 +50,10 @@ from rabbithole_lab.reasoning.prompt_inputs import (
     dialogue_text,
     findings_text,
     fit_prompt,
+    judged_sources,
     passages_text,
 )
 from rabbithole_lab.reasoning.synthesis_parts import combined, parts_by_task, synthesis_inputs
-from rabbithole_lab.reasoning.text import citations_in
-from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import (
     AnchorTerms,
     ContextSummary,
@@ -80,24 +78,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_PROMPT_CHARS = 16_000  # a chat model given without a context size: an 8k-token window of German text
 SYNTHESIS_CONTEXT_SHARE = 0.6  # of the prompt; the rest holds instructions, quotes, task summaries
-
-
-JUDGED_SOURCE_CHARS = 1_500  # of each cited source's text the quality check is shown
-
-
-def judged_sources(answer: str, sources: list[ChunkWithInfo], language: str) -> str:
-    """The sources for the quality check: each one the answer cites with its text (quoted as data), so the
-    judge can check a quotation against it; the others by their label."""
-    cited = set(citations_in(answer))
-    lines = []
-    for source in sources:
-        label = citation_label(source.document, source.page, language)
-        pages = range(source.page, (source.page_end or source.page) + 1)
-        if any((source.document, page) in cited for page in pages):
-            lines.append(f"- {label}: {prompts.quoted(source.chunk_text[:JUDGED_SOURCE_CHARS])}")
-        else:
-            lines.append(f"- {label}")
-    return "\n".join(lines) or "-"
 
 
 class LLMReasoner:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rabbithole_lab import prompts
 from rabbithole_lab.reasoning.base import citation_label
+from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 
 PASSAGE_CHARS = 1200
@@ -81,3 +82,21 @@ def chains_text(chains: list[dict]) -> str:
         lines.append(f"- {chain['source']} → {chain['target']} (\"{chain['reference']}\""
                      f"{', ' + named if named else ''}): {chain['reason']}")
     return "\n".join(lines)
+
+
+JUDGED_SOURCE_CHARS = 1_500  # of each cited source's text the quality check is shown
+
+
+def judged_sources(answer: str, sources: list[ChunkWithInfo], language: str) -> str:
+    """The sources for the quality check: each one the answer cites with its text (quoted as data), so the
+    judge can check a quotation against it; the others by their label."""
+    cited = set(citations_in(answer))
+    lines = []
+    for source in sources:
+        label = citation_label(source.document, source.page, language)
+        pages = range(source.page, (source.page_end or source.page) + 1)
+        if any((source.document, page) in cited for page in pages):
+            lines.append(f"- {label}: {prompts.quoted(source.chunk_text[:JUDGED_SOURCE_CHARS])}")
+        else:
+            lines.append(f"- {label}")
+    return "\n".join(lines) or "-"

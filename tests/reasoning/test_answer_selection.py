@@ -81,13 +81,25 @@ def test_what_the_decisive_provision_cites_is_quoted_as_its_chain_with_the_parag
         "cited_paragraph"] = 1.0
     cited.sentences[1].paragraphs = frozenset({"2"})
     selection = _select(context)
-    assert [(s.provision.section, s.source.section if s.source else None) for s in selection.lead[:2]] == [
-        ("§ 4", None), ("§ 9", "§ 4")]
+    chained = [s for s in selection.statements() if s.source is not None]
+    assert selection.lead[0].provision.section == "§ 4"
+    assert [(s.provision.section, s.source.section) for s in chained] == [("§ 9", "§ 4")]
     # the paragraph the reference names, though the other paragraph scores higher
-    assert _texts(selection.lead)[1] == "(2) Die Meldung ist binnen drei Tagen schriftlich zu erstatten."
+    assert _texts(chained) == ["(2) Die Meldung ist binnen drei Tagen schriftlich zu erstatten."]
+    # scoring far below the best, it is quoted as the chain below the lead; scoring near it, in the lead
+    assert chained[0] in selection.body
     answer = "\n".join(written_answer(selection, [], "de"))
-    assert "§ 4 KranV → § 9 KranV" in answer.splitlines()[0]  # named decisive with its chain
-    assert answer.splitlines()[2].startswith("§ 4 KranV → § 9 KranV: „(2) Die Meldung")
+    assert any(line.startswith("**§ 4 KranV → § 9 KranV**: „(2) Die Meldung") for line in answer.splitlines())
+    near = _context("Was muss der Betreiber bei Überlast tun?", [(citing, [0.9]), (unrelated, [0.5]),
+                                                                 (cited, [0.2, 0.85])], chains)
+    near.candidates[[c.text for c in near.candidates].index(cited.sentences[1].text)].features[
+        "cited_paragraph"] = 1.0
+    leading = _select(near)
+    assert [(s.provision.section, s.source.section if s.source else None) for s in leading.lead[:2]] == [
+        ("§ 4", None), ("§ 9", "§ 4")]
+    lines = written_answer(leading, [], "de")
+    assert "§ 4 KranV → § 9 KranV" in lines[0]  # named decisive with its chain
+    assert lines[2].startswith("§ 4 KranV → § 9 KranV: „(2) Die Meldung")
 
 
 def test_a_link_only_read_in_the_text_is_followed_only_where_the_quoted_sentence_says_it():
@@ -99,7 +111,7 @@ def test_a_link_only_read_in_the_text_is_followed_only_where_the_quoted_sentence
     assert all(s.source is None for s in said.statements())  # the quoted sentence does not say "Anlage 2"
     says = _select(_context("Was prüft der Betreiber?", [(citing, [0.2, 0.9]), (annex, [0.1])], read_only),
                    whole=200)
-    assert [s.source.section for s in says.lead if s.source] == ["§ 4"]
+    assert [s.source.section for s in says.statements() if s.source] == ["§ 4"]
 
 
 def test_a_statement_is_quoted_whole_with_the_sentence_that_points_back_at_it():
