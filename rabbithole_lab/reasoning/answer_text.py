@@ -53,9 +53,11 @@ def decisive_chain(selection: Selection) -> str:
     """The lead's first provision and the provisions its references led to in the lead ("A → B, C")."""
     if not selection.lead:
         return ""
-    first = selection.lead[0].provision
-    targets = [s.provision.label for s in selection.lead if s.source is first]
-    return first.label + (ARROW + ", ".join(dict.fromkeys(targets)) if targets else "")
+    opening = selection.lead[0]
+    if opening.source is not None:  # reached by a reference whose citing sentence the lead does not quote
+        return label(opening)
+    targets = [s.provision.label for s in selection.lead if s.source is opening.provision]
+    return opening.provision.label + (ARROW + ", ".join(dict.fromkeys(targets)) if targets else "")
 
 
 def merged(statements: list[Statement]) -> list[Statement]:

@@ -19,6 +19,9 @@ Each dimension is 0-100 and each deduction names its reason (`issues_found`):
 
 from __future__ import annotations
 
+import numpy as np
+
+from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.pages import find_span
 from rabbithole_lab.reasoning import quality
@@ -54,7 +57,13 @@ class ExtractiveJudge(ExtractiveBase):
         lexical = [self._overlap(anchor, q) >= ON_TOPIC_OVERLAP for q in quotes]
         readable = [i for i, q in enumerate(quotes) if not lexical[i] and self._reads(q)]
         if readable:
-            similar = self._similarities(anchor, [quotes[i] for i in readable])
+            texts = [quotes[i] for i in readable]
+            similar = self._similarities(anchor, texts)
+            # an English question read against German quotations: also by the glossary's German terms for it,
+            # asked in the quotations' language (as the writer reads them, `SentenceReadings`)
+            rendering = german_terms(anchor) if detect_language(anchor) == "en" else ""
+            if rendering:
+                similar = np.maximum(similar, self._similarities(rendering, texts))
             for i, cosine in zip(readable, similar, strict=True):
                 lexical[i] = self._meaning(float(cosine)) > 0.5
         return lexical

@@ -16,7 +16,6 @@ from rabbithole_lab.reasoning.extractive_base import reasoner_words
 from rabbithole_lab.schemas import SynthesisFinding, SynthesisOutput
 
 logger = logging.getLogger(__name__)
-REWRITE_LEAD_SHARE = 0.5  # of the lead's budget, for a rewrite (remediation)
 
 
 class ExtractiveWriter(CandidateReader):
@@ -26,10 +25,10 @@ class ExtractiveWriter(CandidateReader):
         context = self.answer_context(request)
         lead_max, answer_max = request.lead_max_chars, request.answer_max_chars
         if request.remediation:
-            # a rewrite states fewer, surer statements: a shorter lead of sentences that carry a term of the
-            # question, and nothing below it
+            # a rewrite states fewer, surer statements: its lead alone, of sentences that carry a term of the
+            # question
             context.candidates = [c for c in context.candidates if c.features["terms"] > 0]
-            lead_max = answer_max = round(lead_max * REWRITE_LEAD_SHARE)
+            answer_max = lead_max
         selection = select(context, request.parts, lambda statement: statement_cost(statement, language),
                            lead_max, answer_max, request.tasks)
         if not selection.lead:
