@@ -37,7 +37,7 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
         return refs_ukfin.bench(context)
     if name == "ranker":
         from bench import ranker_fit
-        return ranker_fit.bench(context, reuse_sessions=args.reuse_sessions)
+        return ranker_fit.bench(context)
     if name == "tokens":
         from bench import tokens
         return tokens.bench(context)

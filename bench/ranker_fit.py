@@ -28,7 +28,17 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from bench.answers import sessions_root
-from bench.common import CORPUS, DEV_QUESTIONS, GENERATIONS, SHARED, BenchContext, read_jsonl, require, write_result
+from bench.common import (
+    CORPUS,
+    DEV_QUESTIONS,
+    GENERATIONS,
+    SHARED,
+    BenchContext,
+    read_jsonl,
+    require,
+    subsets,
+    write_result,
+)
 from rabbithole_lab.agent.nodes.synthesis import synthesis_request
 from rabbithole_lab.eval.resynthesis import load_state
 from rabbithole_lab.reasoning.sentence_ranker import FEATURES, WEIGHTS_FILE, RankerWeights
@@ -46,7 +56,8 @@ def _scorer_module():
     return module
 
 
-def kept_states(reuse_sessions: bool) -> Path:
+def kept_states() -> Path:
+    """The newest kept research's states (the ranker is fitted on whatever research was kept last)."""
     root = sessions_root()
     kept = sorted(root.glob("*/kept.json"), key=lambda path: path.stat().st_mtime) if root.is_dir() else []
     if not kept:
@@ -135,30 +146,27 @@ def measure(rows: list[dict], questions: list[dict], table: RankerWeights | None
     for index, row in enumerate(rows):
         by_question.setdefault(row["id"], []).append(index)
     out = {}
-    for generation, part in GENERATIONS.items():
-        for language in ("all", "de", "en"):
-            chosen = [q for q in questions[part] if language == "all" or q["language"] == language]
-            lead, whole = [], []
-            for question in chosen:
-                indices = by_question.get(question["id"], [])
-                if table is None:
-                    order = sorted(indices, key=lambda i: rows[i]["reading_order"])
-                else:
-                    order = sorted(indices, key=lambda i: -table.score(rows[i]["features"]))
-                lead.append(fact_share(rows, order, LEAD_CHARS) if order else 0.0)
-                whole.append(fact_share(rows, order, ANSWER_CHARS) if order else 0.0)
-            name = generation if language == "all" else f"{generation} {language}"
-            out[name] = {"n": len(chosen), "lead_facts": round(statistics.fmean(lead), 3),
-                         "answer_facts": round(statistics.fmean(whole), 3)}
+    for name, chosen in subsets(questions).items():
+        lead, whole = [], []
+        for question in chosen:
+            indices = by_question.get(question["id"], [])
+            if table is None:
+                order = sorted(indices, key=lambda i: rows[i]["reading_order"])
+            else:
+                order = sorted(indices, key=lambda i: -table.score(rows[i]["features"]))
+            lead.append(fact_share(rows, order, LEAD_CHARS) if order else 0.0)
+            whole.append(fact_share(rows, order, ANSWER_CHARS) if order else 0.0)
+        out[name] = {"n": len(chosen), "lead_facts": round(statistics.fmean(lead), 3),
+                     "answer_facts": round(statistics.fmean(whole), 3)}
     return out
 
 
-def bench(context: BenchContext, reuse_sessions: bool = True) -> dict:
+def bench(context: BenchContext) -> dict:
     require(DEV_QUESTIONS, "The German law dev set (shared/corpus/de-strahlenschutz)")
     started = time.perf_counter()
     out = context.out("ranker")
     questions = read_jsonl(DEV_QUESTIONS)
-    rows = extract(context, questions, kept_states(reuse_sessions), out)
+    rows = extract(context, questions, kept_states(), out)
     gen1 = {q["id"] for q in questions[GENERATIONS["gen 1"]]}
     train = [row for row in rows if row["id"] in gen1]
     names = list(FEATURES)
