@@ -1,6 +1,6 @@
 """Fit the answer's sentence ranker (`rabbithole_lab/reasoning/sentence_ranker.py`) and measure it.
 
-    .venv/bin/python -m bench --only ranker [--reuse-sessions]
+    .venv/bin/python -m bench --only ranker
 
 1. **Data.** For every dev question with kept research (`bench/answers.py` keeps each run's state before
    `synthesize`), the synthesis request is rebuilt as the agent builds it and every candidate sentence's
