@@ -56,8 +56,13 @@ class Provision:
 
     @property
     def label(self) -> str:
+        """How the answer names it: a law's provision as lawyers cite it ("§ 12 QStrG", "Anlage 3 AtG"); a
+        numbered chapter of another document after its name ("Detector_Calibration_Guide, 1"), so a bare number
+        is not read as a provision."""
         stem = Path(self.doc).stem
-        return f"{self.section} {stem}".strip() if self.section else stem
+        if not self.section:
+            return stem
+        return f"{stem}, {self.section}" if self.section[:1].isdigit() else f"{self.section} {stem}"
 
     @property
     def depth(self) -> int:

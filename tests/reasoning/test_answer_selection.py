@@ -164,3 +164,11 @@ def test_an_english_question_gets_english_framing_and_verbatim_quotes():
     lines = written_answer(selection, [], "en")
     assert lines[0].startswith("**In short:**") and "§ 5 KranV" in lines[0]
     assert "“Der Kran wird jährlich geprüft.”" in lines[1]
+
+
+def test_a_numbered_chapter_of_a_document_is_not_named_as_a_provision():
+    chunk = ChunkWithInfo(chunk_text="Detectors are calibrated yearly.", document="Detector_Guide.pdf", page=1,
+                          chunk_id="g1", section="1")
+    guide = Provision("Detector_Guide.pdf", "1", [chunk], [chunk])
+    assert guide.label == "Detector_Guide, 1"
+    assert _provision("§ 5", ["Der Kran wird jährlich geprüft."]).label == "§ 5 KranV"
