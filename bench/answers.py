@@ -48,6 +48,7 @@ from rabbithole_lab.eval.resynthesis import (
     save_state,
     state_before_synthesis,
 )
+from rabbithole_lab.reasoning.quality import lead_of
 from rabbithole_lab.research import Research, open_services
 
 logger = logging.getLogger(__name__)
@@ -64,14 +65,6 @@ def sessions_recipe(context: BenchContext) -> dict:
     return {"index": index_key(CORPUS, context.settings), "research_code": research_code_hash(),
             "settings": hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16],
             "questions": hashlib.sha256(DEV_QUESTIONS.read_bytes()).hexdigest()[:16]}
-
-
-def opening_of(answer: str) -> str:
-    """The answer's lead: its lines up to the first section heading (a bold line after the first)."""
-    lines = answer.splitlines()
-    end = next((i for i, line in enumerate(lines) if i > 0 and line.startswith("**") and
-                line.rstrip().endswith("**")), len(lines))
-    return "\n".join(lines[:end]).strip()
 
 
 def answer_row(question: dict, status, seconds: float) -> dict:
@@ -213,7 +206,7 @@ def spearman(xs: list[float], ys: list[float]) -> float | None:
 def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
     by_id = {row["id"]: row for row in rows}
     answers = [by_id[q["id"]] for q in questions]
-    leads = [row | {"answer": opening_of(row["answer"]), "citations": answer_citations(opening_of(row["answer"]))}
+    leads = [row | {"answer": lead_of(row["answer"]), "citations": answer_citations(lead_of(row["answer"]))}
              for row in answers]
     whole, lead = score_each(questions, answers, out, "all"), score_each(questions, leads, out, "lead_all")
     lead_by_id = {row["id"]: row for row in leads}

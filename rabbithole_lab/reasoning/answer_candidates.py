@@ -24,7 +24,7 @@ from rabbithole_lab.reasoning.answer import (
 from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kinds
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
-from rabbithole_lab.reasoning.extractive_base import MEANING_SHARE, ExtractiveBase, sentences_of
+from rabbithole_lab.reasoning.extractive_base import ExtractiveBase, sentences_of
 from rabbithole_lab.reasoning.question_parts import part_readings, question_parts
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, rank
 from rabbithole_lab.reasoning.text import (
@@ -71,10 +71,8 @@ class CandidateReader(ExtractiveBase):
         terms, meaning = readings.terms(texts), readings.meaning(texts)
         # the relevance a provision's strength and the entry are read by (no fitted weight: the entry is a
         # feature of the ranker, so it cannot be chosen by it)
-        blended = [MEANING_SHARE * sense + (1 - MEANING_SHARE) * term
-                   for term, sense in zip(terms, meaning, strict=True)]
-        for sentence, value, term in zip(sentences, blended, terms, strict=True):
-            sentence.score = value if readings.reads_meaning else term
+        for sentence, value in zip(sentences, readings.blend(terms, meaning), strict=True):
+            sentence.score = value
         name_rows(provisions, question)
         parts = part_readings(question_parts(question))
         part_terms = [readings.terms(texts, part) for part in parts] if len(parts) > 1 else [terms]
@@ -90,13 +88,15 @@ class CandidateReader(ExtractiveBase):
                 named_paragraphs.setdefault(key, set()).update(paragraphs)
         task_terms = [readings.terms_of(" ".join(self._task_terms(task.task, request.language)))
                       for task in request.tasks]
+        all_kinds = set(KINDS)
         candidates: list[Candidate] = []
         index = 0
         for provision in provisions:
             named = named_paragraphs.get((provision.doc, provision.section), set())
             for sentence in provision.sentences:
                 text = sentence.text
-                carried = carried_kinds(text, kinds)
+                stated = frozenset(carried_kinds(text, all_kinds))
+                carried = stated & kinds
                 by_task = [readings.weights.overlap(wanted, text) for wanted in task_terms]
                 features = {
                     "terms": terms[index],
@@ -115,8 +115,7 @@ class CandidateReader(ExtractiveBase):
                     "length": min(1.0, len(text) / FULL_LENGTH_CHARS),
                 }
                 candidates.append(Candidate(sentence, provision, features,
-                                            [each[index] for each in part_terms], by_task,
-                                            frozenset(carried_kinds(text, set(KINDS)))))
+                                            [each[index] for each in part_terms], by_task, stated))
                 index += 1
         return AnswerContext(rank(candidates), provisions, entry, links, read_links(request.chains), parts,
                              [asked_kinds(part) for part in parts])

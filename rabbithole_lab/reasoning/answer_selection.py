@@ -60,11 +60,6 @@ class Selection:
     def statements(self) -> list[Statement]:
         return self.lead + self.body
 
-    @property
-    def decisive(self) -> list[Provision]:
-        """The provisions the lead quotes, in its order: only these are called decisive."""
-        return list({id(s.provision): s.provision for s in self.lead}.values())
-
 
 def _owner(statement: Statement, tasks: list[AnswerTask]) -> AnswerTask | None:
     if statement.task is not None:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 from rabbithole_lab.pages import find_span, page_at
 from rabbithole_lab.reasoning.passages import joined_passages
+from rabbithole_lab.reasoning.text import CITATION
 from rabbithole_lab.records import ChunkWithInfo
 
-_CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
 _QUOTATION = re.compile(r"„([^“”]+)[“”]|“([^”]+)”|\"([^\"]+)\"")
 MIN_QUOTE_CHARS = 12  # shorter quoted words ("Anlage", a defined term) are names, not quotations
 
@@ -59,7 +59,7 @@ def checked_answer(answer: str, sources: list[ChunkWithInfo]) -> CheckedAnswer:
     lines = []
     for line in answer.splitlines():
         kept, start = [], 0
-        for match in _CITATION.finditer(line):
+        for match in CITATION.finditer(line):
             claim = line[start:match.start()]
             doc, page = match.group(1).strip(), int(match.group(2))
             fault = _claim_fault(claim, doc, page, passages)

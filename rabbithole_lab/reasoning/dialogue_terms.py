@@ -14,6 +14,7 @@ the answers against the question's own.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.rabbithole.references import detect_references_regex
@@ -112,15 +113,22 @@ def excluded(sentence: str, exclusions: list[str]) -> bool:
                for case in exclusions)
 
 
+@lru_cache(maxsize=256)
+def _case_words(case: str) -> tuple[tuple[str, str], ...]:
+    """The case's content words, each with the glossary's German rendering ("" when it has none)."""
+    return tuple((word, "" if word.isdigit() else german_terms(word)) for word in _CASE_WORD.findall(case)
+                 if word.lower() not in question_stop_words())
+
+
 def _held_word_by_word(case: str, sentence: str, sentence_stems: set[str]) -> bool:
-    words = [word for word in _CASE_WORD.findall(case) if word.lower() not in question_stop_words()]
+    words = _case_words(case)
     if not words:
         return False
-    for word in words:
+    for word, rendering in words:
         if word.isdigit():
             if not re.search(rf"(?<!\d){word}(?!\d)", sentence):
                 return False
         elif not (contains_concept(word, sentence_stems)
-                  or ((rendering := german_terms(word)) and contains_concept(rendering, sentence_stems))):
+                  or (rendering and contains_concept(rendering, sentence_stems))):
             return False
     return True

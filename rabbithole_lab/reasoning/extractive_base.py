@@ -230,10 +230,13 @@ class SentenceReadings:
         """Each sentence's relevance to the anchor in one number: meaning and terms blended (`MEANING_SHARE`),
         the terms alone where the embedder cannot read the text. A provision's strength and the entry are read
         by it (not by the ranker, whose features they are)."""
-        terms = self.terms(batch)
+        return self.blend(self.terms(batch), self.meaning(batch))
+
+    def blend(self, terms: list[float], meaning: list[float]) -> list[float]:
+        """Terms and meaning measured already, blended as `relevance` blends them."""
         if not self.reads_meaning:
-            return terms
-        return [MEANING_SHARE * m + (1 - MEANING_SHARE) * t for t, m in zip(terms, self.meaning(batch), strict=True)]
+            return list(terms)
+        return [MEANING_SHARE * m + (1 - MEANING_SHARE) * t for t, m in zip(terms, meaning, strict=True)]
 
     def meaning(self, batch: list[str]) -> list[float]:
         """Each sentence's similarity to the anchor read through the model's band (0 where it cannot read)."""

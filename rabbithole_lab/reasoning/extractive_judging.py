@@ -41,14 +41,6 @@ NO_LEAD_PENALTY = 50  # structure points when the answer does not open with a ci
 EXCLUDED_CAP = 50  # semantic validity and query relevance at most this when an excluded case is quoted
 
 
-def lead_of(answer: str) -> str:
-    """The answer's lead: its lines up to the first section heading (a bold line after the first)."""
-    lines = answer.splitlines()
-    end = next((i for i, line in enumerate(lines) if i > 0 and line.startswith("**") and
-                line.rstrip().endswith("**")), len(lines))
-    return "\n".join(lines[:end])
-
-
 class ExtractiveJudge(ExtractiveBase):
     """The answer's quality, measured, and whether a rewrite would fix it."""
 
@@ -107,7 +99,7 @@ class ExtractiveJudge(ExtractiveBase):
         whole = {statement for source in passages for statement in sentences_of(source)}
         fragments = sum(1 for q in quotes if quality.is_fragment(q, whole))
         duplicates = len(quotes) - len(set(quotes))
-        lead_cited = any(s.citations for s in quality.statements(lead_of(answer)))
+        lead_cited = any(s.citations for s in quality.statements(quality.lead_of(answer)))
         structure = 100 if cited else 0
         structure -= FRAGMENT_PENALTY * fragments + DUPLICATE_PENALTY * duplicates
         if cited and not lead_cited:
@@ -151,7 +143,7 @@ class ExtractiveJudge(ExtractiveBase):
                     unanswered.append(part)
             if unanswered:
                 issues.append(text["issue_question_part"].format(parts="; ".join(unanswered)))
-        lead_quotes = [s.quote for s in quality.statements(lead_of(answer)) if s.citations]
+        lead_quotes = [s.quote for s in quality.statements(quality.lead_of(answer)) if s.citations]
         missing_kinds = [kind for kind in sorted(asked_kinds(question)) if not any(carries(q, {kind})
                                                                                   for q in lead_quotes)]
         checks += [kind not in missing_kinds for kind in asked_kinds(question)]

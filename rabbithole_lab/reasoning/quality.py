@@ -61,6 +61,14 @@ def statements(answer: str) -> list[Statement]:
     return found
 
 
+def lead_of(answer: str) -> str:
+    """The answer's lead: its lines up to the first section heading (a bold line after the first)."""
+    lines = answer.splitlines()
+    end = next((i for i, line in enumerate(lines) if i > 0 and line.startswith("**") and
+                line.rstrip().endswith("**")), len(lines))
+    return "\n".join(lines[:end]).strip()
+
+
 def quote_page(quote: str, doc: str, sources: list[ChunkWithInfo]) -> int | None:
     """The page where `quote` starts in a source chunk of `doc`; None when no chunk holds it."""
     for source in sources:

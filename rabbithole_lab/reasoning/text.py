@@ -30,7 +30,7 @@ _WHAT_A_REGULATION_GOVERNS = re.compile(
     r"^\S+\s+(?:(?:in|unter|auf|nach|bis|für|von|mit|durch|zu|bei|aus)\s+)?(?:welche[rsmn]?|wie|wann|wer|wem|wen|"
     r"was|wo|wor\w+|wof\w+|ob|dass|daß)\b", re.IGNORECASE)
 _ASKS_ABOUT_AUTHORISATION = re.compile(r"ermächtig|Rechtsverordnung\s+erl|empower|authori[sz]", re.IGNORECASE)
-_CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")
+CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")  # "[doc, S. 3]": (doc, page)
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
 _DUTY = re.compile(r"\b(?:muss|müssen|hat\s+\w+\s+zu|haben\s+\w+\s+zu|ist\s+verpflichtet|darf|dürfen|"
                    r"shall|must|is\s+required|may\s+not|are\s+required)\b", re.IGNORECASE)
@@ -286,8 +286,8 @@ def quote_reason(sentence: str, language: str) -> str | None:
 
 
 def citations_in(text: str) -> list[tuple[str, int]]:
-    return [(doc.strip(), int(page)) for doc, page in _CITATION.findall(text)]
+    return [(doc.strip(), int(page)) for doc, page in CITATION.findall(text)]
 
 
 def strip_citations(text: str) -> str:
-    return " ".join(_CITATION.sub(" ", text).split())
+    return " ".join(CITATION.sub(" ", text).split())

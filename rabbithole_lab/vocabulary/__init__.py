@@ -120,9 +120,10 @@ def conjunctions() -> str:
     return _alternatives(_union("CONJUNCTIONS"))
 
 
-def question_stop_words() -> set[str]:
+@lru_cache(maxsize=1)
+def question_stop_words() -> frozenset[str]:
     """Words of a question that say nothing of its subject, in every language (a question may mix them)."""
-    return set().union(*(module.QUESTION_STOP_WORDS for module in LANGUAGES.values()))
+    return frozenset().union(*(module.QUESTION_STOP_WORDS for module in LANGUAGES.values()))
 
 
 @lru_cache(maxsize=1)
