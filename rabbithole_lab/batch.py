@@ -6,7 +6,6 @@ with its error while the others continue.
 
 from __future__ import annotations
 
-import html
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ from rabbithole_lab.report.folder import (
     report_folder_name,
     write_report_folder,
 )
+from rabbithole_lab.report.notebook_page import index_html, index_markdown, write_notebook_html
 
 logger = logging.getLogger(__name__)
 
@@ -157,25 +157,6 @@ def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: P
                        " ".join(str(exc).split())[:300])
 
 
-def write_notebook_html(executed: Path, target: Path) -> Path:
-    """The executed notebook as a static page for a browser (nbconvert): code hidden, outputs sanitised as
-    an untrusted notebook shows them, nothing loaded from a CDN. The interactive graph is left out (its
-    page, graph.html, is linked from the notebook and the index)."""
-    import nbformat
-    from nbconvert import HTMLExporter
-
-    book = nbformat.read(executed, as_version=4)
-    for cell in book.cells:
-        if cell.cell_type == "code":
-            cell.outputs = [output for output in cell.get("outputs", [])
-                            if 'class="rh-graph"' not in str(output.get("data", {}).get("text/html", ""))]
-    exporter = HTMLExporter(exclude_input=True, sanitize_html=True, embed_images=True, mathjax_url="",
-                            require_js_url="", jquery_url="", mermaid_js_url="", mermaid_layout_elk_js_url="")
-    page, _ = exporter.from_notebook_node(book)
-    target.write_text(page, encoding="utf-8")
-    return target
-
-
 def run_batch(questions_file: Path, kb: Path, out_root: Path, workers: int = 1, db: Path | None = None,
               notebook: Path = REPORT_NOTEBOOK, kernel: str | None = None,
               day: date | None = None, trust: bool = False) -> list[BatchItem]:
@@ -221,6 +202,7 @@ def _short_error(exc: Exception) -> str:
 
 
 def write_index(out_root: Path, items: list[BatchItem]) -> Path:
+    """`index.html` for a browser and `index.md` for JupyterLab, one row per question with its files."""
     rows = []
     for item in items:
         relative = item.folder.relative_to(out_root).as_posix()
@@ -229,24 +211,12 @@ def write_index(out_root: Path, items: list[BatchItem]) -> Path:
         if report_json.is_file():
             report = json.loads(report_json.read_text(encoding="utf-8"))["report"]
             quality = f"{report.get('quality_score', 0)}/500, {len(report.get('sources', []))} sources"
-        links = " · ".join(
-            f'<a href="{relative}/{name}">{label}</a>'
-            for name, label in (("report.html", "report"), ("graph.html", "graph"),
-                                (NOTEBOOK_HTML, "notebook (HTML)"), (EXECUTED_NOTEBOOK, "notebook (.ipynb)"))
-            if (item.folder / name).is_file()
-        )
-        detail = html.escape(item.error) if item.error else html.escape(quality)
-        rows.append(
-            f"<tr><td>{html.escape(item.question)}</td><td>{item.status}</td><td>{links}</td><td>{detail}</td></tr>"
-        )
-    page = (
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>Rabbithole Lab reports</title>"
-        "<style>body{font-family:system-ui,sans-serif;margin:2rem}td,th{border:1px solid #ccc;padding:.3rem}"
-        "table{border-collapse:collapse}</style></head><body><h1>Reports</h1><table>"
-        "<tr><th>question</th><th>status</th><th>files</th><th>details</th></tr>"
-        + "".join(rows)
-        + "</table></body></html>"
-    )
+        links = [(f"{relative}/{name}", label)
+                 for name, label in (("report.html", "report"), ("graph.html", "graph"),
+                                     (NOTEBOOK_HTML, "notebook (HTML)"), (EXECUTED_NOTEBOOK, "notebook (.ipynb)"))
+                 if (item.folder / name).is_file()]
+        rows.append((item.question, item.status, links, item.error or quality))
+    (out_root / "index.md").write_text(index_markdown(rows), encoding="utf-8")
     index = out_root / "index.html"
-    index.write_text(page, encoding="utf-8")
+    index.write_text(index_html(rows), encoding="utf-8")
     return index

@@ -228,7 +228,7 @@ def cmd_batch(args) -> int:
     for item in items:
         detail = f": {item.error}" if item.error else ""
         print(f"[{item.status}] {item.question} -> {item.folder}{detail}")
-    print(f"Index: {Path(args.out) / 'index.html'}")
+    print(f"Index: {Path(args.out) / 'index.html'} (in JupyterLab: {Path(args.out) / 'index.md'})")
     return 1 if any(item.status == "failed" for item in items) else 0
 
 

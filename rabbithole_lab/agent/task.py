@@ -14,12 +14,14 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.engine import admit
+from rabbithole_lab.reasoning.text import is_title_line
 from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, ToDoItem, VectorResult
 from rabbithole_lab.schemas import TaskSummary
 
 logger = logging.getLogger(__name__)
 
 QUESTION_TASK_ID = 0  # the to-do item that is the question itself (planning adds it first)
+TITLE_LINE_RELEVANCE = 0.5  # a title line's relevance, as a share of its search score: a reader skips it
 Progress = Callable[[int, int], None]
 
 
@@ -116,8 +118,10 @@ class ResearchTask:
     def extract(self, item) -> ChunkWithInfo:
         result = item.result
         info = self.services.reasoner.extract_info(result, self.reading_anchor, self.task.task, self.language)
+        # a title line is found because it shares the question's words, but it states nothing to rely on
+        relevance = item.score * (TITLE_LINE_RELEVANCE if is_title_line(result.text) else 1.0)
         finding = ChunkWithInfo.from_result(
-            result, extracted_info=info.extracted_info, relevance_score=round(item.score, 4), depth=item.depth,
+            result, extracted_info=info.extracted_info, relevance_score=round(relevance, 4), depth=item.depth,
             tier=item.tier, references=item.references, preserved_quotes=info.preserved_quotes,
             cited_by=item.cited_by, cites=item.cites)
         if (item.depth or self.task.id == QUESTION_TASK_ID) and not finding.extracted_info:

@@ -222,6 +222,18 @@ def passage_sentences(text: str, heading: str = "", continuation: bool = False, 
     return whole + [row for row in table_rows(body) if row not in whole]
 
 
+TITLE_LINE_MAX_WORDS, TITLE_LINE_MAX_LINES = 20, 2
+
+
+def is_title_line(text: str) -> bool:
+    """A passage that is only a title or a heading ("Guide to Quantum Detector Calibration", "4 Intervals and
+    records", "§§ 14 bis 16 (weggefallen)"): a line or two of a few words, and no sentence in it. A short
+    table, line under line, is no title."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) <= TITLE_LINE_MAX_LINES and len(text.split()) <= TITLE_LINE_MAX_WORDS \
+        and not passage_sentences(text)
+
+
 def concepts(query: str, language: str, limit: int = 7) -> list[str]:
     """Content words of the query in their written form (no question words), longest-first ties kept in order."""
     stop = question_stop_words()

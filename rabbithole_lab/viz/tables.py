@@ -34,15 +34,42 @@ def extract_pages(entry: dict) -> str:
     return str(start) if start == end else f"{start}–{end}"
 
 
+def _section_of(entry: dict) -> str:
+    return f"{entry['document']} {entry.get('section', '')}".strip()
+
+
 def _section_labels(state: dict) -> dict[str, str]:
     """chunk id -> "doc section" for every chunk in the context (cited_by/cites name sections, not hashes)."""
-    return {entry["chunk_id"]: f"{entry['document']} {entry.get('section', '')}".strip()
-            for entry in context_chunks(state) if entry.get("chunk_id")}
+    return {entry["chunk_id"]: _section_of(entry) for entry in context_chunks(state) if entry.get("chunk_id")}
+
+
+def followed_links(state: dict) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(cited by, cites) per section ("doc section"), from every followed reference of the run: a passage
+    search found and a reference also reached names the section that reached it, not only a passage that
+    only the reference brought."""
+    cited_by: dict[str, list[str]] = {}
+    cites: dict[str, list[str]] = {}
+    for edge in state.get("reference_edges", []) or []:
+        if edge.get("decision") != "followed":
+            continue
+        source = f"{edge.get('from_doc', '')} {edge.get('from_section', '')}".strip()
+        for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False):
+            target = f"{doc} {section}".strip()
+            if target != source:
+                cited_by.setdefault(target, []).append(source)
+                cites.setdefault(source, []).append(target)
+    return cited_by, cites
+
+
+def _joined(*labels: str | list[str]) -> str:
+    flat = [label for group in labels for label in ([group] if isinstance(group, str) else group) if label]
+    return ", ".join(dict.fromkeys(flat))
 
 
 def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
     tables = {}
     label_of = _section_labels(state)
+    reached_from, reaching = followed_links(state)
     # tasks are shown as their number 1..N in the plan, as everywhere else (ids skip after a removal)
     task_number = {item["id"]: number for number, item in
                    enumerate((state.get("todo_list") or {}).get("items", []), start=1)}
@@ -57,8 +84,10 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
             "score": round(float(entry.get("relevance_score", 0.0)), 3),
             "task": ", ".join(str(task_number[t]) for t in tasks_of.get(entry.get("chunk_id", ""), [])
                               if t in task_number),
-            "cited_by": label_of.get(entry.get("cited_by", ""), entry.get("cited_by", "")),
-            "cites": label_of.get(entry.get("cites", ""), entry.get("cites", "")),
+            "cited_by": _joined(label_of.get(entry.get("cited_by", ""), entry.get("cited_by", "")),
+                                reached_from.get(_section_of(entry), [])),
+            "cites": _joined(label_of.get(entry.get("cites", ""), entry.get("cites", "")),
+                             reaching.get(_section_of(entry), [])),
             "extract": shorten(entry.get("extracted_info") or "", EXTRACT_CHARS),
         } for entry in tier_entries(state, tier)]
         frame = pd.DataFrame(rows, columns=COLUMNS)
@@ -66,15 +95,26 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
     return tables
 
 
-_CELL_STYLE = ("text-align:left; vertical-align:top; padding:2px 6px; overflow-wrap:anywhere; "
-               "border-bottom:1px solid #e0e0e0;")
+_CELL_STYLE = "text-align:left; vertical-align:top; padding:2px 6px; border-bottom:1px solid #e0e0e0;"
+# a number, a file name or a section number is never broken: on a narrow panel the extract gives way (it
+# wraps anywhere), the labels of other sections wrap between their words only
+_WRAPPING = {"extract": " white-space:normal; overflow-wrap:anywhere; min-width:12em; width:100%;",
+             "task": " white-space:normal; overflow-wrap:normal; word-break:normal;",
+             "cited_by": " white-space:normal; overflow-wrap:normal; word-break:normal;",
+             "cites": " white-space:normal; overflow-wrap:normal; word-break:normal;"}
+_WHOLE = " white-space:nowrap;"
+
+
+def _role(column: str) -> str:
+    """The cell's class: kept whole, wrapped between words, or the extract (wrapped anywhere)."""
+    return "rh-extract" if column == "extract" else "rh-words" if column in _WRAPPING else "rh-whole"
 
 
 def tier_table_html(frame: pd.DataFrame, headers: dict[str, str], full_texts: list[str] | None = None) -> str:
     """A tier table as HTML: `headers` names the columns in the reader's language (no field names), every
     cell is left-aligned by an inline style (a notebook opened untrusted drops `<style>` blocks but keeps
-    inline styles), the table fits its panel (long words wrap), and a cut extract shows its full text as a
-    tooltip. Every cell and tooltip is escaped."""
+    inline styles), numbers and names are kept whole while the extract takes the remaining width and wraps,
+    and a cut extract shows its full text as a tooltip. Every cell and tooltip is escaped."""
     tips = full_texts if full_texts is not None and len(full_texts) == len(frame) else None
 
     def cell(column: str, value: object, row: int) -> str:
@@ -83,11 +123,11 @@ def tier_table_html(frame: pd.DataFrame, headers: dict[str, str], full_texts: li
         title = ""
         if column == "extract" and tips is not None:
             title = f' title="{html.escape(" ".join(tips[row].split()), quote=True)}"'
-        width = " min-width:12em;" if column == "extract" else ""
-        return f'<td style="{_CELL_STYLE}{width}"{title}>{html.escape(shown)}</td>'
+        style = _CELL_STYLE + _WRAPPING.get(column, _WHOLE)
+        return f'<td class="{_role(column)}" style="{style}"{title}>{html.escape(shown)}</td>'
 
-    head = "".join(f'<th style="{_CELL_STYLE} vertical-align:bottom;">{html.escape(headers.get(c, c))}</th>'
-                   for c in frame.columns)
+    head = "".join(f'<th class="{_role(c)}" style="{_CELL_STYLE} vertical-align:bottom; white-space:nowrap;">'
+                   f"{html.escape(headers.get(c, c))}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(cell(column, record[column], row) for column in frame.columns) + "</tr>"
                    for row, record in enumerate(frame.to_dict("records")))
     return (f'<table class="rh-tier-table" style="width:100%; border-collapse:collapse; table-layout:auto;">'

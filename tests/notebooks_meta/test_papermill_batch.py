@@ -81,6 +81,9 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
                 assert (folder / name).is_file(), (folder, name)
     index = (out / "index.html").read_text(encoding="utf-8")
     assert index.count("/report.html\"") == 3 and index.count("/graph.html\"") == 3
+    # the Markdown index for JupyterLab: every link relative and to a file that is there
+    markdown_links = re.findall(r"\]\(<([^>]+)>\)", (out / "index.md").read_text(encoding="utf-8"))
+    assert len(markdown_links) == 12 and all((out / link).is_file() for link in markdown_links)
     executed = nbformat.read(next(out.glob("*/research_report.ipynb")), as_version=4)
     assert not NotebookNotary().check_signature(executed)  # not trusted unless asked (--trust)
     german = nbformat.read(next(out.glob("*_welche-grenzwerte-*/research_report.ipynb")), as_version=4)
@@ -124,6 +127,9 @@ def _renders_untrusted(book, folder: Path) -> None:
     assert all("text-align:left" in cell for table in tables for cell in re.findall(r"<td[^>]*>", table))
     page = (folder / "research_report.html").read_text(encoding="utf-8")
     assert "<img" in page and "cdnjs" not in page and 'class="rh-graph"' not in page
+    # headings, paragraphs and tables are rendered, not shown as escaped tag text; the legend keeps its colours
+    assert not re.search(r"&lt;/?(?:h[1-6]|p|table|thead|th|td|tr)\b", page)
+    assert "<h1" in page and "<table" in page and "background:#1b7837" in page.replace(" ", "")
 
 
 def test_batch_with_two_workers_and_relative_paths_finishes_every_question(tmp_path, demo_db, monkeypatch):

@@ -151,9 +151,13 @@ def test_tier_tables_name_sections_and_tasks_as_the_reader_sees_them():
     assert "<prüft>" not in page and "&lt;prüft&gt;" in page
     assert 'title="Die Aufsicht &lt;prüft&gt; jährlich.' in page  # the whole extract as a tooltip, escaped
     # alignment inline on every cell: an untrusted notebook drops <style> blocks, not style attributes
-    cells = re.findall(r"<t[dh](?=[ >])( style=\"[^\"]*\")?", page)
+    cells = re.findall(r"<t[dh](?=[ >])(?: class=\"[^\"]*\")?( style=\"[^\"]*\")?", page)
     assert cells and all("text-align:left" in cell.replace(" ", "") for cell in cells)
     assert "<style" not in page and "overflow-wrap:anywhere" in page.replace(" ", "")
+    # numbers, file names and section numbers never break; the extract wraps
+    whole = re.findall(r'<td class="rh-whole" style="([^"]*)">([^<]*)<', page)
+    assert {text for _, text in whole} >= {"a.pdf", "§ 1", "0.900"}
+    assert all("white-space:nowrap" in style.replace(" ", "") for style, _ in whole)
     shown = frame.loc[0, "extract"]  # cut at a word, ended with "…", the whole text in the tooltip
     assert shown.endswith("…") and len(shown) <= 300 and "jährlich." in shown and not shown.endswith(" …")
     hostile = tier_table_html(frame, column_headers("en"), ['" onmouseover="alert(1)', "x"])
@@ -210,3 +214,19 @@ def test_the_report_records_the_clarification_and_the_removed_claims(tmp_path):
     assert "Erfunden.pdf p. 3" in page.split("Entfernte Behauptungen")[1] and "<script>alert" not in page
     text = render_markdown(report, state["reference_edges"])
     assert "**Klärung:** ergänzt: Organdosis" in text and "Erfunden.pdf p. 3" in text and "<script>" not in text
+
+
+def test_a_passage_search_found_names_the_followed_reference_that_reached_it_too():
+    state = {"findings": [
+        {"document": "v.pdf", "section": "§ 5", "page": 1, "relevance_score": 0.9, "chunk_id": "c5",
+         "extracted_info": "nach § 12 des Gesetzes", "task_id": 0, "tier": "primary", "depth": 0},
+        {"document": "g.pdf", "section": "§ 12", "page": 2, "relevance_score": 0.8, "chunk_id": "c12",
+         "extracted_info": "Der Grenzwert beträgt 20 Millisievert.", "task_id": 0, "tier": "primary", "depth": 0}],
+        "reference_edges": [
+            {"from_doc": "v.pdf", "from_section": "§ 5", "to_docs": ["g.pdf"], "to_sections": ["§ 12"],
+             "decision": "followed", "depth": 1, "target": "§ 12", "type": "section"},
+            {"from_doc": "v.pdf", "from_section": "§ 5", "to_docs": ["g.pdf"], "to_sections": ["§ 13"],
+             "decision": "skipped", "depth": 1, "target": "§ 13", "type": "section"}]}
+    frame = tier_tables(state)["primary"].set_index("section")
+    assert frame.loc["§ 12", "cited_by"] == "v.pdf § 5" and frame.loc["§ 5", "cites"] == "g.pdf § 12"
+    assert frame.loc["§ 5", "cited_by"] == ""  # a skipped reference reached nothing
