@@ -70,7 +70,8 @@ def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
         | {f"{tier}_context": tier_entries(state, tier) for tier in TIERS} \
         | {"research_context": research_context(state).model_dump()}
     paths["report.json"].write_text(json.dumps(payload, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
-    graph = reference_graph(edges, context_chunks(state), question=True)
+    # the followed chains of the context; every skipped reference is in the report's table of references
+    graph = reference_graph(edges, context_chunks(state), include_skipped=False, question=True)
     paths["graph.html"].write_text(graph_html(graph, language=report.metadata.get("language", "de")), encoding="utf-8")
     for tier, frame in tier_tables(state).items():
         path = out_dir / f"tier_{tier}.csv"

@@ -9,7 +9,7 @@ from IPython.display import HTML, Image, Markdown, display
 
 from rabbithole_lab.messages import column_headers, graph_text, ui_text
 from rabbithole_lab.reference_edges import distinct_references, followed_count, reference_label
-from rabbithole_lab.viz.graph import graph_html, graph_legend_html, graph_png, reference_graph
+from rabbithole_lab.viz.graph import graph_height_px, graph_html, graph_legend_html, graph_png, reference_graph
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
 
@@ -44,13 +44,16 @@ def show_graph(state: dict, interactive: bool = True, include_skipped: bool = Fa
     followed, skipped = followed_count(edges)
     said = graph_text(language)
     summary = said["summary"].format(followed=followed, skipped=skipped)
+    if graph.graph.get("hidden"):
+        summary += " · " + said["hidden"].format(count=graph.graph["hidden"])
     display(Markdown(f"**{summary}**"))
     display(HTML(graph_legend_html(graph, language)))
     display(Image(data=graph_png(graph, language), format="png", alt=summary))
     if graph_file:
         display(Markdown(f"[{said['interactive']}]({quote(graph_file)})"))
     if interactive:
-        display(GraphFrame(graph_html(graph, height="520px", language=language)))
+        height_px = graph_height_px(graph)
+        display(GraphFrame(graph_html(graph, height=f"{height_px}px", language=language), height_px + 40))
 
 
 def edge_table(state: dict, language: str | None = None):

@@ -23,7 +23,7 @@ TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6db
 # dark fills get white text, light fills black: readable on every tier colour
 _LABEL_COLOURS = {"primary": "#ffffff", "secondary": "#ffffff", "question": "#ffffff"}
 COLLECTION_BORDERS = ("#7b3294", "#e66101", "#0571b0", "#ca0020", "#4d4d4d", "#b8860b")
-FOLLOWED_COLOUR, SKIPPED_COLOUR = "#1b7837", "#999999"
+FOLLOWED_COLOUR, SKIPPED_COLOUR, OFF_CHAIN_COLOUR = "#1b7837", "#999999", "#c4c4c4"
 QUESTION_NODE = "\u2753"  # the root's id; its label is the question's own word ("Frage" / "Question")
 _TIER_RANK = {"primary": 0, "secondary": 1, "tertiary": 2}
 _CDN_TAG = re.compile(r"<(?:link|script)[^>]+cdn\.jsdelivr\.net[^>]*>(?:\s*</script>)?", re.IGNORECASE)
@@ -36,8 +36,11 @@ def section_node(doc: str, section: str) -> str:
 def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool = True,
                     question: bool = False) -> nx.DiGraph:
     """The graph of reference edges and the context chunks (for tiers, pages and collections).
-    Without `include_skipped` only followed references (and the sections they join) are in it; with
-    `question` a root node stands before the sections search found."""
+    Without `include_skipped` only followed references between sections of the context are in it (a skipped
+    reference, and a section the context does not hold, are left out; `graph.graph["hidden"]` counts the
+    sections left out); with `question` a root node stands before the sections search found. Every node
+    and edge says whether it is on a followed chain (`chain`): from the question through a section search
+    found along followed references, what a reviewer looks for first."""
     graph = nx.DiGraph()
     tiers: dict[str, str] = {}
     pages: dict[str, set[int]] = {}
@@ -78,6 +81,11 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
                            decision=edge["decision"],
                            reason=edge.get("reason", ""), depth=depth, score=edge.get("score", 0.0),
                            resolution=edge.get("resolution", ""), relation=edge.get("relation", "cites"))
+    if not include_skipped:
+        outside = [node for node, data in graph.nodes(data=True) if data["tier"] in OUTSIDE_CONTEXT]
+        graph.remove_nodes_from(outside)
+        graph.remove_nodes_from([node for node in list(graph.nodes) if graph.degree(node) == 0])
+        graph.graph["hidden"] = len(outside) + _skipped_targets(edges, graph)
     if question and graph.number_of_nodes():
         entries = [node for node, data in graph.nodes(data=True) if data["level"] == 0]
         for node in graph.nodes:
@@ -86,7 +94,33 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
         for node in entries:
             graph.add_edge(QUESTION_NODE, node, type="entry", target="", decision="entry", reason="", depth=0,
                            score=0.0, resolution="")
+    _mark_chains(graph)
     return graph
+
+
+OUTSIDE_CONTEXT = frozenset({"unresolved", "absent"})
+
+
+def _skipped_targets(edges: list[dict], shown: nx.DiGraph) -> int:
+    """How many sections only a skipped reference names (not shown without `include_skipped`)."""
+    named = {section_node(doc, section) for edge in edges if edge["decision"] != "followed"
+             for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False)}
+    named |= {reference_label(edge["target"]) for edge in edges
+              if edge["decision"] != "followed" and not edge.get("to_docs")}
+    return len(named - set(shown.nodes))
+
+
+def _mark_chains(graph: nx.DiGraph) -> None:
+    """`chain` on every node and edge of a followed chain: a followed reference, the sections it joins, and
+    the way from the question to the section that starts it."""
+    followed = [(a, b) for a, b, data in graph.edges(data=True) if data["decision"] == "followed"]
+    on_chain = {node for edge in followed for node in edge}
+    for node in graph.nodes:
+        graph.nodes[node]["chain"] = node in on_chain
+    for source, target, data in graph.edges(data=True):
+        data["chain"] = (source, target) in set(followed) or (data["decision"] == "entry" and target in on_chain)
+    if QUESTION_NODE in graph and any(graph.edges[QUESTION_NODE, n]["chain"] for n in graph.successors(QUESTION_NODE)):
+        graph.nodes[QUESTION_NODE]["chain"] = True
 
 
 def _border(collection: str, order: list[str]) -> str:
@@ -110,12 +144,41 @@ def _edge_label(data: dict, t: dict[str, str]) -> str:
     return decision if relation == "cites" else f"{decision} · {t.get(f'relation_{relation}', relation)}"
 
 
-def graph_html(graph: nx.DiGraph, height: str = "620px", language: str = "de") -> str:
-    """Self-contained interactive HTML of the graph, laid out by level from left to right."""
+LABEL_FONT_PX, MIN_LABEL_PX = 14, 11
+NODE_SPACING_PX, LEVEL_SEPARATION_PX = 46, 230
+OFF_CHAIN_OPACITY = 0.45
+
+
+def graph_height_px(graph: nx.DiGraph) -> int:
+    """A frame tall enough for the fullest level at full size (vis.js fits the whole graph into its frame:
+    forty sections in a fixed frame came out with labels of 6 px), within bounds a page can scroll past."""
+    per_level: dict[int, int] = {}
+    for _, data in graph.nodes(data=True):
+        per_level[data["level"]] = per_level.get(data["level"], 0) + 1
+    return max(360, min(2400, max(per_level.values(), default=1) * NODE_SPACING_PX + 80))
+
+
+# vis.js fits the graph into the frame however small that makes it; below MIN_LABEL_PX a label cannot be read,
+# so the view starts at the smallest scale that keeps labels readable, at the question, and the reader pans
+_MIN_SCALE_SCRIPT = """<script>(function () {
+  var minScale = %(scale).3f;
+  network.once("afterDrawing", function () {
+    if (network.getScale() >= minScale) { return; }
+    var root = network.getPositions([%(root)s])[%(root)s] || {x: 0, y: 0};
+    var half = network.canvas.frame.canvas.clientWidth / 2 / minScale;
+    network.moveTo({position: {x: root.x + half - 40, y: root.y}, scale: minScale});
+  });
+})();</script>"""
+
+
+def graph_html(graph: nx.DiGraph, height: str | None = None, language: str = "de") -> str:
+    """Self-contained interactive HTML of the graph, laid out by level from left to right: the followed
+    chains drawn strong, everything off them faded, labels never drawn below MIN_LABEL_PX."""
     from pyvis.network import Network
 
     t = graph_text(language)
     order = _collections(graph)
+    height = height or f"{graph_height_px(graph)}px"
     network = Network(directed=True, cdn_resources="in_line", height=height, width="100%", bgcolor="#ffffff")
     for node, data in graph.nodes(data=True):
         tier = data.get("tier", "unresolved")
@@ -124,23 +187,37 @@ def graph_html(graph: nx.DiGraph, height: str = "620px", language: str = "de") -
             _label(node, t), f"{t['tier']}: {t.get(tier, tier)}" if tier != "question" else "",
             f"{t['pages']}: {pages}" if pages else "",
             f"{t['collection']}: {data['collection']}" if data.get("collection") else "") if part)
+        chain = data.get("chain", True)
         network.add_node(node, label=html.escape(_label(node, t)), title=html.escape(tooltip), level=data["level"],
                          shape="box", borderWidth=3 if data.get("collection") else 1,
+                         opacity=1.0 if chain else OFF_CHAIN_OPACITY,
                          color={"background": TIER_COLOURS.get(tier, "#d9d9d9"),
                                 "border": _border(data.get("collection", ""), order)},
-                         font={"color": _LABEL_COLOURS.get(tier, "#111111"), "size": 14})
+                         font={"color": _LABEL_COLOURS.get(tier, "#111111"), "size": LABEL_FONT_PX,
+                               "bold": chain and tier != "question"})
     for source, target, data in graph.edges(data=True):
         followed = data["decision"] in ("followed", "entry")
+        chain = data.get("chain", followed)
         tooltip = (f"{data['target']} ({data['type']}, {t['depth']} {data['depth']})\n"
                    f"{_edge_label(data, t)}: {data['reason']}") if data["decision"] != "entry" else t["entry"]
-        network.add_edge(source, target, label=html.escape(_edge_label(data, t)), title=html.escape(tooltip),
-                         dashes=not followed, color=FOLLOWED_COLOUR if followed else SKIPPED_COLOUR, arrows="to")
+        # solid green already says "followed" (the legend): a line is labelled only by what the colour does
+        # not say, a skip or what the reference does ("gilt entsprechend"), so fewer labels cross each other
+        relation = data.get("relation", "cites")
+        label = _edge_label(data, t) if data["decision"] not in ("followed", "entry") \
+            else t.get(f"relation_{relation}", relation) if relation != "cites" else ""
+        same_level = graph.nodes[source]["level"] == graph.nodes[target]["level"]
+        network.add_edge(source, target, label=html.escape(label), title=html.escape(tooltip), dashes=not followed,
+                         width=3 if chain else 1, color=FOLLOWED_COLOUR if chain else OFF_CHAIN_COLOUR, arrows="to",
+                         # a reference within one level bows out instead of running through the boxes between
+                         smooth={"enabled": True, "type": "curvedCW", "roundness": 0.5} if same_level else False)
     options = {"layout": {"hierarchical": {"enabled": True, "direction": "LR", "sortMethod": "directed",
-                                           "levelSeparation": 260, "nodeSpacing": 70}},
+                                           "levelSeparation": LEVEL_SEPARATION_PX, "nodeSpacing": NODE_SPACING_PX}},
                "physics": {"enabled": False},
                "edges": {"font": {"size": 12, "align": "middle", "background": "#ffffff"}, "smooth": False}}
     network.set_options(json.dumps(options))
-    return _CDN_TAG.sub("", network.generate_html(notebook=False))
+    page = _CDN_TAG.sub("", network.generate_html(notebook=False))
+    script = _MIN_SCALE_SCRIPT % {"scale": MIN_LABEL_PX / LABEL_FONT_PX, "root": json.dumps(QUESTION_NODE)}
+    return page.replace("</body>", script + "</body>", 1) if QUESTION_NODE in graph else page
 
 
 def graph_legend_html(graph: nx.DiGraph, language: str = "de") -> str:
@@ -205,15 +282,16 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
         sx, sy, sw = boxes[source]
         tx, ty, _ = boxes[target]
         followed = data["decision"] in ("followed", "entry")
+        chain = data.get("chain", followed)
         dash = "" if followed else ' stroke-dasharray="5,4"'
-        colour = FOLLOWED_COLOUR if followed else SKIPPED_COLOUR
+        colour = FOLLOWED_COLOUR if chain else OFF_CHAIN_COLOUR if followed else SKIPPED_COLOUR
         x1, y1 = sx + sw, sy + NODE_HEIGHT_PX / 2
         x2, y2 = tx, ty + NODE_HEIGHT_PX / 2
         if tx <= sx:  # a reference back to an earlier level: leave from the box's left edge
             x1 = sx
         parts.append(
             f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" '
-            f'stroke-width="1.5"{dash}><title>'
+            f'stroke-width="{2.5 if chain else 1.2}"{dash}><title>'
             f'{html.escape(data["target"])}: {html.escape(_edge_label(data, t))} — {html.escape(data["reason"])}'
             f'</title></line>{_arrowhead(x1, y1, x2, y2, colour)}'
         )
@@ -222,8 +300,9 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
         tier = data.get("tier", "unresolved")
         fill = TIER_COLOURS.get(tier, "#d9d9d9")
         border = _border(data.get("collection", ""), order)
+        fade = "" if data.get("chain", True) else f' opacity="{OFF_CHAIN_OPACITY}"'
         parts.append(
-            f'<g><title>{html.escape(_label(node, t))} ({html.escape(t.get(tier, tier))})</title>'
+            f'<g{fade}><title>{html.escape(_label(node, t))} ({html.escape(t.get(tier, tier))})</title>'
             f'<rect x="{bx:.0f}" y="{by:.0f}" width="{bw:.0f}" height="{NODE_HEIGHT_PX}" rx="4" '
             f'fill="{fill}" stroke="{border}" stroke-width="2"/>'
             f'<text x="{bx + bw / 2:.0f}" y="{by + 16:.0f}" text-anchor="middle" '

@@ -6,6 +6,7 @@ from __future__ import annotations
 from rabbithole_lab.viz.display import edge_table
 from rabbithole_lab.viz.graph import (
     QUESTION_NODE,
+    graph_height_px,
     graph_html,
     graph_legend_html,
     graph_svg,
@@ -53,7 +54,7 @@ def test_the_interactive_view_is_laid_out_by_level_with_readable_labels_in_the_r
     page = graph_html(reference_graph(EDGES, CHUNKS, include_skipped=True, question=True), language="de")
     page = page.replace("\\u00fc", "ü")  # the node data is JSON with ASCII escapes
     assert '"hierarchical": {"enabled": true, "direction": "LR"' in page and '"level": 2' in page
-    assert '"label": "verfolgt"' in page and '"label": "übersprungen"' in page and '"label": "Frage"' in page
+    assert 'verfolgt: Grenzwert verwiesen' in page and '"label": "übersprungen"' in page and '"label": "Frage"' in page
     assert '"followed"' not in page  # no field values as labels in a German view
     # white text on the dark primary green, dark text on the light tertiary fill
     assert '"background": "#1b7837", "border": "#' in page and '"color": "#ffffff"' in page
@@ -93,3 +94,30 @@ def test_the_edge_table_lists_each_reference_once_with_its_full_reason():
     assert len(styler.data) == 4  # the repeated reference is one row
     page = styler.to_html()
     assert long_reason.strip() in page and "white-space: normal" in page
+
+
+def test_the_followed_chain_stands_out_and_what_is_off_it_is_hidden_or_faded():
+    edges = [*EDGES, _edge(("Ordnung.pdf", "§ 3"), ("Gesetz.pdf", "§ 40"), 1)]  # followed, but not in the context
+    chunks = [*CHUNKS, _chunk("Ordnung.pdf", "§ 8", "primary", "Recht")]
+    edges.append(_edge(("Ordnung.pdf", "§ 8"), ("Gesetz.pdf", "§ 50"), 1, decision="skipped"))
+    shown = reference_graph(edges, chunks, include_skipped=False, question=True)
+    # hidden: the section outside the context and the two that only a skipped reference names
+    assert "Gesetz.pdf § 40" not in shown and shown.graph["hidden"] == 3
+    assert all(data["chain"] for _, data in shown.nodes(data=True))
+    everything = reference_graph(edges, chunks, include_skipped=True, question=True)
+    assert everything.nodes["Gesetz.pdf § 40"]["tier"] == "unresolved"
+    assert not everything.nodes["Ordnung.pdf § 8"]["chain"]  # found by search, cites nothing that was followed
+    assert not everything.edges[QUESTION_NODE, "Ordnung.pdf § 8"]["chain"]
+    assert everything.edges[QUESTION_NODE, "Ordnung.pdf § 3"]["chain"]
+    page = graph_html(everything)
+    assert '"opacity": 0.45' in page and '"width": 3' in page and '"width": 1' in page
+
+
+def test_a_graph_of_forty_sections_gets_a_frame_for_its_fullest_level_and_a_readable_minimum_scale():
+    many = [_edge(("Ordnung.pdf", "§ 3"), ("Gesetz.pdf", f"§ {n}"), 1) for n in range(1, 41)]
+    chunks = [*CHUNKS, *(_chunk("Gesetz.pdf", f"§ {n}", "secondary", "Recht") for n in range(1, 41))]
+    graph = reference_graph(many, chunks, include_skipped=False, question=True)
+    assert graph_height_px(graph) >= 40 * 40
+    page = graph_html(graph)
+    assert "minScale = 0.786" in page and f'"height": "{graph_height_px(graph)}px"' not in page
+    assert f"height: {graph_height_px(graph)}px" in page
