@@ -34,9 +34,11 @@ demo: $(STAMP)
 	$(BIN)/rabbithole research "$(DEMO_QUESTION)" --kb kb --no-hitl --out reports/demo
 	@echo "Open the workbench: make lab  (runs $(BIN)/jupyter lab notebooks/research.ipynb)"
 
-# the workbench; the tracked notebooks are saved without outputs (jupyter_server_config.py)
+# the workbench, served from the repository root (reports/ and kb/ in the file browser); the tracked notebooks
+# are saved without outputs (jupyter_server_config.py). LAB_ARGS passes more options (the browser tests: port,
+# token, no browser)
 lab: $(STAMP)
-	$(BIN)/jupyter lab --config=jupyter_server_config.py notebooks/research.ipynb
+	$(BIN)/jupyter lab --config=jupyter_server_config.py $(LAB_ARGS) notebooks/research.ipynb
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check rabbithole_lab tests bench scripts

@@ -12,15 +12,24 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 TRACKED_FOLDER = "notebooks"  # the project's notebooks: the folder of that name beside its pyproject.toml
+DEFAULT_KERNEL = {"display_name": "Python 3", "language": "python", "name": "python3"}  # as the repository has it
 
 
 def clear_outputs(notebook: dict[str, Any]) -> dict[str, Any]:
-    """The notebook (nbformat 4 as a dict) without outputs, execution counts or saved widget state."""
+    """The notebook (nbformat 4 as a dict) without outputs, execution counts or saved widget state, and with
+    the kernel named as the repository names it: a running kernel writes its own display name and its
+    Python's version into the metadata, which would change the tracked file on every machine."""
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
-    notebook.get("metadata", {}).pop("widgets", None)
+    metadata = notebook.setdefault("metadata", {})
+    metadata.pop("widgets", None)
+    if "language_info" in metadata:
+        metadata["language_info"] = {"name": metadata["language_info"].get("name", "python")}
+    kernelspec = metadata.get("kernelspec") or {}
+    if kernelspec.get("name") == DEFAULT_KERNEL["name"]:
+        metadata["kernelspec"] = dict(DEFAULT_KERNEL)
     return notebook
 
 

@@ -30,6 +30,9 @@ def _model() -> dict:
     cell.execution_count = 7
     notebook.cells = [cell]
     notebook.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}}}
+    # what a running kernel writes into the metadata
+    notebook.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    notebook.metadata["language_info"] = {"name": "python", "version": "3.11.7", "file_extension": ".py"}
     return {"type": "notebook", "content": nbformat.from_dict(notebook)}
 
 
@@ -38,6 +41,8 @@ def test_the_pre_save_hook_clears_the_projects_notebooks_and_no_others():
     scrub_on_save(tracked, "notebooks/research.ipynb")
     [cell] = tracked["content"]["cells"]
     assert cell["outputs"] == [] and cell["execution_count"] is None and "widgets" not in tracked["content"]["metadata"]
+    on_disk = nbformat.read(REPO / "notebooks" / "research.ipynb", as_version=4).metadata
+    assert tracked["content"]["metadata"] == on_disk  # no kernel's display name or Python version
     report = _model()
     scrub_on_save(report, "reports/2026-11-25_frage/research_report.ipynb")
     assert report["content"]["cells"][0]["outputs"]  # an executed report keeps what it shows

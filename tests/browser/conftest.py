@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -29,29 +30,38 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def lab_command(port: int, token: str, home: Path) -> list[str]:
+    """JupyterLab started as the README starts it, `make lab`, with the options a test needs (LAB_ARGS): a free
+    port, a token, no browser, its own settings. The Makefile target is run in this interpreter's venv and is
+    told the venv is installed (`-o`), so it never reinstalls under a running test."""
+    venv = Path(sys.prefix)
+    options = [f"--ServerApp.port={port}", "--ServerApp.ip=127.0.0.1", "--no-browser",
+               f"--IdentityProvider.token={token}", f"--LabApp.user_settings_dir={home / 'user-settings'}",
+               f"--LabApp.workspaces_dir={home / 'workspaces'}", "--LabApp.extension_manager=readonly", "--allow-root"]
+    return ["make", "--no-print-directory", "-o", f"{venv}/.installed", "lab", f"VENV={venv}",
+            f"LAB_ARGS={' '.join(options)}"]
+
+
 @pytest.fixture(scope="session")
 def jupyter_lab(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip("needs Debian's chromium (apt-get install chromium), which .ci/run installs")
+    if not shutil.which("make"):
+        pytest.skip("needs make: the browser tests start JupyterLab with the README's `make lab`")
     port, token = _free_port(), uuid.uuid4().hex
     home = tmp_path_factory.mktemp("jupyter")
     settings = home / "user-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}), encoding="utf-8")
-    docmanager = home / "user-settings" / "@jupyterlab" / "docmanager-extension"
-    docmanager.mkdir(parents=True)  # never write the run's outputs into the repository's notebooks
-    (docmanager / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}), encoding="utf-8")
+    # autosave stays on, as a researcher has it: the pre-save hook keeps the tracked notebooks without outputs
     # HITL_CONVERGENCE_MAX_GAPS=0: a question with an aspect the demo KB lacks keeps the clarification going
     env = os.environ | {"LLM_PROVIDER": "extractive", "HITL_CONVERGENCE_MAX_GAPS": "0",
                         "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "TOKENIZERS_PARALLELISM": "false"}
     log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={REPO}",
-         f"--LabApp.user_settings_dir={home / 'user-settings'}", f"--LabApp.workspaces_dir={home / 'workspaces'}",
-         "--LabApp.extension_manager=readonly", "--allow-root"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    # its own process group: make's child, the Jupyter server, is stopped with it
+    server = subprocess.Popen(lab_command(port, token, home), cwd=REPO, env=env, stdout=log,
+                              stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -63,14 +73,14 @@ def jupyter_lab(tmp_path_factory):
                 raise RuntimeError((home / "lab.log").read_text()) from None
             time.sleep(0.5)
     else:
-        server.terminate()
+        os.killpg(server.pid, signal.SIGTERM)
         raise RuntimeError("JupyterLab did not start: " + (home / "lab.log").read_text()[-2000:])
     yield {"base": base, "token": token, "log": home / "lab.log"}
-    server.terminate()
+    os.killpg(server.pid, signal.SIGTERM)
     try:
         server.wait(20)
     except subprocess.TimeoutExpired:
-        server.kill()
+        os.killpg(server.pid, signal.SIGKILL)
     log.close()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 import urllib.request
 import uuid
 from datetime import date
@@ -86,7 +87,12 @@ def _kernels(lab) -> list[dict]:
         return json.loads(response.read())
 
 
+GIT_STATUS_BEFORE: set[str] = set()
+
+
 def test_full_research_run_by_clicking(jupyter_lab, page):
+    GIT_STATUS_BEFORE.clear()
+    GIT_STATUS_BEFORE.update(_git_status())
     shot = Shots(page, ARTIFACTS / "workbench")
     try:
         _research_run(jupyter_lab, page, shot)
@@ -187,6 +193,7 @@ def _research_run(jupyter_lab, page, shot) -> None:
     folder = Path(saved.inner_text().split("Bericht gespeichert in ", 1)[1].strip())
     try:
         assert {"report.md", "report.html", "report.json", "graph.html"} <= {p.name for p in folder.iterdir()}
+        _lab_rooted_at_the_repository(page, jupyter_lab, shot)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     graph = page.locator("iframe.rh-graph").first
@@ -198,6 +205,36 @@ def _research_run(jupyter_lab, page, shot) -> None:
     shot("graph")
 
     _shut_down(page, jupyter_lab, shot)
+
+
+def _git_status() -> set[str]:
+    return set(subprocess.run(["git", "status", "--porcelain", "--", "notebooks"], cwd=REPO, capture_output=True,
+                              text=True, check=True).stdout.splitlines())
+
+
+def _lab_rooted_at_the_repository(page, jupyter_lab, shot) -> None:
+    """The Lab the README starts serves the repository: the file browser shows reports/ and kb/, a source link
+    opened in a new tab shows the PDF in the Lab, and the workbench saved (as autosave does) leaves the
+    tracked notebook as it is in git."""
+    assert f"Serving notebooks from local directory: {REPO}" in jupyter_lab["log"].read_text(encoding="utf-8")
+    page.locator(".jp-BreadCrumbs-home").first.click()
+    listing = page.locator(".jp-DirListing-content")
+    listing.get_by_text("reports", exact=True).wait_for(timeout=30_000)
+    assert listing.get_by_text("kb", exact=True).is_visible()
+    shot("file_browser_at_the_repository")
+    link = page.locator("a.rh-source").first.evaluate("a => a.href")
+    tab = page.context.new_page()  # what a middle-click does
+    try:
+        tab.goto(link)
+        pdf = Path(link.split("#")[0]).name
+        tab.locator(".lm-TabBar-tab.jp-mod-current", has_text=pdf).first.wait_for(timeout=60_000)
+        tab.locator(".jp-PDFContainer, .jp-RenderedPDF").first.wait_for(state="attached", timeout=60_000)
+        tab.screenshot(path=str(ARTIFACTS / "workbench" / "citation_in_a_new_tab.png"))
+    finally:
+        tab.close()
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !document.querySelector('.jp-mod-current.jp-mod-dirty')", timeout=30_000)
+    assert _git_status() == GIT_STATUS_BEFORE, "saving the workbench changed a tracked notebook"
 
 
 def _zoom_and_sources(page, viewer, shot) -> None:
