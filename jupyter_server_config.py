@@ -7,3 +7,6 @@ c.FileContentsManager.pre_save_hook = "rabbithole_lab.notebook_hygiene.scrub_on_
 from pathlib import Path  # noqa: E402
 
 c.ServerApp.root_dir = str(Path(__file__).resolve().parent)
+# JupyterLab's defaults for this project (lab-settings/overrides.json): a Markdown file opens rendered, so the
+# batch's index.md is a page whose links open the reports inside the Lab. A researcher's own settings still win.
+c.LabApp.app_settings_dir = str(Path(__file__).resolve().parent / "lab-settings")

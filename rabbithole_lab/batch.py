@@ -6,6 +6,7 @@ with its error while the others continue.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -132,6 +133,51 @@ def _readable_parameters() -> None:
     papermill_translators.register("python", ReadablePythonTranslator)
 
 
+def _name_the_kernel_that_ran(book) -> None:
+    """The notebook's kernelspec as the kernel that ran it names itself: papermill keeps the source notebook's,
+    and JupyterLab, opening the notebook, writes the running kernel's own and marks it modified."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    kernelspec = book.metadata.get("kernelspec") or {}
+    try:
+        spec = KernelSpecManager().get_kernel_spec(kernelspec.get("name", "python3"))
+    except NoSuchKernel:
+        return
+    kernelspec.update(display_name=spec.display_name, language=spec.language)
+    book.metadata["kernelspec"] = kernelspec
+
+
+@functools.cache
+def _local_kernel_manager():
+    import os
+    import uuid
+
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    class Local(AsyncKernelManager):
+        """Kernels reached over local sockets (IPC), not TCP: nothing listens on a port, and the kernel does
+        not warn on every batch question that its TCP traffic is unencrypted. Each kernel's sockets have a
+        name of their own in Jupyter's runtime folder (the default name is shared: two batch workers started
+        at once talked to each other's kernel)."""
+
+        transport = "ipc"
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            runtime = jupyter_runtime_dir()
+            os.makedirs(runtime, exist_ok=True)
+            self.ip = os.path.join(runtime, f"rabbithole-{uuid.uuid4().hex[:12]}-ipc")
+
+    return Local
+
+
+def __getattr__(name: str):
+    if name == "LocalKernelManager":  # built on first use: jupyter_client is imported only by a batch run
+        return _local_kernel_manager()
+    raise AttributeError(name)
+
+
 def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: Path, kernel: str | None,
              trust: bool) -> None:
     """One question through the report notebook. Every path is absolute and the process directory never
@@ -145,10 +191,13 @@ def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: P
     _readable_parameters()
     papermill.execute_notebook(
         str(notebook), str(executed), progress_bar=False, kernel_name=kernel,
+        kernel_manager_class="rabbithole_lab.batch.LocalKernelManager",
         parameters={"question": question, "kb": str(kb), "db": str(db) if db else "",
                     "collection": "", "answers": [], "approve_todo": "auto", "out_dir": str(folder)})
+    book = nbformat.read(executed, as_version=4)
+    _name_the_kernel_that_ran(book)
+    nbformat.write(book, executed)
     if trust:  # only when asked: a trusted notebook runs its HTML (the interactive graph) when opened
-        book = nbformat.read(executed, as_version=4)
         NotebookNotary().sign(book)
     try:
         write_notebook_html(executed, folder / NOTEBOOK_HTML)

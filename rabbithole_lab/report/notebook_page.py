@@ -62,6 +62,10 @@ def write_notebook_html(executed: Path, target: Path) -> Path:
                             if 'class="rh-graph"' not in str(output.get("data", {}).get("text/html", ""))]
             for output in cell.outputs:
                 data = output.get("data", {})
+                if "image/png" in data:  # nbconvert's lab template drops an image's alt text: written here
+                    alt = (output.get("metadata", {}).get("image/png") or {}).get("alt", "")
+                    data["text/html"] = (f'<img src="data:image/png;base64,{"".join(data.pop("image/png").split())}"'
+                                         f' alt="{html.escape(alt, quote=True)}" style="max-width:100%">')
                 if "text/markdown" in data:
                     data["text/html"] = markdown2html(data.pop("text/markdown"))
                 if "text/html" in data:

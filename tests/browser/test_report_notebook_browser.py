@@ -6,6 +6,7 @@ Screenshots are written to test-artifacts/browser/report_notebook_untrusted/.
 
 from __future__ import annotations
 
+import re
 import shutil
 from datetime import date
 
@@ -36,10 +37,14 @@ def test_an_untrusted_batch_notebook_shows_the_graph_links_and_aligned_tables(ju
         assert size[0] > 200 and size[1] > 40  # a drawn graph, not "<IPython.core.display.SVG object>"
         assert page.get_by_text("<IPython.core.display").count() == 0
         shot("graph_as_png")
+        # opened and its kernel started, the notebook is as it was saved: nothing marked modified
+        page.wait_for_timeout(2_000)
+        assert page.locator(".lm-TabBar-tab.jp-mod-current.jp-mod-dirty").count() == 0
         # left-aligned cells: the inline styles survived the sanitiser
         aligns = page.evaluate("""() => [...document.querySelectorAll('table.rh-tier-table td')]
             .map(td => getComputedStyle(td).textAlign)""")
         assert aligns and set(aligns) == {"left"}, set(aligns)
+        assert _broken_cells(page) == []
         table = page.locator("table.rh-tier-table").first
         table.scroll_into_view_if_needed()
         shot("tier_table")
@@ -54,6 +59,57 @@ def test_an_untrusted_batch_notebook_shows_the_graph_links_and_aligned_tables(ju
         page.locator(".lm-TabBar-tab", has_text=pdf_name).first.wait_for(timeout=30_000)
         assert len(page.context.pages) == tabs_before
         shot("citation_opened_in_lab")
+        _index_opens_every_file_in_the_lab(page, jupyter_lab, shot)
+        _the_static_page_renders(page, item.folder, shot)
     except Exception:
         shot("failure")
         raise
+
+
+# a cell kept whole (page, depth, relevance, file and section names) that wraps, or is wider than it shows,
+# in the rendered table: computed in the browser, from each cell's text lines and scroll width
+_BROKEN_CELLS_JS = """() => [...document.querySelectorAll('table.rh-tier-table td.rh-whole')]
+    .filter(td => td.offsetParent && td.textContent.trim())
+    .filter(td => {
+        const range = document.createRange(); range.selectNodeContents(td);
+        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        return lines.size > 1 || td.scrollWidth > td.clientWidth + 1; })
+    .map(td => td.textContent)"""
+
+
+def _broken_cells(page) -> list[str]:
+    return page.evaluate(_BROKEN_CELLS_JS)
+
+
+def _index_opens_every_file_in_the_lab(page, jupyter_lab, shot) -> None:
+    """index.md, opened in the Lab: each link opens its file in a tab of this Lab (index.html's links cannot load
+    there; the page says so and names index.md)."""
+    index = (OUT / "index.md").relative_to(REPO).as_posix()
+    page.goto(f"{jupyter_lab['base']}/lab/tree/{index}?token={jupyter_lab['token']}")
+    links = page.locator(".jp-RenderedMarkdown td a")
+    links.first.wait_for(timeout=60_000)
+    names = [link.inner_text() for link in links.all()]
+    assert names == ["report", "graph", "notebook (HTML)", "notebook (.ipynb)"], names
+    shot("index_md")
+    page.locator(".jp-RenderedMarkdown td a", has_text="notebook (.ipynb)").click()
+    page.locator(".lm-TabBar-tab.jp-mod-current", has_text="research_report.ipynb").first.wait_for(timeout=60_000)
+    page.locator(".jp-Notebook").first.wait_for(timeout=60_000)
+    shot("index_md_opened_the_notebook")
+
+
+def _the_static_page_renders(page, folder, shot) -> None:
+    """research_report.html from the file system: headings and tables rendered (no tag shown as text), extracts
+    left-aligned, the legend in colour, numbers and names whole."""
+    page.goto((folder / "research_report.html").as_uri())
+    page.locator("table.rh-tier-table").first.wait_for(timeout=30_000)
+    shown = page.inner_text("body")
+    assert not re.search(r"<\s*/?\s*(h[1-6]|p|table|thead|tbody|tr|th|td|div|span|a)\b", shown), shown[:500]
+    assert page.locator("h1").count() >= 1 and page.locator("h2").count() >= 3
+    aligns = page.evaluate("""() => [...document.querySelectorAll('table.rh-tier-table td.rh-extract')]
+        .map(td => getComputedStyle(td).textAlign)""")
+    assert aligns and set(aligns) == {"left"}
+    swatches = page.evaluate("""() => [...document.querySelectorAll('.rh-graph-legend span span')]
+        .map(s => getComputedStyle(s).backgroundColor).filter(c => c !== 'rgba(0, 0, 0, 0)')""")
+    assert len(set(swatches)) >= 4, swatches  # the tiers' colours, not blank boxes
+    assert _broken_cells(page) == []
+    shot("static_page")

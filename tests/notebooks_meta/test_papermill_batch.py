@@ -13,6 +13,7 @@ from urllib.parse import unquote
 import nbformat
 import papermill
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
 from nbformat.sign import NotebookNotary
 
 from rabbithole_lab.batch import REPORT_NOTEBOOK, read_questions, run_batch
@@ -86,6 +87,8 @@ def test_batch_of_three_questions_with_one_failure_and_resume(tmp_path, demo_db)
     assert len(markdown_links) == 12 and all((out / link).is_file() for link in markdown_links)
     executed = nbformat.read(next(out.glob("*/research_report.ipynb")), as_version=4)
     assert not NotebookNotary().check_signature(executed)  # not trusted unless asked (--trust)
+    # named as the kernel that ran it names itself: JupyterLab, opening it, finds nothing to change
+    assert executed.metadata.kernelspec["display_name"] == KernelSpecManager().get_kernel_spec("python3").display_name
     german = nbformat.read(next(out.glob("*_welche-grenzwerte-*/research_report.ipynb")), as_version=4)
     injected = next(c for c in german.cells if "injected-parameters" in c.metadata.get("tags", []))
     assert "beruflich exponierte Personen bei Quantenstrahlung" in injected.source and "f\\xfcr" not in injected.source
