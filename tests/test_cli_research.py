@@ -1,5 +1,5 @@
-"""`rabbithole research`: unattended, scripted answers, interactive on stdin, resume after an error,
-and the issue's done-when run on the shared corpus."""
+"""`rabbithole research`: unattended, scripted answers, interactive on stdin, resume after an error (the
+done-when run on the shared corpus, with its graph in a browser, is in tests/browser/test_corpus_graph.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ import socket
 import subprocess
 import sys
 
-import pytest
-
 from rabbithole_lab.cli import main
 from rabbithole_lab.reasoning.quality import statements
-from tests.answer_reading import framing_language, lead, provisions_named
-from tests.conftest import CORPUS, DEMO_KB, REPO
+from tests.answer_reading import framing_language, lead
+from tests.conftest import DEMO_KB, REPO
 
 GERMAN = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
 
@@ -160,25 +158,6 @@ def test_a_missing_answers_file_is_a_clear_error(tmp_path, demo_db, monkeypatch,
     code = main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--answers", str(tmp_path / "nope.txt"))])
     assert code == 2
     assert "nope.txt" in capsys.readouterr().err
-
-
-def test_done_when_german_report_on_the_shared_corpus(tmp_path, corpus_db, monkeypatch):
-    if not CORPUS.is_dir():
-        pytest.skip("needs ../shared/corpus/de-strahlenschutz")
-    monkeypatch.setenv("LLM_PROVIDER", "extractive")
-    out = tmp_path / "corpus-report"
-    code = main(["--env-file", "none", "research", "Welche Dosisgrenzwerte gelten für beruflich exponierte Personen?",
-                 "--kb", str(CORPUS), "--db", str(corpus_db), "--no-hitl", "--out", str(out),
-                 "--sessions", str(tmp_path / "s.sqlite"), "--no-progress"])
-    assert code == 0
-    payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
-    report = payload["report"]
-    assert report["metadata"]["language"] == "de" and framing_language(lead(report["answer"])) == "de"
-    assert provisions_named(lead(report["answer"])) and "20 Millisievert" in report["answer"]
-    assert report["sources"] and all(s["page_number"] >= 1 and "#page=" in s["link"] for s in report["sources"])
-    followed = [e for e in payload["reference_edges"] if e["decision"] == "followed"]
-    assert followed
-    assert "verfolgt: " in (out / "graph.html").read_text(encoding="utf-8").replace("\\n", " ")
 
 
 def test_trail_counts_the_context_it_lists(demo_db, capsys, monkeypatch):

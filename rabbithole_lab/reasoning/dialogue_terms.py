@@ -7,7 +7,9 @@ the answers against the question's own.
 - **Restrictions** ("nur Erwachsene", "only adults", "ausschließlich", "solely") narrow the question to a
   case: that case is an addition the research must cover (what it excludes is left unsaid, so nothing
   is invented).
-- **Additions** are the answers' other content words that the question does not already hold.
+- **Additions** are the answers' other aspects the question does not already hold: runs of content words
+  ("Kategorie A", "eye lens"), never a function word or a filler of the dialogue ("Gemeint ist …", "I mean
+  …"), each ending with a word that names a subject in the answer's language (`vocabulary.is_term_word`).
 - **Provisions** are the citations the answers make, read by the citation grammar ("§ 12 QStrG").
 """
 
@@ -18,9 +20,9 @@ from functools import lru_cache
 
 from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.rabbithole.references import detect_references_regex
-from rabbithole_lab.reasoning.text import concepts, contains_concept, stems
+from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.schemas import AnchorTerms
-from rabbithole_lab.vocabulary import question_stop_words
+from rabbithole_lab.vocabulary import dialogue_filler_words, is_term_word, question_stop_words
 
 _CASE_WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*|\d+")
 _CLAUSE_END = r"(?=[,.;:!?]|\s(?:und|oder|aber|sondern|and|or|but)\s|$)"
@@ -33,9 +35,8 @@ _RESTRICTION = re.compile(
     r"\b(?:nur|ausschließlich|lediglich|only|solely|just)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?"
     r"(?P<case>[^,.;:!?]+?)" + _CLAUSE_END, re.IGNORECASE)
 _LEADING_WORDS = re.compile(r"^(?:(?:die|der|das|den|dem|des|ein|eine|einen|the|a|an|um|es|geht)\s+)+", re.IGNORECASE)
-# words of a request that carry no content of their own ("bitte auch ... nennen")
-_REQUEST_WORDS = {"bitte", "auch", "nennen", "angeben", "aufführen", "berücksichtigen", "geht", "also", "include",
-                  "mention", "list", "cover", "consider", "please", "interessiert", "interested", "wichtig"}
+_ASPECT_TOKEN = re.compile(r"[^\W_][\w-]*|[^\w\s]")
+ASPECT_MIN_CHARS = 4  # a one-word aspect shorter than this is no subject ("Art", "use")
 END_COMMAND = "/end"
 SKIP_COMMAND = "/skip"  # an unattended run's answer: no clarification wanted (said so in the report)
 
@@ -52,6 +53,35 @@ def _case(text: str) -> str:
     phrase = _phrase(text)
     match = _CASE_AFTER.match(phrase)
     return _phrase(match.group("case")) if match else phrase
+
+
+def aspect_phrases(text: str, language: str, question_stems: set[str]) -> list[str]:
+    """The aspects a reply names: each run of content words between function words, fillers and punctuation,
+    without the words the question already holds, ending with a word that names a subject ("Gemeint ist die
+    Person der Kategorie A" -> "Kategorie A" when the question speaks of persons; "include the eye lens limit"
+    -> "eye lens" when it asks for limits)."""
+    filler = dialogue_filler_words()
+    runs: list[list[str]] = [[]]
+    for token in _ASPECT_TOKEN.findall(text):
+        letter = len(token) == 1 and token.isupper() and runs[-1]  # "Kategorie A", "Anlage B"
+        if letter:
+            runs[-1].append(token)
+        elif token.lower() in filler or not (token[0].isalnum() and (len(token) > 1 or token.isdigit())):
+            runs.append([])
+        else:
+            runs[-1].append(token)
+    aspects = []
+    for run in runs:
+        words = [word for word in run if not contains_concept(word, question_stems)] if len(run) > 1 else run
+        words = [] if len(run) == 1 and contains_concept(run[0], question_stems) else words
+        # a run ends with the word that names its subject; what stands before it qualifies it ("schwangere
+        # Frauen"), what follows it without naming one is dropped ("Frauen gefragt")
+        while words and not is_term_word(words[-1], language) and not words[-1].isdigit():
+            words.pop()
+        phrase = " ".join(words)
+        if phrase and (len(words) > 1 or len(phrase) >= ASPECT_MIN_CHARS) and phrase not in aspects:
+            aspects.append(phrase)
+    return aspects
 
 
 def user_answers(conversation: list[dict]) -> list[str]:
@@ -84,11 +114,9 @@ def anchor_terms(question: str, answers: list[str], language: str) -> AnchorTerm
             if reference.original_text not in provisions:
                 provisions.append(reference.original_text)
             rest = rest.replace(reference.original_text, " ")
-        for word in concepts(rest, language, limit=12):
-            if word.lower() in _REQUEST_WORDS or contains_concept(word, question_stems):
-                continue
-            if not any(word.lower() in held.lower() for held in additions):
-                additions.append(word)
+        for aspect in aspect_phrases(rest, language, question_stems):
+            if not any(aspect.lower() in held.lower() for held in additions):
+                additions.append(aspect)
     # what the researcher excludes anywhere is no aspect to add ("leave out apprentices; not apprentices")
     excluded_words = {word.lower() for case in exclusions for word in case.split()}
     additions = [term for term in additions if not set(term.lower().split()) <= excluded_words]

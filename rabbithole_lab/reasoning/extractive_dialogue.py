@@ -24,6 +24,7 @@ from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.schemas import (
     RetrievalAnalysis,
 )
+from rabbithole_lab.vocabulary import dialogue_filler_words, is_term_word
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,10 @@ class ExtractiveClarifier(ExtractiveBase):
         found = query_concepts(query, language)
         held = self._held_concepts(found, [f"{p.heading} {p.text}" for p in passages])
         covered = [c for c, is_held in zip(found, held, strict=True) if is_held]
-        gaps = [c for c in found if c not in covered]
+        # a gap is a subject the collection does not cover, never an ordinary word of the question ("wurde",
+        # "vergangenen", "occupationally"): the language's fillers and words that name no subject are not asked
+        filler = dialogue_filler_words()
+        gaps = [c for c in found if c not in covered and c.lower() not in filler and is_term_word(c, language)]
         coverage = len(covered) / len(found) if found else (1.0 if passages else 0.0)
         if not passages:
             coverage = 0.0
@@ -95,7 +99,8 @@ class ExtractiveClarifier(ExtractiveBase):
         found = passage_provisions(passages)
         candidates = []
         if answers and found:
-            candidates.append(text["q_answer"].format(answer=" ".join(answers[-1].split())[:80],
+            # the researcher's answer echoed whole: a cut ("…but no") can turn its meaning round
+            candidates.append(text["q_answer"].format(answer=" ".join(answers[-1].split()),
                                                       provisions=", ".join(label for label, _ in found[:2])))
         documents_of: dict[str, set[str]] = {}
         for passage in passages:

@@ -127,6 +127,23 @@ def question_stop_words() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def dialogue_filler_words() -> frozenset[str]:
+    """Words of a question or a reply that name no aspect, in every language: the question's stop words, the
+    dialogue's fillers, and the function words of each language (bm25s's stop-word lists)."""
+    from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_GERMAN
+
+    own = (word for module in LANGUAGES.values() for word in module.DIALOGUE_FILLER_WORDS)
+    return question_stop_words() | frozenset(own) | frozenset(STOPWORDS_EN) | frozenset(STOPWORDS_GERMAN)
+
+
+def is_term_word(word: str, language: str) -> bool:
+    """The word can name a subject in `language` (German: a noun or a figure; English: no adverb); a word
+    of a language without a profile is taken as it is."""
+    module = LANGUAGES.get(language)
+    return module.is_term_word(word) if module else True
+
+
+@lru_cache(maxsize=1)
 def asked_patterns() -> dict[str, re.Pattern]:
     """What a question asks for, by its words, in every language: kind -> pattern."""
     kinds = dict.fromkeys(kind for module in LANGUAGES.values() for kind in module.ASKED)

@@ -16,6 +16,20 @@ QUESTION_STOP_WORDS = {
     "nach", "gemäß", "bitte", "alle", "allen", "mehr", "sowie", "oder", "und", "für", "mit", "von", "aus",
     "beträgt", "betragen", "genau", "insbesondere"}
 
+# words of a researcher's reply that carry no aspect of their own ("Gemeint ist …", "bitte auch … nennen",
+# "es geht um …"), beside the function words every German text has (bm25s's German stop words)
+DIALOGUE_FILLER_WORDS = {
+    "gemeint", "meine", "meinte", "bitte", "auch", "nennen", "angeben", "aufführen", "berücksichtigen", "geht",
+    "interessiert", "interessieren", "wichtig", "wurde", "wurden", "worden", "war", "waren", "wäre", "wären",
+    "frage", "fragen", "antwort", "genau", "eigentlich", "eher", "bereits", "schon", "noch", "etwa", "ja", "nein"}
+
+
+def is_term_word(word: str) -> bool:
+    """A word that can name a subject: German writes its nouns with a capital letter ("Mitarbeiter",
+    "Kategorie"); an adjective or a verb ("vergangenen", "wurde") names none. Figures count ("18")."""
+    return word[:1].isupper() or any(char.isdigit() for char in word)
+
+
 # what a question asks for, by its words: a German compound means what its last part means ("Jahresmenge",
 # "Obergrenze", "Deckungssumme" ask for a quantity as "Menge", "Grenze", "Summe" do)
 ASKED = {

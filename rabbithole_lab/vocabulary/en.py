@@ -11,6 +11,22 @@ QUESTION_STOP_WORDS = {
     "that", "this", "these", "those", "please", "according", "regarding", "specific", "how", "many",
     "much", "and", "can", "may", "any", "all", "given", "stated"}
 
+# words of a researcher's reply that carry no aspect of their own ("I mean …", "please also include …"), beside
+# the function words every English text has (bm25s's English stop words)
+DIALOGUE_FILLER_WORDS = {
+    "mean", "meant", "means", "defined", "define", "include", "including", "also", "mention", "list", "cover",
+    "consider", "please", "interested", "important", "question", "answer", "really", "rather", "already",
+    "just", "yes", "want", "would", "like", "about", "case", "cases", "were", "was", "been", "being"}
+
+
+def is_term_word(word: str) -> bool:
+    """A word that can name a subject: an English adverb ("occupationally", "currently") or a past form of a
+    verb ("applied", "defined") names none."""
+    lower = word.lower()
+    verb_or_adverb = lower.endswith("ly") or (lower.endswith("ed") and len(lower) > 4)
+    return not verb_or_adverb or any(char.isdigit() for char in word)
+
+
 ASKED = {
     "amount": [r"how\s+(?:much|high|many|large)", r"limits?\b", r"values?\b", r"amounts?\b", r"sums?\b", r"dose\b",
                r"thresholds?\b", r"percent\w*", r"ceiling\b", r"cap\b"],

@@ -45,9 +45,13 @@ def test_the_model_s_invented_claims_are_removed_counted_and_named(demo_kb, sess
     from tests.agent.conftest import fake_llm, services_with
 
     def synthesis(prompt: str) -> str:
-        # a sentence of the context as the prompt shows it, with the page it stands on
-        passage = r"\[([^\[\]]+?\.pdf), (?:p|S)\. (\d+)\][^\n]*\n(?:[^\n]*\n)*?.*?(\(1\) [^.]{20,}\.)"
-        doc, page, text = re.search(passage, prompt).groups()
+        # a sentence of the context as the prompt shows it, with the page it stands on: the first passage that
+        # opens a paragraph "(1) …", read up to the next passage's header
+        header = r"\[([^\[\]]+?\.pdf), (?:p|S)\. (\d+)\]"
+        blocks = re.split(header, prompt)
+        doc, page, text = next((doc, page, found.group(1)) for doc, page, body in zip(blocks[1::3], blocks[2::3],
+                                                                                       blocks[3::3], strict=True)
+                               if (found := re.search(r"(\(1\) [^.]{20,}\.)", body)))
         good = f"„{text}“ [{doc}, S. {page}]"
         lines = [f"**Ergebnis:** {good}", "Kranführer brauchen eine Lizenz [Lizenzordnung.pdf, S. 3].",
                  f"„{text}“ [{doc}, S. {int(page) + 7}]",

@@ -23,6 +23,16 @@ CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
 
+# a cell kept whole (page, depth, relevance, file and section names) that wraps, or is wider than it shows,
+# in the rendered table: computed in the browser, from each cell's text lines and scroll width
+BROKEN_CELLS_JS = """() => [...document.querySelectorAll('table.rh-tier-table td.rh-whole')]
+    .filter(td => td.offsetParent && td.textContent.trim())
+    .filter(td => {
+        const range = document.createRange(); range.selectNodeContents(td);
+        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+        return lines.size > 1 || td.scrollWidth > td.clientWidth + 1; })
+    .map(td => td.textContent)"""
+
 
 def _free_port() -> int:
     with socket.socket() as probe:

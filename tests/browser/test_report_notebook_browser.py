@@ -13,7 +13,7 @@ from datetime import date
 import pytest
 
 from rabbithole_lab.batch import run_batch
-from tests.browser.conftest import ARTIFACTS, Shots
+from tests.browser.conftest import ARTIFACTS, BROKEN_CELLS_JS, Shots
 from tests.browser.test_workbench_browser import QUESTION, _open_notebook
 from tests.conftest import DEMO_KB, REPO
 
@@ -66,19 +66,8 @@ def test_an_untrusted_batch_notebook_shows_the_graph_links_and_aligned_tables(ju
         raise
 
 
-# a cell kept whole (page, depth, relevance, file and section names) that wraps, or is wider than it shows,
-# in the rendered table: computed in the browser, from each cell's text lines and scroll width
-_BROKEN_CELLS_JS = """() => [...document.querySelectorAll('table.rh-tier-table td.rh-whole')]
-    .filter(td => td.offsetParent && td.textContent.trim())
-    .filter(td => {
-        const range = document.createRange(); range.selectNodeContents(td);
-        const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
-        return lines.size > 1 || td.scrollWidth > td.clientWidth + 1; })
-    .map(td => td.textContent)"""
-
-
 def _broken_cells(page) -> list[str]:
-    return page.evaluate(_BROKEN_CELLS_JS)
+    return page.evaluate(BROKEN_CELLS_JS)
 
 
 def _index_opens_every_file_in_the_lab(page, jupyter_lab, shot) -> None:

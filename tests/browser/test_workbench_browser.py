@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rabbithole_lab.batch import run_batch
-from tests.browser.conftest import ARTIFACTS, Shots
+from tests.browser.conftest import ARTIFACTS, BROKEN_CELLS_JS, Shots
 from tests.conftest import DEMO_KB, REPO
 
 pytestmark = pytest.mark.browser
@@ -277,6 +277,8 @@ def _no_overflow(page, shot) -> None:
         if tabs.nth(index).is_visible():
             tabs.nth(index).click()
             assert page.evaluate(_OVERFLOW_JS) == [], tabs.nth(index).inner_text()
+            # page, depth, relevance and names whole, computed in the browser: the extract gives way
+            assert page.evaluate(BROKEN_CELLS_JS) == [], tabs.nth(index).inner_text()
     assert page.evaluate(_OVERFLOW_JS) == []
     shot("no_overflow")
 
