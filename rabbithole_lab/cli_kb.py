@@ -15,6 +15,7 @@ from rabbithole_lab.cli_common import (
     open_existing_knowledge,
 )
 from rabbithole_lab.input_files import check_output_file, read_text_input
+from rabbithole_lab.shown_text import section_or_opening
 
 
 def cmd_ingest(args) -> int:
@@ -55,8 +56,8 @@ def cmd_search(args) -> int:
     for rank, result in enumerate(results, start=1):
         pages = f"p. {result.page_start}" + (f"-{result.page_end}" if result.page_end != result.page_start else "")
         preview = " ".join(result.text.split())[:160]
-        print(f"{rank:2}. {result.doc} {result.section or '-'} ({pages}, {result.collection}) "
-              f"score {result.score:.3f}\n    {preview}")
+        label = section_or_opening(result.section, result.text)
+        print(f"{rank:2}. {result.doc} {label} ({pages}, {result.collection}) score {result.score:.3f}\n    {preview}")
     return 0
 
 

@@ -16,6 +16,7 @@ from rabbithole_lab.cli_common import (
     open_existing_knowledge,
 )
 from rabbithole_lab.input_files import check_output_file, check_output_folder, read_text_input
+from rabbithole_lab.shown_text import section_or_opening
 
 
 def cmd_eval(args) -> int:
@@ -87,8 +88,8 @@ def cmd_trail(args) -> int:
         indent = "    " * item.depth
         reference = " ".join(item.via.split())
         via = f"  -> cites: {reference}" if item.cites else f"  <- {reference}" if reference else ""
-        print(f"{indent}{item.result.doc} {item.result.section or '-'} (p. {item.result.page_start}, "
-              f"{item.tier}, {item.score:.2f}){via}")
+        label = section_or_opening(item.result.section, item.result.text)
+        print(f"{indent}{item.result.doc} {label} (p. {item.result.page_start}, {item.tier}, {item.score:.2f}){via}")
     followed = trail.followed_edges
     # the context listed above, counted as it is admitted (characters of its passages, ~4 per token)
     context_chars = sum(len(item.result.text) for item in items)

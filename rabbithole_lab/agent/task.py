@@ -12,8 +12,11 @@ from dataclasses import dataclass, field
 from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
+from rabbithole_lab.kb.query import named_documents
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole.engine import admit
+from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.rabbithole.resolve import ReferenceResolver
 from rabbithole_lab.reasoning.text import is_title_line
 from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, ToDoItem, VectorResult
 from rabbithole_lab.schemas import TaskSummary
@@ -63,6 +66,7 @@ class ResearchTask:
     # passages earlier tasks admitted that this task's searches found again (chunk ids): the answer's section
     # for the task names them as its findings too, instead of "not found"
     found_again: set[str] = field(default_factory=set)
+    named: set[str] = field(default_factory=set)  # passages of the sections the task names (chunk_key)
     search_progress: Progress = _silent
     follow_progress: Progress = _silent
 
@@ -103,7 +107,29 @@ class ResearchTask:
                 key = chunk_key(hit)
                 if key not in self.seen and (key not in found or found[key].score < hit.score):
                     found[key] = hit
+        for hit in self.named_sections():  # looked up, not searched: first, whatever their words
+            self.named.add(chunk_key(hit))
+            if chunk_key(hit) not in self.seen:
+                found[chunk_key(hit)] = hit.model_copy(update={"score": 1.0})
         return sorted(found.values(), key=lambda hit: -hit.score)
+
+    def named_sections(self) -> list[VectorResult]:
+        """The sections a task names ("Was regelt § 77 StrlSchG?"), resolved as a followed reference is: a
+        bare "§ 77" is the law the question or the dialogue named. Searching the task's words instead found a
+        section that shares them (§ 130 for "Was regelt § 77?"). The question's own task is left to its search,
+        which the retrieval benchmarks measure."""
+        if self.task.id == QUESTION_TASK_ID:
+            return []
+        kb = self.services.kb
+        named = named_documents(self.anchor, kb.registry)
+        resolver = ReferenceResolver(kb)
+        hits: list[VectorResult] = []
+        for reference in detect_references_regex(self.task.task, named[0] if named else None, self.language):
+            if reference.type in ("legal_section", "section"):
+                resolution = resolver.resolve(reference, query_hint=self.anchor)
+                if resolution.path == "section_index":  # the section itself, not a search near it
+                    hits += resolution.results
+        return hits
 
     def budget_chars(self, iteration: int) -> int:
         search = self.services.settings.search
@@ -124,8 +150,10 @@ class ResearchTask:
             result, extracted_info=info.extracted_info, relevance_score=round(relevance, 4), depth=item.depth,
             tier=item.tier, references=item.references, preserved_quotes=info.preserved_quotes,
             cited_by=item.cited_by, cites=item.cites)
-        if (item.depth or self.task.id == QUESTION_TASK_ID) and not finding.extracted_info:
-            # kept even when no sentence matched: a citation, or the question's own search, made it relevant
+        named = chunk_key(result) in self.named
+        if (item.depth or self.task.id == QUESTION_TASK_ID or named) and not finding.extracted_info:
+            # kept even when no sentence matched: a citation, the question's own search or the task naming the
+            # section made it relevant
             finding.extracted_info = " ".join(result.text.split())[:600]
         return finding
 

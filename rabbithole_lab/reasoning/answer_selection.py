@@ -168,10 +168,11 @@ class _Cover:
                 self.covered.append(item)
 
     def own_tasks(self, tasks: list[AnswerTask] | tuple) -> None:
-        """A task the researcher wrote: the best sentence of what it found, by its own words, in its section."""
+        """A task the researcher wrote: the best sentence of what it found, by its own words, in its section; one
+        the lead already quotes is not its answer (the section would be empty)."""
         for index, task in enumerate(tasks):
             found = [c for c in self.ranked if task.own and c.sentence.chunk.chunk_id in task.chunk_ids
-                     and index < len(c.task_terms) and c.task_terms[index] > 0]
+                     and index < len(c.task_terms) and c.task_terms[index] > 0 and id(c.sentence) not in self.taken]
             best = max(found, key=lambda c: (c.task_terms[index], c.score), default=None)
             if best is not None and (own := self.statement(best, "task")) is not None:
                 own.task, own.lead_worthy = task, False

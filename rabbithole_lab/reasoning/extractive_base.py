@@ -148,7 +148,7 @@ class ExtractiveBase:
     def _task_terms(self, task: str, language: str) -> list[str]:
         """The task's own concepts: without the words this reasoner's task templates put around the focus."""
         text = reasoner_words(language)
-        template_words = {word.lower() for template, context in text["tasks"]
+        template_words = {word.lower() for template, *_ in text["tasks"]
                           for word in query_concepts(template.replace("{focus}", ""), language, limit=50)}
         template_words |= {word.lower() for word in query_concepts(
             text["refinement_task"].replace("{answer}", ""), language, limit=50)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from rabbithole_lab.reasoning.asked_kinds import asked_kinds
 from rabbithole_lab.reasoning.extractive_base import ExtractiveBase, reasoner_words, unique
 from rabbithole_lab.reasoning.text import (
     concepts as query_concepts,
@@ -28,7 +29,11 @@ class ExtractivePlanner(ExtractiveBase):
         text = reasoner_words(language)
         nouns = [c for c in concepts if c[:1].isupper()] if language == "de" else []
         focus = ", ".join((nouns if len(nouns) >= 2 else concepts)[:3]) or query
-        tasks = [PlannedTask(task=task.format(focus=focus), context=context) for task, context in text["tasks"]]
+        # a task for kinds the question does not ask would find only what the question's search found, and
+        # close early: it is not proposed
+        asked = asked_kinds(query)
+        tasks = [PlannedTask(task=task.format(focus=focus), context=context) for task, context, kinds in text["tasks"]
+                 if not kinds or not asked or asked & set(kinds)]
         marker = text["answers_marker"]
         if marker in summary:
             answers = summary.split(marker, 1)[1].split(". ", 1)[0]

@@ -27,6 +27,7 @@ HIGHLIGHT_RGB = (1.0, 0.85, 0.0)
 # verbatim (hyphenation at line ends, footnote marks), a few words in a row almost always do
 QUOTE_WINDOW_WORDS = 5
 MAX_HIGHLIGHTS = 40
+QUOTE_MARGIN = 0.08  # of the page's height kept above the quote when a zoomed page is drawn from the quote
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,11 @@ def _windows(quote: str) -> list[str]:
     return [" ".join(words[start:start + QUOTE_WINDOW_WORDS]) for start in starts]
 
 
-def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOOM) -> RenderedPage:
-    """Page `page` (1-based) of the PDF at `path` as PNG, the parts of `quote` found on it highlighted."""
+def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOOM,
+                from_quote: bool = False) -> RenderedPage:
+    """Page `page` (1-based) of the PDF at `path` as PNG, the parts of `quote` found on it highlighted. With
+    `from_quote` the page is drawn from a little above the quote down (a zoomed page opens at the quote, not
+    at the page's top, which a frame scrolled to its start would show)."""
     import pymupdf
 
     path = Path(path)
@@ -80,17 +84,23 @@ def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOO
             raise PdfViewError(f"{path.name} is encrypted")
         number = max(1, min(int(page), document.page_count))
         shown = document[number - 1]
-        highlights, windows = 0, _windows(quote)
+        highlights, windows, top = 0, _windows(quote), None
         # ligatures ("ﬀ") expanded and words hyphenated at a line end joined, as the indexed text has them
         flags = pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
         for window in windows:
             quads = shown.search_for(window, quads=True, flags=flags)
             if quads and highlights < MAX_HIGHLIGHTS:
+                first = min(quad.rect.y0 for quad in quads)
+                top = first if top is None else min(top, first)
                 annotation = shown.add_highlight_annot(quads)
                 annotation.set_colors(stroke=HIGHLIGHT_RGB)
                 annotation.update()
                 highlights += 1
-        pixmap = shown.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), annots=True)
+        clip = None
+        if from_quote and top is not None:
+            area = shown.rect
+            clip = pymupdf.Rect(area.x0, max(area.y0, top - QUOTE_MARGIN * area.height), area.x1, area.y1)
+        pixmap = shown.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), annots=True, clip=clip)
         return RenderedPage(pixmap.tobytes("png"), number, document.page_count, highlights, len(windows))
     finally:
         document.close()  # the highlights were made on this copy in memory; the file is never written
@@ -160,7 +170,8 @@ class PdfPageView:
     def _show(self, page: int) -> bool:
         self.widget.layout.display = "flex"
         try:
-            rendered = render_page(self.path, page, self.quote, zoom=RENDER_ZOOM * max(1.0, self.zoom))
+            rendered = render_page(self.path, page, self.quote, zoom=RENDER_ZOOM * max(1.0, self.zoom),
+                                   from_quote=self.zoom > 1.0)
         except PdfViewError as exc:
             self.title.value = (
                 f"<span class='rh-pdf-error'>{html.escape(self.text['pdf_failed'].format(error=exc))}</span>"

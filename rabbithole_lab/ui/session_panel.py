@@ -33,7 +33,7 @@ class SessionPanel:
                                   layout=w.Layout(display="none", align_items="center", flex_flow="row wrap"))
         self.confirm_row.add_class("rh-shutdown-confirm")
         self.status = w.HTML()
-        self.stop.on_click(lambda _: self.backend.stop())
+        self.stop.on_click(lambda _: self.request_stop())
         self.shutdown.on_click(lambda _: self.ask_shutdown())
         self.cancel.on_click(lambda _: self._hide_confirm())
         self.widget = w.VBox([w.HBox([self.stop, self.sessions, self.resume, self.shutdown],
@@ -53,6 +53,15 @@ class SessionPanel:
         """Stop is offered only while a run is active; Resume only when none is."""
         self.stop.disabled = not active
         self.resume.disabled = active or not self.sessions.options
+        if not active and "rh-stopping" in self.status.value:  # the stop it announced has happened
+            self.status.value = ""
+
+    def request_stop(self) -> None:
+        """Stop at the next step boundary (where the checkpoint is written); said at once, since the step under
+        way (a task's searches, the answer) may take a few seconds to end."""
+        self.backend.stop()
+        self.stop.disabled = True
+        self.status.value = f"<span class='rh-stopping'>{html.escape(self.text['stopping'])}</span>"
 
     def ask_shutdown(self) -> None:
         self.confirm_text.value = html.escape(self.text["shutdown_question"])

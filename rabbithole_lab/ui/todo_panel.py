@@ -13,6 +13,7 @@ from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.panels import full_width
 
 TITLE_CHARS = 70  # a task's title in the list; the whole task shows when it is opened
+APPROVE_MARK = "\u2713"  # ✓
 
 
 class TodoPanel:
@@ -27,7 +28,8 @@ class TodoPanel:
         self.task_ids: list[int] = []
         self.new_task = w.Text(placeholder=self.text["add_placeholder"], layout=w.Layout(width="70%"))
         self.add = w.Button(description=self.text["add"], icon="plus", layout=w.Layout(width="auto"))
-        self.approve = w.Button(description=self.text["approve"], button_style="success", icon="check",
+        # the tick as a character of the label: the icon font's tick sat above the text's baseline
+        self.approve = w.Button(description=f"{APPROVE_MARK} {self.text['approve']}", button_style="success",
                                 layout=w.Layout(width="auto"))
         self.progress = w.HTML()
         # what the clarification settled, and the researcher's correction of it (read like an answer)
@@ -45,7 +47,7 @@ class TodoPanel:
     def set_language(self, language: str) -> None:
         self.text = ui_text(language)
         self.widget.children[0].value = f"<h3>{self.text['todo_title']}</h3>"
-        self.add.description, self.approve.description = self.text["add"], self.text["approve"]
+        self.add.description, self.approve.description = self.text["add"], f"{APPROVE_MARK} {self.text['approve']}"
         self.new_task.placeholder = self.text["add_placeholder"]
         self.correction.placeholder = self.text["correct_placeholder"]
 

@@ -98,7 +98,7 @@ def test_english_question_gets_an_english_report(extractive_services, session_fa
     assert framing_language(lead(report["answer"])) == "en"
     assert any("calibrat" in s.quote.lower() for s in statements(lead(report["answer"])))  # the lead answers it
     assert any(s["doc_id"] == "Detector_Calibration_Guide.pdf" for s in report["sources"])
-    assert all(t["task"].split()[0] in {"How", "Identify", "Collect", "Clarify", "Check"}
+    assert all(t["task"].split()[0] in {"How", "Identify", "Establish", "Clarify", "Check"}
                for t in report["metadata"]["tasks"] if t["origin"] != "added")
 
 

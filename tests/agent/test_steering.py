@@ -312,3 +312,26 @@ def test_with_the_model_the_opening_cites_its_sources_and_each_approved_task_has
         assert f"**{number}. {item['task']}**" in answer
     shown = answer_markdown(FinalReport.model_validate(status.report))
     assert "[\\[1\\]](" in lead(shown)  # the lead's citations numbered and linked
+
+
+@pytest.mark.parametrize(("question", "written", "section"), [
+    ("Welche Pflichten hat der Betreiber nach der Quantenstrahlenschutzverordnung?", "Was regelt § 1?",
+     ("QStrV.pdf", "§ 1")),  # a bare number: the law the question names
+    ("Welche Pflichten hat der Betreiber einer Quantenquelle?", "Was regelt § 9 QStrG?", ("QStrG.pdf", "§ 9")),
+])
+def test_a_written_task_that_names_a_section_is_answered_from_that_section(demo_kb, tmp_path, question, written,
+                                                                         section):
+    research = Research(services_with(demo_kb), tmp_path / "sessions.sqlite")
+    try:
+        research.start(question)
+        research.answer("/end")
+        status = research.approve({"removed_ids": [], "new_items": [written]})
+        while status.kind == "interrupt":
+            status = research.answer("/end")
+    finally:
+        research.close()
+    assert status.kind == "done", status.error
+    task = next(s for s in status.state["task_stats"] if s["task"] == written)
+    found = {(f["document"], f.get("section")): f for f in status.state["findings"] if f["task_id"] == task["task_id"]}
+    assert section in found, list(found)
+    assert found[section]["extracted_info"]

@@ -36,7 +36,7 @@ def test_a_question_asks_for_kinds_by_its_words(question, kinds):
 @pytest.mark.parametrize("language", ["de", "en"])
 def test_the_planned_tasks_ask_for_the_same_kinds_in_either_language(language):
     """"Zuständigkeiten" and "responsibilities" ask for a body alike."""
-    asked = [asked_kinds(task.format(focus="Kran")) for task, _ in reasoner_words(language)["tasks"]]
+    asked = [asked_kinds(task.format(focus="Kran")) for task, *_ in reasoner_words(language)["tasks"]]
     assert asked == [set(), {"amount", "deadline"}, {"body", "condition"}, set()]
 
 

@@ -76,7 +76,11 @@ def test_todo_plan_has_three_to_five_tasks_in_the_language(reasoner):
     assert 3 <= len(plan.tasks) <= 5
     assert any("nur Erwachsene" in t.task for t in plan.tasks)
     english = reasoner.generate_todo("Which limits apply?", "", [], ["limits"], "en", 4)
-    assert all(t.task.split()[0] in {"Identify", "Collect", "Clarify", "Check"} for t in english.tasks)
+    assert all(t.task.split()[0] in {"Identify", "Establish", "Clarify", "Check"} for t in english.tasks)
+    # a question for an amount gets no task on duties and responsibilities: it could only close early
+    assert not any(t.task.startswith("Clarify") for t in english.tasks)
+    duties = reasoner.generate_todo("Who must report an incident?", "", [], ["incident"], "en", 4)
+    assert [t.task.split()[0] for t in duties.tasks] == ["Identify", "Clarify", "Check"]
 
 
 def _finding(chunk, reasoner, tier="primary", depth=0):
@@ -143,8 +147,8 @@ def test_the_task_assessment_names_the_concepts_the_passages_lack(reasoner):
     assert answered.answered and not answered.missing
     missing = reasoner.assess_task("Grenzwert für die Haut", "Welche Grenzwerte gelten?", [passage], "de")
     assert not missing.answered and missing.missing == ["Haut"] and "Haut" in missing.reason
-    # the words of the reasoner's own task templates are not asked for ("Konkrete … zusammenstellen")
-    template = reasoner.assess_task("Konkrete Grenzwerte, Zahlenangaben und Fristen zu Augenlinse zusammenstellen",
+    # the words of the reasoner's own task templates are not asked for ("Die Werte … belegen")
+    template = reasoner.assess_task("Die Werte, Zahlen und Fristen mit ihrer Fundstelle belegen – Thema: Augenlinse",
                                     "Welche Grenzwerte gelten?", [passage], "de")
     assert template.answered
     nothing = reasoner.assess_task("Grenzwert für die Haut", "Welche Grenzwerte gelten?", [], "de")

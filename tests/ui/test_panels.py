@@ -168,7 +168,7 @@ def test_english_question_switches_the_ui_to_english():
     bench.query.start.click()
     assert bench.language == "en" and bench.hitl.send.description == "Send"
     backend.emit(RunStatus("interrupt", TODO | {"language": "en"}, state={"detected_language": "en"}))
-    assert bench.todo.approve.description == "Approve"
+    assert bench.todo.approve.description.endswith("Approve")
 
 
 def test_stop_resume_and_error_messages():
@@ -180,8 +180,11 @@ def test_stop_resume_and_error_messages():
     assert not bench.sessions.stop.disabled and bench.sessions.resume.disabled
     bench.sessions.stop.click()
     assert backend.calls[-1] == ("stop", None)
+    # said at once, before the step under way ends; a second click has nothing left to ask
+    assert "angehalten" in bench.sessions.status.value and bench.sessions.stop.disabled
     backend.emit(RunStatus("stopped", state={"detected_language": "de"}))
     assert bench.sessions.stop.disabled and not bench.sessions.resume.disabled
+    assert "rh-stopping" not in bench.sessions.status.value
     assert bench.sessions.sessions.value == "t1"
     bench.sessions.resume.click()
     assert backend.calls[-1] == ("resume", "t1")

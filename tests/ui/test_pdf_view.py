@@ -32,6 +32,19 @@ def test_the_quoted_page_is_rendered_with_the_quote_marked(two_page_pdf):
     assert pymupdf.open(two_page_pdf)[1].first_annot is None  # the file itself is never changed
 
 
+def test_a_zoomed_page_opens_at_the_quote_not_at_the_pages_top(tmp_path):
+    path = tmp_path / "Lang.pdf"
+    document = pymupdf.open()
+    document.new_page().insert_text((50, 700), "Die Protokolle sind zehn Jahre lang aufzubewahren.", fontsize=11)
+    document.save(path)
+    document.close()
+    whole = pymupdf.Pixmap(render_page(path, 1, "Die Protokolle sind zehn Jahre", zoom=2.0).png)
+    at_quote = pymupdf.Pixmap(render_page(path, 1, "Die Protokolle sind zehn Jahre", zoom=2.0, from_quote=True).png)
+    assert at_quote.width == whole.width and at_quote.height < whole.height / 2  # the top of the page left out
+    unmarked = pymupdf.Pixmap(render_page(path, 1, "nicht auf der Seite", zoom=2.0, from_quote=True).png)
+    assert unmarked.height == whole.height  # no quote on the page: the whole page
+
+
 def test_a_missing_or_broken_file_is_a_message(tmp_path):
     with pytest.raises(PdfViewError, match="file not found"):
         render_page(tmp_path / "gone.pdf", 1)

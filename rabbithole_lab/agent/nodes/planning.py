@@ -75,12 +75,16 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     todo.items.append(ToDoItem(id=0, task=state["query"],
                                context=run_text(language(state))["original_question"]))
     seen = {state["query"].lower()}
-    tasks = [(t.task, t.context) for t in plan.tasks]
-    tasks += [(q, run_text(language(state))["dialogue_query"])
+    tasks = [(t.task, t.context, True) for t in plan.tasks]
+    # the dialogue's search strings only fill a plan short of the minimum: as tasks they repeat the question's
+    # words, find what its search found and close early
+    tasks += [(q, run_text(language(state))["dialogue_query"], False)
               for q in state.get("research_queries", [])]
     planned = 0
-    for task, context in tasks:
+    for task, context, proposed in tasks:
         if planned >= count - 1 or len(todo.items) >= todo.max_items:
+            break
+        if not proposed and len(todo.items) >= MIN_INITIAL_TASKS:
             break
         if not task.strip() or task.lower() in seen:
             continue
