@@ -96,8 +96,11 @@ def progress(iterable: Iterable | None = None, *, desc: str, unit: str, show: bo
 
 
 @functools.cache
-def _safe_bar_class():  # built on first use: tqdm.auto picks the notebook or the terminal bar
-    from tqdm.auto import tqdm
+def _safe_bar_class():
+    # the text bar in a notebook too: tqdm's notebook bar is a widget, and a finished one (closed, as leave=False
+    # does) left a view of a closed model in the cell, drawn as "Error displaying widget: model not found" when
+    # the Lab drew the notebook again (switching tabs); a text bar in the cell's stream output redraws as text
+    from tqdm.std import tqdm
 
     class _SafeBar(tqdm):
         """A tqdm bar that draws on the raw terminal (its own carriage returns) and shows a label's control
