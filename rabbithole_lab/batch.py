@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 REPORT_NOTEBOOK = Path(str(resources.files("rabbithole_lab").joinpath("notebooks", "research_report.ipynb")))
 EXECUTED_NOTEBOOK = "research_report.ipynb"
 NOTEBOOK_HTML = "research_report.html"
+MAX_SOCKET_PATH_CHARS = 100  # a Unix socket's path: 108 bytes on Linux, 104 on macOS
 
 
 @dataclass
@@ -149,25 +150,31 @@ def _name_the_kernel_that_ran(book) -> None:
 
 @functools.cache
 def _local_kernel_manager():
-    import os
-    import uuid
+    import shutil
+    import tempfile
 
     from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.paths import jupyter_runtime_dir
 
     class Local(AsyncKernelManager):
         """Kernels reached over local sockets (IPC), not TCP: nothing listens on a port, and the kernel does
-        not warn on every batch question that its TCP traffic is unencrypted. Each kernel's sockets have a
-        name of their own in Jupyter's runtime folder (the default name is shared: two batch workers started
-        at once talked to each other's kernel)."""
-
-        transport = "ipc"
+        not warn on every batch question that its TCP traffic is unencrypted. Each kernel's sockets are in a
+        private folder of their own (the default socket name is shared: two batch workers started at once
+        talked to each other's kernel), short enough for a socket's path (about 100 characters: Jupyter's
+        runtime folder under a deep home was too long); where even that is too long, TCP as before."""
 
         def __init__(self, **kwargs):
             super().__init__(**kwargs)
-            runtime = jupyter_runtime_dir()
-            os.makedirs(runtime, exist_ok=True)
-            self.ip = os.path.join(runtime, f"rabbithole-{uuid.uuid4().hex[:12]}-ipc")
+            self._socket_dir = tempfile.mkdtemp(prefix="rh-kernel-")
+            ip = f"{self._socket_dir}/k"
+            if len(ip) + len("-ipc-65535") <= MAX_SOCKET_PATH_CHARS:
+                self.transport, self.ip = "ipc", ip
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart:
+                shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+        cleanup_resources = _async_cleanup_resources
 
     return Local
 

@@ -166,3 +166,24 @@ def test_batch_cli_reports_a_failure_with_exit_code_1(tmp_path, demo_db, capsys)
     assert code == 1
     printed = capsys.readouterr().out
     assert "[failed]" in printed and "Index:" in printed
+
+
+def test_a_batch_kernel_talks_over_a_private_short_socket_or_else_tcp(tmp_path, monkeypatch):
+    import shutil
+    import stat
+    import tempfile
+
+    from rabbithole_lab import batch
+
+    local = batch.LocalKernelManager()
+    try:
+        assert local.transport == "ipc" and len(local.ip) + len("-ipc-65535") <= batch.MAX_SOCKET_PATH_CHARS
+        assert stat.S_IMODE(os.stat(os.path.dirname(local.ip)).st_mode) == 0o700  # no other user's folder
+    finally:
+        shutil.rmtree(local._socket_dir, ignore_errors=True)
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    fallback = batch.LocalKernelManager()
+    shutil.rmtree(fallback._socket_dir, ignore_errors=True)
+    assert fallback.transport == "tcp"  # a socket path that long cannot be bound
