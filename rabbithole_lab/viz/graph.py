@@ -113,12 +113,12 @@ def _skipped_targets(edges: list[dict], shown: nx.DiGraph) -> int:
 def _mark_chains(graph: nx.DiGraph) -> None:
     """`chain` on every node and edge of a followed chain: a followed reference, the sections it joins, and
     the way from the question to the section that starts it."""
-    followed = [(a, b) for a, b, data in graph.edges(data=True) if data["decision"] == "followed"]
+    followed = {(a, b) for a, b, data in graph.edges(data=True) if data["decision"] == "followed"}
     on_chain = {node for edge in followed for node in edge}
     for node in graph.nodes:
         graph.nodes[node]["chain"] = node in on_chain
     for source, target, data in graph.edges(data=True):
-        data["chain"] = (source, target) in set(followed) or (data["decision"] == "entry" and target in on_chain)
+        data["chain"] = (source, target) in followed or (data["decision"] == "entry" and target in on_chain)
     if QUESTION_NODE in graph and any(graph.edges[QUESTION_NODE, n]["chain"] for n in graph.successors(QUESTION_NODE)):
         graph.nodes[QUESTION_NODE]["chain"] = True
 
