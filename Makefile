@@ -32,7 +32,7 @@ demo: $(STAMP)
 	$(BIN)/rabbithole ingest kb --reindex
 	$(BIN)/rabbithole trail "$(DEMO_QUESTION)" --kb kb --budget-chars 6000
 	$(BIN)/rabbithole research "$(DEMO_QUESTION)" --kb kb --no-hitl --out reports/demo
-	@echo "Open the workbench: make lab  (runs $(BIN)/jupyter lab notebooks/research.ipynb)"
+	@echo "Open the workbench: make lab  (runs $(BIN)/jupyter lab --config=jupyter_server_config.py notebooks/research.ipynb, served from the repository)"
 
 # the workbench, served from the repository root (reports/ and kb/ in the file browser); the tracked notebooks
 # are saved without outputs (jupyter_server_config.py). LAB_ARGS passes more options (the browser tests: port,
