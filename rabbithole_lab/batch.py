@@ -6,7 +6,6 @@ with its error while the others continue.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +29,6 @@ logger = logging.getLogger(__name__)
 REPORT_NOTEBOOK = Path(str(resources.files("rabbithole_lab").joinpath("notebooks", "research_report.ipynb")))
 EXECUTED_NOTEBOOK = "research_report.ipynb"
 NOTEBOOK_HTML = "research_report.html"
-MAX_SOCKET_PATH_CHARS = 100  # a Unix socket's path: 108 bytes on Linux, 104 on macOS
 
 
 @dataclass
@@ -148,43 +146,6 @@ def _name_the_kernel_that_ran(book) -> None:
     book.metadata["kernelspec"] = kernelspec
 
 
-@functools.cache
-def _local_kernel_manager():
-    import shutil
-    import tempfile
-
-    from jupyter_client.manager import AsyncKernelManager
-
-    class Local(AsyncKernelManager):
-        """Kernels reached over local sockets (IPC), not TCP: nothing listens on a port, and the kernel does
-        not warn on every batch question that its TCP traffic is unencrypted. Each kernel's sockets are in a
-        private folder of their own (the default socket name is shared: two batch workers started at once
-        talked to each other's kernel), short enough for a socket's path (about 100 characters: Jupyter's
-        runtime folder under a deep home was too long); where even that is too long, TCP as before."""
-
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs)
-            self._socket_dir = tempfile.mkdtemp(prefix="rh-kernel-")
-            ip = f"{self._socket_dir}/k"
-            if len(ip) + len("-ipc-65535") <= MAX_SOCKET_PATH_CHARS:
-                self.transport, self.ip = "ipc", ip
-
-        async def _async_cleanup_resources(self, restart: bool = False) -> None:
-            await super()._async_cleanup_resources(restart=restart)
-            if not restart:
-                shutil.rmtree(self._socket_dir, ignore_errors=True)
-
-        cleanup_resources = _async_cleanup_resources
-
-    return Local
-
-
-def __getattr__(name: str):
-    if name == "LocalKernelManager":  # built on first use: jupyter_client is imported only by a batch run
-        return _local_kernel_manager()
-    raise AttributeError(name)
-
-
 def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: Path, kernel: str | None,
              trust: bool) -> None:
     """One question through the report notebook. Every path is absolute and the process directory never
@@ -198,7 +159,7 @@ def _execute(question: str, folder: Path, kb: Path, db: Path | None, notebook: P
     _readable_parameters()
     papermill.execute_notebook(
         str(notebook), str(executed), progress_bar=False, kernel_name=kernel,
-        kernel_manager_class="rabbithole_lab.batch.LocalKernelManager",
+        kernel_manager_class="rabbithole_lab.batch_kernel.LocalKernelManager",
         parameters={"question": question, "kb": str(kb), "db": str(db) if db else "",
                     "collection": "", "answers": [], "approve_todo": "auto", "out_dir": str(folder)})
     book = nbformat.read(executed, as_version=4)

@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from rabbithole_lab.agent.nodes.common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
@@ -66,7 +67,6 @@ class ResearchTask:
     # passages earlier tasks admitted that this task's searches found again (chunk ids): the answer's section
     # for the task names them as its findings too, instead of "not found"
     found_again: set[str] = field(default_factory=set)
-    named: set[str] = field(default_factory=set)  # passages of the sections the task names (chunk_key)
     search_progress: Progress = _silent
     follow_progress: Progress = _silent
 
@@ -107,12 +107,12 @@ class ResearchTask:
                 key = chunk_key(hit)
                 if key not in self.seen and (key not in found or found[key].score < hit.score):
                     found[key] = hit
-        for hit in self.named_sections():  # looked up, not searched: first, whatever their words
-            self.named.add(chunk_key(hit))
+        for hit in self.named_sections:  # looked up, not searched: first, whatever their words
             if chunk_key(hit) not in self.seen:
                 found[chunk_key(hit)] = hit.model_copy(update={"score": 1.0})
         return sorted(found.values(), key=lambda hit: -hit.score)
 
+    @cached_property
     def named_sections(self) -> list[VectorResult]:
         """The sections a task names ("Was regelt § 77 StrlSchG?"), resolved as a followed reference is: a
         bare "§ 77" is the law the question or the dialogue named. Searching the task's words instead found a
@@ -130,6 +130,11 @@ class ResearchTask:
                 if resolution.path == "section_index":  # the section itself, not a search near it
                     hits += resolution.results
         return hits
+
+    @cached_property
+    def named_keys(self) -> set[str]:
+        """The passages of the sections the task names (chunk keys)."""
+        return {chunk_key(hit) for hit in self.named_sections}
 
     def budget_chars(self, iteration: int) -> int:
         search = self.services.settings.search
@@ -150,7 +155,7 @@ class ResearchTask:
             result, extracted_info=info.extracted_info, relevance_score=round(relevance, 4), depth=item.depth,
             tier=item.tier, references=item.references, preserved_quotes=info.preserved_quotes,
             cited_by=item.cited_by, cites=item.cites)
-        named = chunk_key(result) in self.named
+        named = chunk_key(result) in self.named_keys
         if (item.depth or self.task.id == QUESTION_TASK_ID or named) and not finding.extracted_info:
             # kept even when no sentence matched: a citation, the question's own search or the task naming the
             # section made it relevant

@@ -67,8 +67,8 @@ SYNTHESIS_SIDE = frozenset({
     "reasoning/quality.py", "reasoning/question_parts.py", "reasoning/term_weights.py", "reference_edges.py",
     "schemas.py", "sources.py",
 })
-FRONT_ENDS = ("ui/", "viz/", "report/", "eval/", "notebooks/", "cli.py", "cli_", "batch.py", "messages_ui.py",
-              "notebook_hygiene.py", "terminal.py", "input_files.py")
+FRONT_ENDS = ("ui/", "viz/", "report/", "eval/", "notebooks/", "cli.py", "cli_", "batch.py", "batch_kernel.py",
+              "messages_ui.py", "notebook_hygiene.py", "terminal.py", "input_files.py")
 PACKAGE = Path(__file__).resolve().parents[1]
 
 

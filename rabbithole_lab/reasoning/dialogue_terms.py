@@ -72,8 +72,7 @@ def aspect_phrases(text: str, language: str, question_stems: set[str]) -> list[s
             runs[-1].append(token)
     aspects = []
     for run in runs:
-        words = [word for word in run if not contains_concept(word, question_stems)] if len(run) > 1 else run
-        words = [] if len(run) == 1 and contains_concept(run[0], question_stems) else words
+        words = [word for word in run if not contains_concept(word, question_stems)]
         # a run ends with the word that names its subject; what stands before it qualifies it ("schwangere
         # Frauen"), what follows it without naming one is dropped ("Frauen gefragt")
         while words and not is_term_word(words[-1], language) and not words[-1].isdigit():

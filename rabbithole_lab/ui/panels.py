@@ -10,14 +10,14 @@ from pathlib import Path
 import ipywidgets as w
 from IPython.display import HTML
 
-from rabbithole_lab.messages import column_headers, graph_text, reasoner_reason, report_labels, ui_text
+from rabbithole_lab.messages import column_headers, reasoner_reason, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.shown_text import shorten
 from rabbithole_lab.sources import links_relative_to
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.pdf_view import PdfPageView
-from rabbithole_lab.viz.graph import graph_height_px, graph_html, graph_legend_html, reference_graph
+from rabbithole_lab.viz.graph import graph_height_px, graph_html, graph_legend_html, hidden_note, reference_graph
 from rabbithole_lab.viz.tables import TIERS, context_chunks, full_extracts, tier_table_html, tier_tables
 
 PREVIEW_CHARS = 240
@@ -287,8 +287,7 @@ class ContextPanel:
                                 include_skipped=self.show_skipped.value, question=True)
         height_px = graph_height_px(graph)
         page = graph_html(graph, height=f"{height_px}px", language=self._language)
-        said = graph_text(self._language)
-        hidden = said["hidden"].format(count=graph.graph["hidden"]) if graph.graph.get("hidden") else ""
+        hidden = hidden_note(graph, self._language)
         self.legend.value = graph_legend_html(graph, self._language) + (
             f"<div style='font-size:12px;color:#555'>{html.escape(hidden)}</div>" if hidden else "")
         self.graph.value = (f'<iframe class="rh-graph" srcdoc="{html.escape(page, quote=True)}" '

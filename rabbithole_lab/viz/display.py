@@ -9,7 +9,14 @@ from IPython.display import HTML, Image, Markdown, display
 
 from rabbithole_lab.messages import column_headers, graph_text, ui_text
 from rabbithole_lab.reference_edges import distinct_references, followed_count, reference_label
-from rabbithole_lab.viz.graph import graph_height_px, graph_html, graph_legend_html, graph_png, reference_graph
+from rabbithole_lab.viz.graph import (
+    graph_height_px,
+    graph_html,
+    graph_legend_html,
+    graph_png,
+    hidden_note,
+    reference_graph,
+)
 from rabbithole_lab.viz.tables import context_chunks, full_extracts, tier_table_html, tier_tables
 
 
@@ -44,8 +51,8 @@ def show_graph(state: dict, interactive: bool = True, include_skipped: bool = Fa
     followed, skipped = followed_count(edges)
     said = graph_text(language)
     summary = said["summary"].format(followed=followed, skipped=skipped)
-    if graph.graph.get("hidden"):
-        summary += " · " + said["hidden"].format(count=graph.graph["hidden"])
+    if hidden := hidden_note(graph, language):
+        summary += " · " + hidden
     display(Markdown(f"**{summary}**"))
     display(HTML(graph_legend_html(graph, language)))
     display(Image(data=graph_png(graph, language), format="png", alt=summary))

@@ -123,6 +123,12 @@ def _mark_chains(graph: nx.DiGraph) -> None:
         graph.nodes[QUESTION_NODE]["chain"] = True
 
 
+def hidden_note(graph: nx.DiGraph, language: str = "de") -> str:
+    """How many sections the graph leaves out ("" when none), in the reader's language."""
+    hidden = graph.graph.get("hidden", 0)
+    return graph_text(language)["hidden"].format(count=hidden) if hidden else ""
+
+
 def _border(collection: str, order: list[str]) -> str:
     return COLLECTION_BORDERS[order.index(collection) % len(COLLECTION_BORDERS)] if collection in order else "#333333"
 

@@ -10,6 +10,7 @@ import pandas as pd
 from rabbithole_lab.findings import TIERS, context_entries, finding_tasks, tier_entries
 from rabbithole_lab.pages import find_span, page_at
 from rabbithole_lab.shown_text import shorten
+from rabbithole_lab.viz.graph import section_node
 
 COLUMNS = ["doc", "section", "page", "depth", "score", "task", "cited_by", "cites", "extract"]
 EXTRACT_CHARS = 300
@@ -35,7 +36,7 @@ def extract_pages(entry: dict) -> str:
 
 
 def _section_of(entry: dict) -> str:
-    return f"{entry['document']} {entry.get('section', '')}".strip()
+    return section_node(entry["document"], entry.get("section", ""))
 
 
 def _section_labels(state: dict) -> dict[str, str]:
@@ -52,9 +53,9 @@ def followed_links(state: dict) -> tuple[dict[str, list[str]], dict[str, list[st
     for edge in state.get("reference_edges", []) or []:
         if edge.get("decision") != "followed":
             continue
-        source = f"{edge.get('from_doc', '')} {edge.get('from_section', '')}".strip()
+        source = section_node(edge.get("from_doc", ""), edge.get("from_section", ""))
         for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []), strict=False):
-            target = f"{doc} {section}".strip()
+            target = section_node(doc, section)
             if target != source:
                 cited_by.setdefault(target, []).append(source)
                 cites.setdefault(source, []).append(target)
@@ -98,10 +99,9 @@ def tier_tables(state: dict) -> dict[str, pd.DataFrame]:
 _CELL_STYLE = "text-align:left; vertical-align:top; padding:2px 6px; border-bottom:1px solid #e0e0e0;"
 # a number, a file name or a section number is never broken: on a narrow panel the extract gives way (it
 # wraps anywhere), the labels of other sections wrap between their words only
+_BETWEEN_WORDS = " white-space:normal; overflow-wrap:normal; word-break:normal;"
 _WRAPPING = {"extract": " white-space:normal; overflow-wrap:anywhere; min-width:12em; width:100%;",
-             "task": " white-space:normal; overflow-wrap:normal; word-break:normal;",
-             "cited_by": " white-space:normal; overflow-wrap:normal; word-break:normal;",
-             "cites": " white-space:normal; overflow-wrap:normal; word-break:normal;"}
+             "task": _BETWEEN_WORDS, "cited_by": _BETWEEN_WORDS, "cites": _BETWEEN_WORDS}
 _WHOLE = " white-space:nowrap;"
 
 

@@ -173,7 +173,7 @@ def test_a_batch_kernel_talks_over_a_private_short_socket_or_else_tcp(tmp_path, 
     import stat
     import tempfile
 
-    from rabbithole_lab import batch
+    from rabbithole_lab import batch_kernel as batch
 
     local = batch.LocalKernelManager()
     try:
