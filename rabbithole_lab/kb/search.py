@@ -22,6 +22,10 @@ from rabbithole_lab.settings import SearchSettings
 
 logger = logging.getLogger(__name__)
 
+# the whole question's own search against 1 for each of its clauses and `named_document_weight` for a search
+# within a document it names
+QUESTION_RUN_WEIGHT = 3.0
+
 SearchMode = Literal["hybrid", "dense", "bm25"]
 
 
@@ -167,18 +171,19 @@ class KnowledgeBase:
         if self.settings.multi_query:
             for clause in clauses(question):
                 runs.append(self.search(clause, k=candidates, collection=collection))
+        scoped = []  # a search within each named document
         for doc in named:
             owner = self.registry.collection_of(doc)
             if collection and owner != collection:
                 continue
-            runs.append(self.search(question, k=candidates, doc=doc, collection=owner))
+            scoped.append(self.search(question, k=candidates, doc=doc, collection=owner))
+        runs += scoped
         by_id = {hit.chunk_id: hit for run in runs for hit in run}
-        fused = reciprocal_rank_fusion(
-            [[hit.chunk_id for hit in run] for run in runs],
-            self.settings.rrf_k,
-            weights=[3.0] + [1.0] * (len(runs) - 1),
-        )
-        best_possible = (2.0 + len(runs)) / (self.settings.rrf_k + 1)
+        weights = [QUESTION_RUN_WEIGHT] + [1.0] * (len(runs) - 1 - len(scoped)) + \
+            [self.settings.named_document_weight] * len(scoped)
+        fused = reciprocal_rank_fusion([[hit.chunk_id for hit in run] for run in runs], self.settings.rrf_k,
+                                       weights=weights)
+        best_possible = sum(weights) / (self.settings.rrf_k + 1)
         ranked = sorted(fused.items(), key=lambda item: -item[1])
         results: list[VectorResult] = []
         sections: dict[tuple[str, str], bool] = {}  # (doc, section) -> a taken chunk of it continues its section
