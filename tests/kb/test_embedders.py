@@ -59,8 +59,9 @@ def test_e5_reads_german_and_english_and_asks_with_its_query_prefix(e5):
     assert np.allclose(e5.embed_queries([QUESTION_DE])[0], question, atol=1e-5)
 
 
-def test_one_query_is_embedded_with_the_query_thread_count_and_a_batch_with_every_core(monkeypatch):
-    embedder = build_embedder(_settings(engine="native", threads=2, query_threads=1).embedding)
+@pytest.mark.parametrize("engine", ["blas", "native"])
+def test_one_query_is_embedded_with_the_query_thread_count_and_a_batch_with_every_core(monkeypatch, engine):
+    embedder = build_embedder(_settings(engine=engine, threads=2, query_threads=1).embedding)
     embedder.embed_query("warm")
     counts: list[int] = []
     monkeypatch.setattr(embedder, "_set_threads", counts.append)
