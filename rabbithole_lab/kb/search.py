@@ -168,19 +168,18 @@ class KnowledgeBase:
         named = named_documents(f"{question} {german_terms(question)}", self.registry)
         names = " ".join(self.registry.names_of(doc) for doc in named)
         runs = [self.search(question, k=candidates, collection=collection, lexical_extra=names)]
+        weights = [QUESTION_RUN_WEIGHT]
         if self.settings.multi_query:
             for clause in clauses(question):
                 runs.append(self.search(clause, k=candidates, collection=collection))
-        scoped = []  # a search within each named document
-        for doc in named:
+                weights.append(1.0)
+        for doc in named:  # a search within each named document
             owner = self.registry.collection_of(doc)
             if collection and owner != collection:
                 continue
-            scoped.append(self.search(question, k=candidates, doc=doc, collection=owner))
-        runs += scoped
+            runs.append(self.search(question, k=candidates, doc=doc, collection=owner))
+            weights.append(self.settings.named_document_weight)
         by_id = {hit.chunk_id: hit for run in runs for hit in run}
-        weights = [QUESTION_RUN_WEIGHT] + [1.0] * (len(runs) - 1 - len(scoped)) + \
-            [self.settings.named_document_weight] * len(scoped)
         fused = reciprocal_rank_fusion([[hit.chunk_id for hit in run] for run in runs], self.settings.rrf_k,
                                        weights=weights)
         best_possible = sum(weights) / (self.settings.rrf_k + 1)

