@@ -28,7 +28,8 @@ def ingest_once(kb_dir: Path) -> dict:
         process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "ingest",
                                     str(kb_dir), "--db", db], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                    text=True,
-                                   env={**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_ENGINE": "blas"})
+                                   env={**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_ENGINE": "blas",
+                                        "EMBEDDING_VECTOR_CACHE": "off"})  # every chunk embedded
         printed = process.stdout.read() if process.stdout else ""
         _, status, usage = os.wait4(process.pid, 0)
         wall_s = time.perf_counter() - started

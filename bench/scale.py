@@ -172,7 +172,7 @@ def main() -> None:
     pages = generate(kb_dir, args.pages, args.laws)
     generate_s = time.perf_counter() - started
 
-    settings = load_settings(env_file=None)
+    settings = load_settings(env_file=None, embedding={"vector_cache": "off"})  # every chunk embedded
     embedder = shared_embedder(settings)
     embedder.embed_query("warm up")  # the model load is not ingestion work
     index = open_index(settings, kb_dir, db, embedder=embedder)

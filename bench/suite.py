@@ -1,6 +1,6 @@
 """The test suite as CI runs it: a fresh clone of HEAD, `.ci/run` (install from scratch, then the README's
-test command), cold caches (an empty index cache of its own). Records the test time pytest reports, the wall
-time with the install, and the test counts.
+test command), cold caches (empty index, session and vector caches of its own). Records the test time pytest
+reports, the wall time with the install, and the test counts.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ def bench(context: BenchContext) -> dict:
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
         (Path(scratch) / "shared").symlink_to(SHARED)  # the clone reads ../shared in place, as CI's checkout does
         environment = {**os.environ, "CI": "true", "RABBITHOLE_INDEX_CACHE": str(Path(scratch) / "index-cache"),
-                       "RABBITHOLE_SESSION_CACHE": str(Path(scratch) / "session-cache")}
+                       "RABBITHOLE_SESSION_CACHE": str(Path(scratch) / "session-cache"),
+                       "EMBEDDING_VECTOR_CACHE": str(Path(scratch) / "vectors")}
         done = subprocess.run([str(clone / ".ci" / "run")], cwd=clone, env=environment, capture_output=True,
                               text=True, stdin=subprocess.DEVNULL)
         (context.out("suite") / "ci.log").write_text(done.stdout[-200_000:] + done.stderr[-50_000:],

