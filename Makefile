@@ -42,7 +42,7 @@ lab: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check rabbithole_lab tests bench scripts
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=25
 
 demo-kb: $(STAMP)
 	$(BIN)/python scripts/build_demo_kb.py kb
