@@ -68,7 +68,7 @@ class VectorStore:
         self.broken = True
 
     def get(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
-        if self.broken or not keys:
+        if self.broken or not keys or not self.path.exists():  # made by the first `put`, not by a lookup
             return {}
         found: dict[bytes, np.ndarray] = {}
         try:
