@@ -85,13 +85,22 @@ def answer_row(question: dict, status, seconds: float) -> dict:
 
 
 def research_all(context: BenchContext, services, questions: list[dict], folder: Path) -> list[dict]:
-    """Whole unattended runs; each run's state before `synthesize` is kept in `folder`."""
+    """Whole unattended runs; each run's state before `synthesize` is kept in `folder`. A run stopped part-way
+    (killed, or out of time) goes on where it stopped: a question whose state the same research already kept
+    is answered by synthesising that state again, which gives the answer its run gave."""
     rows = []
+    resumed = 0
     with tempfile.TemporaryDirectory(prefix="bench-sessions-") as scratch:
         for question in tqdm(questions, desc="research (keeps each run's state)", unit="q",
                              disable=not context.show_progress):
-            research = Research(services, Path(scratch) / "sessions.sqlite")
+            kept = folder / "states" / f"{question['id']}.json"
             started = time.perf_counter()
+            if kept.is_file():
+                status = resynthesize(services, load_state(kept), Path(scratch) / "resumed.sqlite")
+                rows.append(answer_row(question, status, time.perf_counter() - started))
+                resumed += 1
+                continue
+            research = Research(services, Path(scratch) / "sessions.sqlite")
             try:
                 status = research.run_unattended(question["question"])
                 state = state_before_synthesis(research.session) if research.session else None
@@ -100,6 +109,9 @@ def research_all(context: BenchContext, services, questions: list[dict], folder:
             if state is not None:
                 save_state(folder / "states" / f"{question['id']}.json", state)
             rows.append(answer_row(question, status, time.perf_counter() - started))
+    if resumed:
+        logger.warning("%d of %d questions were researched by an earlier, stopped run of the same research (%s): "
+                       "their kept states were synthesised again", resumed, len(questions), folder)
     return rows
 
 
