@@ -31,6 +31,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # workers share the cores: an OpenMP thread that waits sleeps instead of spinning on a core another worker needs
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # and each embeds on its share of them (one thread with a worker per core): a batch split over more threads
+    # than the cores left free waits on its slowest thread (docs/decisions/014)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    os.environ.setdefault("EMBEDDING_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 for noisy in ("bm25s", "chromadb", "httpx", "sentence_transformers"):
     logging.getLogger(noisy).setLevel(logging.WARNING)
 
