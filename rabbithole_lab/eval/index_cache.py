@@ -19,6 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
+from rabbithole_lab.cache_dirs import machine_cache
 from rabbithole_lab.kb.embedder import choose_embedder
 from rabbithole_lab.kb.factory import open_index
 from rabbithole_lab.kb.ingest import CHUNKING_VERSION, ingest
@@ -40,8 +41,7 @@ def cache_folder(variable: str, name: str) -> Path:
     configured = os.environ.get(variable, "").strip()
     if configured:
         return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or Path.home() / ".cache"
-    return Path(base) / "rabbithole-lab" / name
+    return machine_cache(name)
 
 
 def cache_root() -> Path:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rabbithole_lab.cache_dirs import machine_cache
 from rabbithole_lab.kb.embedder import QueryCache
 
 logger = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ PASSAGE, QUERY = "passage", "query"
 
 
 def default_folder() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rabbithole-lab" / "vectors"
+    return machine_cache("vectors")
 
 
 def store_name(fingerprint: str) -> str:
@@ -118,9 +119,9 @@ class CachedEmbedder:
     def _vectors(self, kind: str, texts: list[str], embed) -> np.ndarray:
         keys = [VectorStore.key(kind, text) for text in texts]
         known = self.store.get(list(dict.fromkeys(keys)))
-        todo = list(dict.fromkeys(text for text, key in zip(texts, keys, strict=True) if key not in known))
+        todo = {key: text for key, text in zip(keys, texts, strict=True) if key not in known}  # each text once
         if todo:
-            fresh = dict(zip((VectorStore.key(kind, text) for text in todo), embed(todo), strict=True))
+            fresh = dict(zip(todo, embed(list(todo.values())), strict=True))
             self.store.put(fresh)
             known.update(fresh)
         return np.stack([known[key] for key in keys]).astype(np.float32, copy=False)
