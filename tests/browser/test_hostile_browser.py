@@ -15,7 +15,7 @@ import pytest
 
 from rabbithole_lab.batch import run_batch
 from tests.browser.conftest import ARTIFACTS, Shots
-from tests.browser.test_workbench_browser import SLOW_MS, _open_notebook, _run_all
+from tests.browser.test_workbench_browser import SLOW_MS, _open_notebook, _run_all, wait_for_workbench
 from tests.conftest import DEMO_KB, REPO
 
 pytestmark = pytest.mark.browser
@@ -107,8 +107,7 @@ def test_a_hostile_question_over_a_hostile_document_in_the_workbench_runs_nothin
     shot = Shots(page, ARTIFACTS / "hostile")
     _open_notebook(page, jupyter_lab, _workbench_on(hostile_kb))
     _run_all(page)
-    question = page.get_by_placeholder("Ihre Forschungsfrage …")
-    question.wait_for(timeout=SLOW_MS)
+    question = wait_for_workbench(page, jupyter_lab)
     question.fill(HOSTILE_QUESTION)
     page.locator("button", has_text="Start").first.click()
     page.get_by_text("Klärung · Runde 1").wait_for(timeout=SLOW_MS)

@@ -68,6 +68,29 @@ def _run_all(page) -> None:
     raise AssertionError("Run All Cells did not start the notebook")
 
 
+def _what_the_notebook_shows(page, lab) -> str:
+    """Why a step did not come: the cells' prompts and outputs, the kernels' states and the end of the server
+    log (a kernel's own errors go there), for a failure message that a CI log alone explains."""
+    prompts = [p.inner_text() for p in page.locator(".jp-CodeCell .jp-InputArea-prompt").all()]
+    outputs = " | ".join(o.inner_text()[-600:] for o in page.locator(".jp-OutputArea-output").all())
+    try:
+        kernels = [(k.get("name"), k.get("execution_state")) for k in _kernels(lab)]
+    except OSError as error:
+        kernels = [("unknown", str(error))]
+    log = Path(lab["log"]).read_text(encoding="utf-8", errors="replace")[-3000:]
+    return f"prompts {prompts}; kernels {kernels}; outputs: {outputs[-3000:]}\n--- lab.log (end) ---\n{log}"
+
+
+def wait_for_workbench(page, lab):
+    """The workbench's question field, once the notebook's cells built it; else a failure saying why."""
+    question = page.get_by_placeholder("Ihre Forschungsfrage …")
+    try:
+        question.wait_for(timeout=SLOW_MS)
+    except Exception as error:
+        raise AssertionError("the workbench did not appear: " + _what_the_notebook_shows(page, lab)) from error
+    return question
+
+
 def _clarification_questions(page) -> list[str]:
     return [item.inner_text() for item in page.locator(".widget-html ol li").all() if item.is_visible()]
 
@@ -105,8 +128,7 @@ def _research_run(jupyter_lab, page, shot) -> None:
     _open_notebook(page, jupyter_lab, "notebooks/research.ipynb")
     shot("notebook_open")
     _run_all(page)
-    question = page.get_by_placeholder("Ihre Forschungsfrage …")
-    question.wait_for(timeout=SLOW_MS)
+    question = wait_for_workbench(page, jupyter_lab)
     assert "extractive" in page.locator(".widget-html", has_text="Reasoner").first.inner_text()
     shot("workbench_ready")
 
@@ -348,8 +370,7 @@ def test_an_english_run_shows_no_german_ui_text(jupyter_lab, page):
     try:
         _open_notebook(page, jupyter_lab, "notebooks/research.ipynb")
         _run_all(page)
-        question = page.get_by_placeholder("Ihre Forschungsfrage …")
-        question.wait_for(timeout=SLOW_MS)
+        question = wait_for_workbench(page, jupyter_lab)
         question.fill("Which limits apply to occupationally exposed persons for quantum radiation?")
         page.locator("button", has_text=re.compile(r"^\s*Start\s*$")).click()
         page.get_by_text("Clarification · Round 1").wait_for(timeout=SLOW_MS)
