@@ -4,6 +4,7 @@ a search that finds its search files out of step rebuilds them only when it can 
 from __future__ import annotations
 
 import fcntl
+import logging
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from rabbithole_lab.kb.kb_folder import KBFolderError
 
 LOCK_FILE = ".ingest.lock"
+logger = logging.getLogger(__name__)
 
 
 class IngestBusyError(KBFolderError):
@@ -24,7 +26,7 @@ def ingest_lock(db_path: Path, wait_s: float = 0.0):
     up to `wait_s` for the other ingest, after which its own finds the files unchanged."""
     db_path = Path(db_path)
     db_path.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + wait_s
+    deadline, waiting = time.monotonic() + wait_s, False
     with open(db_path / LOCK_FILE, "w") as handle:
         while True:
             try:
@@ -35,6 +37,9 @@ def ingest_lock(db_path: Path, wait_s: float = 0.0):
                     raise IngestBusyError(
                         f"another ingest is writing to {db_path}; wait until it has finished"
                     ) from None
+                if not waiting:  # said once: a wait of minutes is not a hang
+                    logger.warning("Another ingest is writing to %s: waiting up to %.0f s for it", db_path, wait_s)
+                    waiting = True
                 time.sleep(0.2)
         try:
             yield

@@ -263,9 +263,9 @@ def test_whole_collection_reads_go_page_by_page(tmp_path, settings, monkeypatch)
     assert report.files_unchanged == 4 and report.chunks_added == 0
 
 
-def test_a_run_that_only_updates_the_index_waits_for_another_ingest(tmp_path, settings, demo_db):
+def test_a_run_that_only_updates_the_index_waits_for_another_ingest(tmp_path, settings, demo_db, caplog):
     """Batch workers bring one index up to date before they start: the second waits for the first
-    instead of failing (the `ingest` command itself still fails fast, see above)."""
+    instead of failing, and says once that it waits (the `ingest` command itself still fails fast, see above)."""
     import threading
 
     from rabbithole_lab.kb.ingest_lock import IngestBusyError
@@ -284,9 +284,12 @@ def test_a_run_that_only_updates_the_index_waits_for_another_ingest(tmp_path, se
     with pytest.raises(IngestBusyError):
         ingest(DEMO_KB, index, settings.kb, show_progress=False)
     threading.Timer(1.0, release.set).start()
-    report = ingest(DEMO_KB, index, settings.kb, show_progress=False, lock_wait_s=60)
+    with caplog.at_level("WARNING", logger="rabbithole_lab.kb.ingest_lock"):
+        report = ingest(DEMO_KB, index, settings.kb, show_progress=False, lock_wait_s=60)
     other.join(30)
     assert report.files_unchanged == 4 and report.chunks_added == 0
+    waits = [record for record in caplog.records if record.name == "rabbithole_lab.kb.ingest_lock"]
+    assert len(waits) == 1 and str(demo_db) in waits[0].getMessage()
 
 
 def test_progress_without_a_terminal_is_plain_lines_and_library_notes_stay_quiet(tmp_path):
