@@ -81,8 +81,10 @@ def pytest_collection_modifyitems(config, items):
 
     Run in parallel (`-n auto --dist loadgroup`, what `make test` does), the corpus tests are one group and go
     first: the ingest of the corpus into a cold index cache is the suite's longest step, so one worker does it
-    while the others run everything else. The browser tests are one group too (one JupyterLab for all), and
-    every other file is a group of its own, so its module fixtures are built once."""
+    while the others run everything else. The browser tests are one group too (one JupyterLab for all), with
+    the notebooks run as they are: all of them open the repository's own index (kb/database), and Chroma's
+    embedded store is not safe for processes that open it at once. Every other file is a group of its own, so
+    its module fixtures are built once."""
     for item in items:
         if CORPUS_FIXTURES & set(getattr(item, "fixturenames", ())) and not item.get_closest_marker("corpus"):
             item.add_marker(pytest.mark.corpus)
@@ -90,7 +92,8 @@ def pytest_collection_modifyitems(config, items):
         return
     for item in items:
         path = item.nodeid.split("::")[0]
-        group = "corpus" if item.get_closest_marker("corpus") else "browser" if "/browser/" in path else path
+        uses_repo_index = "/browser/" in path or path.endswith(".ipynb")
+        group = "corpus" if item.get_closest_marker("corpus") else "repo-kb" if uses_repo_index else path
         item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: 0 if item.get_closest_marker("corpus") else 1)
 
