@@ -92,7 +92,6 @@ REASONER = {
         "q_docs": "Soll sich die Recherche auf {docs} beschränken?",
         "scope": "{count} Abschnitte aus {docs}",
         "summary": "Ausgangsfrage: {query} Präzisierungen des Nutzers: {answers}. Schwerpunkte: {concepts}.",
-        "answers_marker": "Präzisierungen des Nutzers: ",  # where the summary holds the answers
         "none": "keine",
         # (task, why, the asked kinds it serves: proposed when the question asks one of them or none at all)
         "tasks": [
@@ -165,7 +164,6 @@ REASONER = {
         "q_docs": "Should the research be limited to {docs}?",
         "scope": "{count} sections from {docs}",
         "summary": "Original question: {query} User's clarifications: {answers}. Focus: {concepts}.",
-        "answers_marker": "User's clarifications: ",
         "none": "none",
         "tasks": [
             ("Identify the governing rules and where they stand – topic: {focus}",

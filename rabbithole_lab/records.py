@@ -239,6 +239,9 @@ class ToDoItem(BaseModel):
         "planned", description="planned before approval, given by the user, or added during research")
     added_reason: str = Field("", description="Why the task was added during research")
     closed_reason: str = Field("", description="Why the task was closed early, without its own research")
+    focus: str = Field("", description="What the task is about, apart from its template's words; empty for a "
+                                       "task the researcher wrote or edited, which is read by its own words")
+    kinds: list[str] = Field(default_factory=list, description="The asked kinds its template aims at")
 
 
 class ToDoList(BaseModel):
@@ -246,10 +249,11 @@ class ToDoList(BaseModel):
     max_items: int = 15
     current_item_id: int | None = None
 
-    def add_task(self, task: str, context: str = "") -> ToDoItem:
+    def add_task(self, task: str, context: str = "", focus: str = "", kinds: list[str] | None = None) -> ToDoItem:
         if len(self.items) >= self.max_items:
             raise ValueError(f"The to-do list is full ({self.max_items} tasks)")
-        item = ToDoItem(id=max((i.id for i in self.items), default=-1) + 1, task=task, context=context)
+        item = ToDoItem(id=max((i.id for i in self.items), default=-1) + 1, task=task, context=context,
+                        focus=focus, kinds=list(kinds or []))
         self.items.append(item)
         return item
 

@@ -88,6 +88,12 @@ class ContextSummary(BaseModel):
 class PlannedTask(BaseModel):
     task: str
     context: str = ""
+    # not asked of a model (left out of its schema): set by the rules that phrase a task from a template
+    focus: SkipJsonSchema[str] = Field("", description="What the task is about, apart from the words of the "
+                                                       "template that phrased it (the question's concepts, a "
+                                                       "researcher's answer); empty: all its words are its focus")
+    kinds: SkipJsonSchema[list[str]] = Field(default_factory=list, description="The asked kinds (amount, "
+                                                                               "deadline, ...) the template aims at")
 
 
 class TodoPlan(BaseModel):

@@ -195,7 +195,8 @@ class ResearchTask:
             self.visited |= set(trail.visited)
             tokens += trail.tokens_used
             stop_reasons += [reason for reason in trail.stop_reasons if reason not in stop_reasons]
-            assessment = reasoner.assess_task(self.task.task, self.reading_anchor, findings, self.language)
+            assessment = reasoner.assess_task(self.task.task, self.reading_anchor, findings, self.language,
+                                              focus=self.task.focus)
             rounds.append(TaskRound(iteration=iteration, queries=round_queries, new_chunks=len(new_findings),
                                     answered=assessment.answered, missing=assessment.missing,
                                     reason=assessment.reason))

@@ -86,7 +86,7 @@ class CandidateReader(ExtractiveBase):
         for cited in links.values():
             for key, paragraphs in cited.items():
                 named_paragraphs.setdefault(key, set()).update(paragraphs)
-        task_terms = [readings.terms_of(" ".join(self._task_terms(task.task, request.language)))
+        task_terms = [readings.terms_of(" ".join(self._task_terms(task.task, request.language, task.focus)))
                       for task in request.tasks]
         all_kinds = set(KINDS)
         candidates: list[Candidate] = []

@@ -8,6 +8,7 @@ Two implementations: `LLMReasoner` (prompts.py through a LangChain chat model) a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -46,6 +47,7 @@ class AnswerTask:
     queries: list[str] = field(default_factory=list)
     chunk_ids: set[str] = field(default_factory=set)
     own: bool = False  # written or edited by the researcher: read by its own words, not only the question's
+    focus: str = ""  # what a template-phrased task is about (`ToDoItem.focus`); empty: all its words
 
 
 @dataclass
@@ -124,7 +126,9 @@ class Planner(Protocol):
     """Phases 2-3: the to-do list, each task's searches, and the re-planning after a task."""
 
     def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str],
-                      language: str, count: int) -> TodoPlan: ...
+                      language: str, count: int, refinements: Sequence[str] = ()) -> TodoPlan:
+        """`refinements`: the researcher's clarification answers, as they gave them (`summary` words them)."""
+        ...
 
     def task_search_queries(self, task: str, anchor: str, concepts: list[str], language: str) -> list[str]: ...
 
@@ -143,7 +147,11 @@ class Extractor(Protocol):
 
     def summarize_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskSummary: ...
 
-    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskAssessment: ...
+    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str,
+                    focus: str = "") -> TaskAssessment:
+        """`focus`: what the task is about apart from its template's words (`ToDoItem.focus`); empty: all of
+        `task`."""
+        ...
 
 
 class Judge(Protocol):

@@ -145,14 +145,11 @@ class ExtractiveBase:
         return max(keyword_overlap(lexical, text, "german"), keyword_overlap(anchor, text, "english"))
 
 
-    def _task_terms(self, task: str, language: str) -> list[str]:
-        """The task's own concepts: without the words this reasoner's task templates put around the focus."""
-        text = reasoner_words(language)
-        template_words = {word.lower() for template, *_ in text["tasks"]
-                          for word in query_concepts(template.replace("{focus}", ""), language, limit=50)}
-        template_words |= {word.lower() for word in query_concepts(
-            text["refinement_task"].replace("{answer}", ""), language, limit=50)}
-        return [c for c in query_concepts(task, language, limit=10) if c.lower() not in template_words]
+    @staticmethod
+    def _task_terms(task: str, language: str, focus: str = "") -> list[str]:
+        """The concepts a task is about: those of its focus, which it carries as data when a template phrased
+        it; a task the researcher wrote or edited has none and is read by all its words."""
+        return query_concepts(focus or task, language, limit=10)
 
 
     # ---- the answer's sentences ----------------------------------------------------------------

@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 class ExtractivePlanner(ExtractiveBase):
     # ---- Phase 2 ----------------------------------------------------------------------------
-    def generate_todo(self, query, summary, queries, concepts, language, count):
+    def generate_todo(self, query, summary, queries, concepts, language, count, refinements=()):
         self._count()
         text = reasoner_words(language)
         nouns = [c for c in concepts if c[:1].isupper()] if language == "de" else []
@@ -32,15 +32,11 @@ class ExtractivePlanner(ExtractiveBase):
         # a task for kinds the question does not ask would find only what the question's search found, and
         # close early: it is not proposed
         asked = asked_kinds(query)
-        tasks = [PlannedTask(task=task.format(focus=focus), context=context) for task, context, kinds in text["tasks"]
-                 if not kinds or not asked or asked & set(kinds)]
-        marker = text["answers_marker"]
-        if marker in summary:
-            answers = summary.split(marker, 1)[1].split(". ", 1)[0]
-            for answer in answers.split("; "):
-                if answer and answer != text["none"]:
-                    tasks.append(PlannedTask(task=text["refinement_task"].format(answer=answer),
-                                             context=text["refinement_context"]))
+        # each task carries its focus and kinds as data: what reads the task later never parses its template back
+        tasks = [PlannedTask(task=task.format(focus=focus), context=context, focus=focus, kinds=list(kinds))
+                 for task, context, kinds in text["tasks"] if not kinds or not asked or asked & set(kinds)]
+        tasks += [PlannedTask(task=text["refinement_task"].format(answer=answer), context=text["refinement_context"],
+                              focus=answer) for answer in (a.strip() for a in refinements) if answer]
         return TodoPlan(tasks=tasks[: max(3, min(count, 5))])
 
     # ---- Phase 3 ----------------------------------------------------------------------------

@@ -37,12 +37,13 @@ logger = logging.getLogger(__name__)
 
 
 class ExtractiveReader(ExtractiveBase):
-    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskAssessment:
-        """Answered when the passages hold every concept of the task (its own words, not the template's);
+    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str,
+                    focus: str = "") -> TaskAssessment:
+        """Answered when the passages hold every concept of the task's focus (not its template's words);
         otherwise the concepts they lack are what the next iteration searches for."""
         self._count()
         text = reasoner_words(language)
-        wanted = self._task_terms(task, language) or query_concepts(anchor, language)
+        wanted = self._task_terms(task, language, focus) or query_concepts(anchor, language)
         if not findings:
             return TaskAssessment(answered=False, missing=wanted[:3], reason=text["task_nothing"])
         held = self._held_concepts(wanted, [f.chunk_text for f in findings])

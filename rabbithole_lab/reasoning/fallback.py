@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from rabbithole_lab.language import may_show
@@ -168,8 +168,8 @@ class ExtractiveFallback:
 
     # ---- Planner ------------------------------------------------------------------------------
     def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str], language: str,
-                      count: int) -> TodoPlan:
-        args = (query, summary, queries, concepts, language, count)
+                      count: int, refinements: Sequence[str] = ()) -> TodoPlan:
+        args = (query, summary, queries, concepts, language, count, refinements)
         return self._step("generate_todo", lambda: self.primary.generate_todo(*args),
                           lambda: self.fallback.generate_todo(*args))
 
@@ -205,8 +205,9 @@ class ExtractiveFallback:
         return self._step("summarize_task", lambda: self.primary.summarize_task(*args),
                           lambda: self.fallback.summarize_task(*args))
 
-    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str) -> TaskAssessment:
-        args = (task, anchor, findings, language)
+    def assess_task(self, task: str, anchor: str, findings: list[ChunkWithInfo], language: str,
+                    focus: str = "") -> TaskAssessment:
+        args = (task, anchor, findings, language, focus)
         return self._step("assess_task", lambda: self.primary.assess_task(*args),
                           lambda: self.fallback.assess_task(*args))
 

@@ -320,7 +320,7 @@ class LLMReasoner:
         return self._ask("anchor_terms", prompt, AnchorTerms, AnchorTerms(), language)
 
     # ---- Phase 2 ----------------------------------------------------------------------------------
-    def generate_todo(self, query, summary, queries, concepts, language, count):
+    def generate_todo(self, query, summary, queries, concepts, language, count, refinements=()):
         prompt = self._fill(prompts.TODO_GENERATION_PROMPT, count=count, language=language_name(language), query=query,
                             summary=summary or "-", queries="; ".join(queries) or "-")
         return self._ask("generate_todo", prompt, TodoPlan, TodoPlan(), language)
@@ -378,7 +378,7 @@ class LLMReasoner:
                             findings=findings_text(findings, language), quotes=quotes or "-")
         return self._ask("summarize_task", prompt, TaskSummary, TaskSummary(), language)
 
-    def assess_task(self, task, anchor, findings, language):
+    def assess_task(self, task, anchor, findings, language, focus=""):
         prompt = self._fill(prompts.TASK_ASSESSMENT_PROMPT, language=language_name(language), anchor=anchor, task=task,
                             findings=findings_text(findings, language) or "-")
         # an answer that cannot be read ends the task's iterations (bounded), it does not loop

@@ -47,6 +47,9 @@ def test_interrupt_and_resume_across_fresh_sessions_on_one_sqlite_file(extractiv
     status = third.resume()
     assert status.interrupt["type"] == "todo_approval"
     items = status.interrupt["todo_list"]["items"]
+    # the planned tasks carry what they are about as data; the answer given in the dialogue is one's focus
+    assert all(item["focus"] for item in items[1:])
+    assert "Nur Erwachsene, keine Auszubildenden" in [item["focus"] for item in items]
     status = third.answer({"removed_ids": [1], "edited_items": [{"id": 2, "task": "Grenzwerte für Augenlinse"}],
                            "new_items": ["Aufsicht durch die Behörde"]})
     assert status.kind == "done", status.error

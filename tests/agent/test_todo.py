@@ -33,6 +33,15 @@ def test_edit_task_and_context():
     assert unchanged.items[2].task == "Aufgabe 2"
 
 
+def test_an_edited_task_is_read_by_the_researchers_words_not_the_planned_focus():
+    plan = ToDoList()
+    plan.add_task("Fristen belegen – Thema: Dosis", focus="Dosis", kinds=["deadline"])
+    plan.add_task("Vorschriften ermitteln – Thema: Dosis", focus="Dosis")
+    result, _ = apply_todo_decision(plan, {"edited_items": [{"id": 0, "task": "Fristen für Meldungen"}]})
+    assert (result.items[0].focus, result.items[0].kinds, result.items[0].origin) == ("", [], "user")
+    assert result.items[1].focus == "Dosis"  # an untouched task keeps what it was planned for
+
+
 def test_add_items_as_text_or_dict():
     result, _ = apply_todo_decision(todo(2), {"new_items": ["Eins", {"task": "Zwei", "context": "c"}, ""]})
     assert [(i.id, i.task) for i in result.items][-2:] == [(2, "Eins"), (3, "Zwei")]

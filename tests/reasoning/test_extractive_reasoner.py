@@ -72,15 +72,23 @@ def test_hitl_queries_are_three_distinct_and_start_with_the_question(reasoner):
 def test_todo_plan_has_three_to_five_tasks_in_the_language(reasoner):
     summary = reasoner.hitl_context_summary(QUESTION, [{"role": "user", "content": "nur Erwachsene"}],
                                             ["Grenzwerte", "Personen"], "de")
-    plan = reasoner.generate_todo(QUESTION, summary, [], ["Grenzwerte", "Personen"], "de", 5)
+    plan = reasoner.generate_todo(QUESTION, summary, [], ["Grenzwerte", "Personen"], "de", 5, ["nur Erwachsene"])
     assert 3 <= len(plan.tasks) <= 5
     assert any("nur Erwachsene" in t.task for t in plan.tasks)
+    # each task says what it is about as data: the focus is in its words, and nothing reads the template back
+    assert all(t.focus and t.focus in t.task for t in plan.tasks)
+    assert [t.focus for t in plan.tasks if "nur Erwachsene" in t.task] == ["nur Erwachsene"]
+    # the answers come as data, not from the summary's words: a summary without them adds no task for them
+    assert not any("nur Erwachsene" in t.task
+                   for t in reasoner.generate_todo(QUESTION, summary, [], ["Grenzwerte"], "de", 5).tasks)
     english = reasoner.generate_todo("Which limits apply?", "", [], ["limits"], "en", 4)
     assert all(t.task.split()[0] in {"Identify", "Establish", "Clarify", "Check"} for t in english.tasks)
     # a question for an amount gets no task on duties and responsibilities: it could only close early
     assert not any(t.task.startswith("Clarify") for t in english.tasks)
     duties = reasoner.generate_todo("Who must report an incident?", "", [], ["incident"], "en", 4)
     assert [t.task.split()[0] for t in duties.tasks] == ["Identify", "Clarify", "Check"]
+    # the task on duties carries the kinds it aims at, the task on the governing rules none (it serves any)
+    assert [t.kinds for t in duties.tasks if t.task.startswith(("Clarify", "Identify"))] == [[], ["body", "condition"]]
 
 
 def _finding(chunk, reasoner, tier="primary", depth=0):
@@ -147,10 +155,12 @@ def test_the_task_assessment_names_the_concepts_the_passages_lack(reasoner):
     assert answered.answered and not answered.missing
     missing = reasoner.assess_task("Grenzwert für die Haut", "Welche Grenzwerte gelten?", [passage], "de")
     assert not missing.answered and missing.missing == ["Haut"] and "Haut" in missing.reason
-    # the words of the reasoner's own task templates are not asked for ("Die Werte … belegen")
-    template = reasoner.assess_task("Die Werte, Zahlen und Fristen mit ihrer Fundstelle belegen – Thema: Augenlinse",
-                                    "Welche Grenzwerte gelten?", [passage], "de")
-    assert template.answered
+    # a task phrased by a template is read by the focus it carries, not by the template's words ("Die Werte …
+    # belegen"); the same words written by the researcher are all asked for
+    phrased = "Die Werte, Zahlen und Fristen mit ihrer Fundstelle belegen – Thema: Augenlinse"
+    assert reasoner.assess_task(phrased, "Welche Grenzwerte gelten?", [passage], "de", focus="Augenlinse").answered
+    written = reasoner.assess_task(phrased, "Welche Grenzwerte gelten?", [passage], "de")
+    assert not written.answered and "Fristen" in written.missing
     nothing = reasoner.assess_task("Grenzwert für die Haut", "Welche Grenzwerte gelten?", [], "de")
     assert not nothing.answered and nothing.missing
 

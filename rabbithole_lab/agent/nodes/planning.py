@@ -48,7 +48,7 @@ def apply_todo_decision(todo: ToDoList, decision, language: str = "de") -> tuple
             continue
         if str(edit.get("task", "")).strip():
             target.task = str(edit["task"]).strip()
-            target.origin = "user"
+            target.origin, target.focus, target.kinds = "user", "", []  # read by the researcher's own words
         if "context" in edit:
             target.context = str(edit["context"])
     for new in decision.get("new_items", []):
@@ -69,19 +69,21 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     lang = language(state)
     count = max(MIN_INITIAL_TASKS, min(settings.todo.initial_items, MAX_INITIAL_TASKS))
     # task 0 (the question itself) counts towards the 3-5 initial tasks
+    refinements = (state.get("query_anchor") or {}).get("hitl_refinements", [])
     plan = reasoner.generate_todo(state["query"], state.get("hitl_context_summary", ""),
-                                  state.get("research_queries", []), state.get("key_concepts", []), lang, count)
+                                  state.get("research_queries", []), state.get("key_concepts", []), lang, count,
+                                  refinements)
     todo = ToDoList(max_items=settings.todo.max_items)
     todo.items.append(ToDoItem(id=0, task=state["query"],
                                context=run_text(language(state))["original_question"]))
     seen = {state["query"].lower()}
-    tasks = [(t.task, t.context, True) for t in plan.tasks]
+    tasks = [(t.task, t.context, True, t.focus, t.kinds) for t in plan.tasks]
     # the dialogue's search strings only fill a plan short of the minimum: as tasks they repeat the question's
     # words, find what its search found and close early
-    tasks += [(q, run_text(language(state))["dialogue_query"], False)
+    tasks += [(q, run_text(language(state))["dialogue_query"], False, "", [])
               for q in state.get("research_queries", [])]
     planned = 0
-    for task, context, proposed in tasks:
+    for task, context, proposed, focus, kinds in tasks:
         if planned >= count - 1 or len(todo.items) >= todo.max_items:
             break
         if not proposed and len(todo.items) >= MIN_INITIAL_TASKS:
@@ -89,7 +91,7 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
         if not task.strip() or task.lower() in seen:
             continue
         seen.add(task.lower())
-        todo.add_task(task.strip(), context)
+        todo.add_task(task.strip(), context, focus=focus, kinds=kinds)
         planned += 1
     return {"todo_list": todo.model_dump(), "phase": "todo_approval"}
 

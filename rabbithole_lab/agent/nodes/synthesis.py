@@ -30,7 +30,7 @@ def answer_tasks(state: AgentState) -> list[AnswerTask]:
     tasks_of = finding_tasks(state)
     return [AnswerTask(item["id"], item["task"], list(queries.get(item["id"], [])),
                        {chunk_id for chunk_id, ids in tasks_of.items() if item["id"] in ids},
-                       own=item.get("origin") == "user")
+                       own=item.get("origin") == "user", focus=item.get("focus", ""))
             for item in (state.get("todo_list") or {}).get("items", [])]
 
 
