@@ -67,6 +67,7 @@ class ResearchTask:
     # passages earlier tasks admitted that this task's searches found again (chunk ids): the answer's section
     # for the task names them as its findings too, instead of "not found"
     found_again: set[str] = field(default_factory=set)
+    below_cut: list[VectorResult] = field(default_factory=list)  # the question's ranking below the pool (search)
     search_progress: Progress = _silent
     follow_progress: Progress = _silent
 
@@ -88,9 +89,11 @@ class ResearchTask:
 
     def search(self, queries: list[str]) -> list[VectorResult]:
         """The candidate pool's first stage: each query's hits not seen in earlier tasks, best first.
-        The question itself gets the whole first stage (`retrieve`), each other query `k` hits."""
+        The question itself gets the whole first stage (`retrieve`), each other query `k` hits; with
+        REFERENCE_CITED_BY_DEPTH the question's ranking further down is kept in `below_cut` (backlinks only)."""
         kb, settings = self.services.kb, self.services.settings
         found: dict[str, VectorResult] = {}
+        self.below_cut = []
         if self.anchor in queries:
             # a question in another language than the documents: the model writes queries in theirs
             corpus_language = kb.corpus_language(self.collection)
@@ -99,6 +102,10 @@ class ResearchTask:
         for query in queries:
             if query == self.anchor:
                 hits = kb.retrieve(query, k=settings.search.first_stage_pool, collection=self.collection)
+                depth = settings.references.cited_by_depth
+                if depth > len(hits):
+                    self.below_cut = [hit for hit in kb.retrieve(query, k=depth, collection=self.collection)
+                                      if chunk_key(hit) not in self.seen]
             else:
                 hits = kb.search(query, k=settings.search.chunks_per_query, collection=self.collection)
             self.found_again |= {hit.chunk_id for hit in hits[: settings.search.chunks_per_query]
@@ -186,7 +193,7 @@ class ResearchTask:
                                         missing=[], reason=run_text(self.language)["nothing_new"]))
                 break
             trail = self.services.follower().run(hits, self.anchor, self.language, visited=self.visited,
-                                                 progress=self.follow_progress)
+                                                 progress=self.follow_progress, below_cut=self.below_cut)
             items = admit(trail.candidates, self.budget_chars(iteration), strict=True)
             new_findings = concurrent_map(self.extract, items, settings.llm.concurrency)
             self.seen |= {chunk_key(item.result) for item in items}

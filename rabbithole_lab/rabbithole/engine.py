@@ -41,9 +41,14 @@ def follow_question(
     collection: str | None = None,
     pool_size: int | None = None,
 ) -> Trail:
-    """The candidate pool of one question: first-stage hits, then following from the best of them."""
-    hits = kb.retrieve(question, k=pool_size or kb.settings.first_stage_pool, collection=collection)
-    return follower.run(hits, question, language)
+    """The candidate pool of one question: first-stage hits, then following from the best of them; with
+    REFERENCE_CITED_BY_DEPTH the ranking further down is read for passages that cite the best hits."""
+    pool = pool_size or kb.settings.first_stage_pool
+    hits = kb.retrieve(question, k=pool, collection=collection)
+    depth = follower.settings.cited_by_depth
+    # a second search, not a deeper one cut: a deeper fusion may reorder the pool's own hits
+    below = kb.retrieve(question, k=depth, collection=collection) if depth > len(hits) else []
+    return follower.run(hits, question, language, below_cut=below)
 
 
 def admit(candidates: list[Candidate], budget_chars: int, strict: bool = False) -> list[Candidate]:

@@ -61,11 +61,13 @@ class RabbitholeFollower:
         self.resolver = resolver or ReferenceResolver(kb)
 
     def run(self, hits: list[VectorResult], anchor: str, language: str = "de", visited: set[str] | None = None,
-            whole_sections: bool = True, progress: Callable[[int, int], None] | None = None) -> Trail:
+            whole_sections: bool = True, progress: Callable[[int, int], None] | None = None,
+            below_cut: list[VectorResult] | None = None) -> Trail:
         """`hits`: the first-stage ranking (best first). The best `follow_from_top_seeds` of them start
         following; all of them are candidates, and any of them that cites one of the best
-        `cited_by_top_seeds` becomes a backlink. `progress(done, total)` is told after each reference of
-        a level is decided."""
+        `cited_by_top_seeds` becomes a backlink. `below_cut`: the ranking's continuation; of it only a
+        passage that cites one of those seeds enters, as a backlink (search found what it cites, not
+        it). `progress(done, total)` is told after each reference of a level is decided."""
         german = language == "de"
         policy = StopPolicy(self.settings, german=german, visited=set(visited or ()))
         pool = Pool()
@@ -80,7 +82,7 @@ class RabbitholeFollower:
             pool.add(Candidate(hit, "hit", 0, relevance, own, value=hit_value(rank), rank=rank, root=rank))
         ranked_hits = list(pool.candidates)
         if self.settings.max_cited_by > 0:
-            trail.edges += self._backlinks(ranked_hits, german)
+            trail.edges += self._backlinks(ranked_hits, german, pool, anchor, language, below_cut or [])
         frontier = ranked_hits[: self.settings.follow_from_top_seeds]
         depth = 0
         read_sections: dict[tuple[str, str], list[VectorResult]] = {}
@@ -113,12 +115,26 @@ class RabbitholeFollower:
         return trail
 
     # ---- backlinks -------------------------------------------------------------------------------
-    def _backlinks(self, hits: list[Candidate], german: bool) -> list[ReferenceEdge]:
+    def _backlinks(self, hits: list[Candidate], german: bool, pool: Pool, anchor: str, language: str,
+                   below_cut: list[VectorResult]) -> list[ReferenceEdge]:
         """Hits that cite one of the best hits gain part of its value: the question was about the
-        citing passage, and search found what it cites."""
+        citing passage, and search found what it cites. A passage below the cut that cites one joins the
+        pool so, and only so."""
         seeds = hits[: self.settings.cited_by_top_seeds]
-        found = collect_backlinks(hits, seeds, self.detect, lambda ref: self.resolver.target_document(ref)[0])
+        start = len(pool.candidates)
+        below = [Candidate(result, "hit", 0, result.score, 0.0, value=hit_value(start + number), rank=start + number,
+                           root=start + number)
+                 for number, result in enumerate(r for r in below_cut if pool.holder(r) is None)]
+        found = collect_backlinks([*hits, *below], seeds, self.detect,
+                                  lambda ref: self.resolver.target_document(ref)[0])
         found = found[: self.settings.max_cited_by]
+        joining = [citer for citer, _, _ in found if citer.rank is not None and citer.rank >= start]
+        if joining:
+            cosine = self.kb.similarity([c.result for c in joining], anchor)
+            for citer in joining:
+                citer.own_relevance = self._own_relevance(citer.result, anchor, language, cosine)
+                citer.relevance = max(citer.own_relevance, citer.result.score)
+                pool.add(citer)
         citers_of: dict[str, int] = {}
         for _, cited, _ in found:
             citers_of[cited.chunk_id] = citers_of.get(cited.chunk_id, 0) + 1

@@ -526,6 +526,22 @@ def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
     assert [c.result.section for c in again.candidates if c.kind != "section"].count("§ 6") == 1
 
 
+def test_a_passage_below_the_cut_enters_only_when_it_cites_the_best_hit(demo_kb, settings):
+    hits = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
+    below = (_seed(demo_kb, "QStrG.pdf", "§ 13")  # cites Anlage 2, not the best hit: stays out
+             + _seed(demo_kb, "QStrV.pdf", "§ 6"))  # "§ 6 ... nach § 12 QStrG": joins as a backlink
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(hits, ANCHOR, "de", below_cut=below)
+    pooled = {(c.result.doc, c.result.section): c for c in trail.candidates if c.kind in ("hit", "backlink")}
+    assert ("QStrG.pdf", "§ 13") not in pooled
+    citer = pooled[("QStrV.pdf", "§ 6")]
+    assert citer.kind == "backlink" and citer.cites == hits[0].chunk_id and citer.rank == 3  # its place in the ranking
+    assert citer.value == pooled[("QStrG.pdf", "§ 12")].value and 0 < citer.own_relevance <= 1
+    assert any(e.resolution == "cited_by" and e.from_chunk == below[1].chunk_id for e in trail.edges)
+    # with backlinks off the continuation is not read at all
+    off = _follower(demo_kb, settings, follow_depth=0, max_cited_by=0).run(hits, ANCHOR, "de", below_cut=below)
+    assert {c.result.section for c in off.candidates if c.kind != "section"} == {"§ 12", "§ 3"}
+
+
 def test_a_reference_to_an_earlier_version_is_recorded_but_not_followed(demo_kb, settings):
     seed = _seed(demo_kb, "QStrV.pdf", "§ 5")[0]
     old = seed.model_copy(update={"text": "Es gelten die Grenzwerte nach § 12 des Quantenstrahlenschutzgesetzes in der "
