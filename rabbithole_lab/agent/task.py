@@ -102,7 +102,7 @@ class ResearchTask:
         for query in queries:
             if query == self.anchor:
                 hits = kb.retrieve(query, k=settings.search.first_stage_pool, collection=self.collection)
-                depth = settings.references.cited_by_depth
+                depth = settings.references.cited_by_depth if settings.references.max_cited_by > 0 else 0
                 if depth > len(hits):
                     self.below_cut = [hit for hit in kb.retrieve(query, k=depth, collection=self.collection)
                                       if chunk_key(hit) not in self.seen]

@@ -45,7 +45,7 @@ def follow_question(
     REFERENCE_CITED_BY_DEPTH the ranking further down is read for passages that cite the best hits."""
     pool = pool_size or kb.settings.first_stage_pool
     hits = kb.retrieve(question, k=pool, collection=collection)
-    depth = follower.settings.cited_by_depth
+    depth = follower.settings.cited_by_depth if follower.settings.max_cited_by > 0 else 0  # no backlinks: not read
     # a second search, not a deeper one cut: a deeper fusion may reorder the pool's own hits
     below = kb.retrieve(question, k=depth, collection=collection) if depth > len(hits) else []
     return follower.run(hits, question, language, below_cut=below)
