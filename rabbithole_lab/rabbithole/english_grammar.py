@@ -40,9 +40,10 @@ _NUMBER_IN_LIST = re.compile(rf"{RULE_NUMBER}|\d{{1,3}}")
 # "Matching Adjustment 4.16", "Insurance – Senior Management Functions 8.2", "Own Funds 3A": a part of the
 # rulebook named by its title, then the rule; the title must be one the registry knows to resolve
 _PART_WORD = r"[A-Z][a-z][A-Za-z’']*"  # a title-cased word: an acronym ("ICRP Publication 103") names no part
+# "Conditions Governing Business 3.2 and 3.3": the list that follows is the same part's
 _NAMED_RULE = re.compile(
     rf"(?P<book>{_PART_WORD}(?:\s+(?:[–-]\s+)?(?:{_PART_WORD}|of|and|for|the|to|in)){{1,6}}?)\s+"
-    rf"(?P<num>{RULE_NUMBER}|\d{{1,3}}[A-Z]{{0,2}}(?:\(\w{{1,4}}\))*)(?![\w%]|\.\d)")
+    rf"(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*|\d{{1,3}}[A-Z]{{0,2}}(?:\(\w{{1,4}}\))*)(?![\w%]|\.\d)")
 _NOT_PART_NAMES = {"Article", "Articles", "Section", "Sections", "Chapter", "Chapters", "Part", "Parts", "Rule",
                    "Rules", "Paragraph", "Paragraphs", "Appendix", "Annex", "Schedule", "Table", "Figure",
                    "Footnote", "Regulation", "Directive", "Title", "Titles", "Box", "Step", "Stage", "Tier",
@@ -69,7 +70,8 @@ _UNIT_AFTER = re.compile(r"\s*(?:%|per\s*cent|percent|million|billion|bn|m\b|yea
 
 
 # a publication's code: "SS4/21", "PS15/24", "SoP3/16", "CP 12/23" (letters, a number, a slash, the year)
-_DOCUMENT_CODE = re.compile(r"(?<![\w/])(?P<code>[A-Z][A-Za-z]{1,3}\s?\d{1,3}/\d{2,4})(?![\w/])")
+DOCUMENT_CODE = r"[A-Z][A-Za-z]{1,3}\s?\d{1,3}/\d{2,4}"
+_DOCUMENT_CODE = re.compile(rf"(?<![\w/])(?P<code>{DOCUMENT_CODE})(?![\w/])")
 
 
 def document_codes(text: str) -> list[DetectedReference]:
@@ -81,12 +83,13 @@ def document_codes(text: str) -> list[DetectedReference]:
 
 
 def _reference(unit: str, number: str, start: int, end: int, text: str, doc: str | None,
-               book: str | None = None) -> DetectedReference:
+               book: str | None = None, sections: list[str] | None = None) -> DetectedReference:
     context = book or doc
-    label = f"{unit} {number}"
+    label = f"{unit} {', '.join(sections or [number])}"
     return DetectedReference(type="section", target=f"{label} {context}".strip() if context else label,
-                             original_text=text[start:end], start=start, end=end, book=book, sections=[number],
-                             unit=unit, document_context=context, extraction_method="regex")
+                             original_text=text[start:end], start=start, end=end, book=book,
+                             sections=sections or [number], unit=unit, document_context=context,
+                             extraction_method="regex")
 
 
 def bare_rule_references(text: str, doc: str | None) -> list[DetectedReference]:
@@ -113,7 +116,8 @@ def named_rule_references(text: str) -> list[DetectedReference]:
             continue
         book = " ".join(words)
         start = match.start("book") + match.group("book").index(words[0])
-        out.append(_reference("rule", match.group("num"), start, match.end("num"), text, None, book))
+        numbers = [number.group(0) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
+        out.append(_reference("rule", numbers[0], start, match.end("num"), text, None, book, numbers))
     return out
 
 

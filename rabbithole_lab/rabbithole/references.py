@@ -15,7 +15,7 @@ from rabbithole_lab.rabbithole.citation_grammar import (
     expand_range,
     legal_references,
 )
-from rabbithole_lab.rabbithole.english_grammar import RULE_NUMBER, english_rulebook_references
+from rabbithole_lab.rabbithole.english_grammar import DOCUMENT_CODE, RULE_NUMBER, english_rulebook_references
 from rabbithole_lab.rabbithole.reference_types import relation_of
 from rabbithole_lab.records import DetectedReference
 
@@ -32,7 +32,7 @@ _SHORTFORM_CITATION = re.compile(
 )
 # English section references: "see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR", "Chapter 3".
 _EN_UNIT = (
-    r"(?P<unit>[Ss]ections?|[Ss]ec\.|Rules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
+    r"(?P<unit>[Ss]ections?|[Ss]ec\.|[Rr]ules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
     r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?|[Tt]ables?|[Ff]ootnotes?|Titles?)"
 )
 _EN_UNIT_WORD = _EN_UNIT.replace("?P<unit>", "?:")
@@ -44,7 +44,7 @@ _EN_NUM = (rf"(?:\d+(?:\.\d+)*\.?(?:\(\w{{1,4}}\))*|{RULE_NUMBER}|\d+[a-zA-Z]{{0
 _EN_REF = re.compile(
     rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
     rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
-    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*){{0,6}}))?"
+    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>{DOCUMENT_CODE}(?![\w/])|(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*){{0,6}}))?"
 )
 _SCHEDULE_TO_BOOK = re.compile(
     r"\s+to\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){0,6})"

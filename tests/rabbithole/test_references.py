@@ -206,6 +206,8 @@ def test_documents_standards_citations_and_urls(text, kind, target):
         ("sections 58 to 61 of FSMR", ["58", "59", "60", "61"], "FSMR"),  # whole-number ranges expand
         ("referred to in section 51(3)(b) and (c), the", ["51(3)(b)", "51(3)(c)"], None),  # a bare sub-part
         ("under section 1(1) and (2) of the FSMR.", ["1(1)", "1(2)"], "FSMR"),  # continues the list
+        ("as required under rules 6.1 and 6.3 of this part", ["6.1", "6.3"], None),  # the unit word in lower case
+        ("set out in paragraphs 3.4 and 3.5 of SS7/19 for", ["3.4", "3.5"], "SS7/19"),  # a publication's code
     ],
 )
 def test_english_section_references(text, sections, book):
@@ -467,6 +469,9 @@ def test_a_bare_rule_number_after_a_citing_word_is_a_rule_of_the_citing_document
 def test_a_rule_of_another_part_is_named_by_the_parts_title():
     assert _found("Assets must be valued as required by Liquidity Coverage Ratio 4.12 for each currency.") == [
         ("rule", ["4.12"], "Liquidity Coverage Ratio")]
+    # the list that follows the part's title is the same part's, not rules of the citing document
+    assert _found("The plan reflects the hedging policy (Liquidity Coverage Ratio 5.3 and 5.4).") == [
+        ("rule", ["5.3", "5.4"], "Liquidity Coverage Ratio")]
     assert _found("Firms should apply Operational Continuity 2.7 when they outsource a service.") == [
         ("rule", ["2.7"], "Operational Continuity")]
 
