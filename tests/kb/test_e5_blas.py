@@ -92,8 +92,10 @@ def test_a_file_that_is_no_model_is_a_clear_error(tmp_path):
 
 
 def test_the_embedder_runs_either_engine_to_the_same_vectors():
-    blas = build_embedder(load_settings(env_file=None, embedding={"engine": "blas"}).embedding)
-    native = build_embedder(load_settings(env_file=None, embedding={"engine": "native"}).embedding)
+    # without the machine's vector cache: vectors kept from an earlier run would leave an engine unasked
+    blas = build_embedder(load_settings(env_file=None, embedding={"engine": "blas", "vector_cache": "off"}).embedding)
+    native = build_embedder(load_settings(env_file=None,
+                                          embedding={"engine": "native", "vector_cache": "off"}).embedding)
     documents = blas.embed_documents(TEXTS[:4])
     assert isinstance(blas._engine, BlasE5) and not isinstance(native._load(), BlasE5)
     assert (documents * native.embed_documents(TEXTS[:4])).sum(axis=1).min() > 0.999
