@@ -15,7 +15,7 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
 from rabbithole_lab.kb.query import named_documents
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.rabbithole.engine import admit
+from rabbithole_lab.rabbithole.engine import admit, ranking_below_cut
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver
 from rabbithole_lab.reasoning.text import is_title_line
@@ -102,10 +102,9 @@ class ResearchTask:
         for query in queries:
             if query == self.anchor:
                 hits = kb.retrieve(query, k=settings.search.first_stage_pool, collection=self.collection)
-                depth = settings.references.cited_by_depth if settings.references.max_cited_by > 0 else 0
-                if depth > len(hits):
-                    self.below_cut = [hit for hit in kb.retrieve(query, k=depth, collection=self.collection)
-                                      if chunk_key(hit) not in self.seen]
+                self.below_cut = [hit for hit in ranking_below_cut(kb, settings.references, query, len(hits),
+                                                                   self.collection)
+                                  if chunk_key(hit) not in self.seen]
             else:
                 hits = kb.search(query, k=settings.search.chunks_per_query, collection=self.collection)
             self.found_again |= {hit.chunk_id for hit in hits[: settings.search.chunks_per_query]

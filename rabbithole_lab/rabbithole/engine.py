@@ -11,7 +11,7 @@ from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
 from rabbithole_lab.rabbithole.gate import ReferenceDecider
 from rabbithole_lab.rabbithole.reference_merge import detect_references
-from rabbithole_lab.records import DetectedReference
+from rabbithole_lab.records import DetectedReference, VectorResult
 from rabbithole_lab.schemas import ExtractedReferenceList
 from rabbithole_lab.settings import ReferenceSettings, Settings
 
@@ -43,12 +43,18 @@ def follow_question(
 ) -> Trail:
     """The candidate pool of one question: first-stage hits, then following from the best of them; with
     REFERENCE_CITED_BY_DEPTH the ranking further down is read for passages that cite the best hits."""
-    pool = pool_size or kb.settings.first_stage_pool
-    hits = kb.retrieve(question, k=pool, collection=collection)
-    depth = follower.settings.cited_by_depth if follower.settings.max_cited_by > 0 else 0  # no backlinks: not read
-    # a second search, not a deeper one cut: a deeper fusion may reorder the pool's own hits
-    below = kb.retrieve(question, k=depth, collection=collection) if depth > len(hits) else []
+    hits = kb.retrieve(question, k=pool_size or kb.settings.first_stage_pool, collection=collection)
+    below = ranking_below_cut(kb, follower.settings, question, len(hits), collection)
     return follower.run(hits, question, language, below_cut=below)
+
+
+def ranking_below_cut(kb: KnowledgeBase, references: ReferenceSettings, question: str, pool_hits: int,
+                      collection: str | None = None) -> list[VectorResult]:
+    """The question's ranking down to REFERENCE_CITED_BY_DEPTH, read only for backlinks: empty when that
+    depth is within the pool or backlinks are off. A second search, not a deeper one cut: a deeper fusion may
+    reorder the pool's own hits."""
+    depth = references.cited_by_depth if references.max_cited_by > 0 else 0
+    return kb.retrieve(question, k=depth, collection=collection) if depth > pool_hits else []
 
 
 def admit(candidates: list[Candidate], budget_chars: int, strict: bool = False) -> list[Candidate]:
