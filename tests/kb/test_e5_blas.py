@@ -97,6 +97,19 @@ def test_the_embedder_runs_either_engine_to_the_same_vectors():
     native = build_embedder(load_settings(env_file=None,
                                           embedding={"engine": "native", "vector_cache": "off"}).embedding)
     documents = blas.embed_documents(TEXTS[:4])
-    assert isinstance(blas._engine, BlasE5) and not isinstance(native._load(), BlasE5)
     assert (documents * native.embed_documents(TEXTS[:4])).sum(axis=1).min() > 0.999
+    assert set(blas._engines) == {"blas"} and set(native._engines) == {"native"}
     assert float(blas.embed_query(TEXTS[0]) @ native.embed_query(TEXTS[0])) > 0.999
+
+
+def test_auto_embeds_a_batch_of_passages_with_blas_and_queries_and_a_few_texts_natively():
+    auto = build_embedder(load_settings(env_file=None, embedding={"engine": "auto", "batch_size": 4,
+                                                                  "vector_cache": "off"}).embedding)
+    native = build_embedder(load_settings(env_file=None,
+                                          embedding={"engine": "native", "vector_cache": "off"}).embedding)
+    auto.embed_documents(TEXTS[:2])
+    auto.embed_query(TEXTS[0])
+    assert set(auto._engines) == {"native"}  # two texts and a query: the C engine alone, BLAS never loaded
+    many = auto.embed_documents(TEXTS[:4])
+    assert set(auto._engines) == {"native", "blas"}
+    assert (many * native.embed_documents(TEXTS[:4])).sum(axis=1).min() > 0.999
