@@ -86,6 +86,7 @@ def extract(context: BenchContext, questions: list[dict], states: Path, out: Pat
                 position[id(c.provision)], c.sentence.order))):
             held = [i for i, fact in enumerate(facts) if fact and fact in squash(candidate.text)]
             rows.append({"id": question["id"], "features": candidate.features, "facts": held,
+                         "provision": f"{candidate.provision.doc} {candidate.provision.section}",
                          "n_facts": len(facts), "chars": len(candidate.text) + CITATION_CHARS,
                          "reading_order": rank_before})
     with (out / "candidates.jsonl").open("w", encoding="utf-8") as handle:
