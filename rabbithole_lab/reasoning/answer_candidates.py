@@ -109,7 +109,6 @@ class CandidateReader(ExtractiveBase):
                     "entry": float(provision is entry),
                     "reached_from_entry": float(id(provision) in from_entry),
                     "provision_strength": provision.strength / strongest,
-                    "task": max(by_task, default=0.0),
                     "completes": float(sentence.continues),
                     "tier": TIER_WEIGHTS.get(sentence.chunk.tier, 1.0),
                     "length": min(1.0, len(text) / FULL_LENGTH_CHARS),

@@ -40,7 +40,6 @@ FEATURES: dict[str, str] = {
              "question",
     "reached_from_entry": "its provision is cited by the entry (a reference the entry makes)",
     "provision_strength": "its provision's best sentence relevance, relative to the best provision's",
-    "task": "share of an approved task's own term weight it carries (the best task)",
     "completes": "it points back at the sentence before it (\"Satz 1 gilt nicht …\"): half of one statement",
     "tier": "the weight of the context tier its passage is in (primary 1, secondary, tertiary less)",
     "length": "its length, up to 600 characters (1 at 600 or more)",
