@@ -12,29 +12,18 @@ Written to bench/results/first-stage-<set>.json; run with `python -m bench --onl
 from __future__ import annotations
 
 import json
-import re
 import time
 
 import bm25s
 from tqdm.auto import tqdm
 
 from bench.common import BenchContext, require, write_result
-from bench.obliqa import PID, SETS, registry_entries
+from bench.obliqa import PID, SETS, passages, registry_entries
 from rabbithole_lab.eval.xref import run_question, without_following
 from rabbithole_lab.kb.factory import open_knowledge_base
 from rabbithole_lab.kb.registry import DocumentRegistry
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.reasoning.factory import build_gate
-
-BLOCK = re.compile(r"^## \[PID ([^\]]+)\][^\n]*\n\n(.*?)(?=^## \[PID |\Z)", re.MULTILINE | re.DOTALL)
-
-
-def passages(folder) -> dict[str, str]:
-    texts = {}
-    for path in sorted((folder / "corpus").glob("*.md")):
-        for pid, body in BLOCK.findall(path.read_text(encoding="utf-8")):
-            texts[pid] = body.strip()
-    return texts
 
 
 def gold_pairs(folder, questions_file: str) -> dict[str, tuple[str, str]]:

@@ -31,6 +31,7 @@ from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.reasoning.factory import build_gate
 
 PID = re.compile(r"\[PID ([^\]]+)\]")
+BLOCK = re.compile(r"^## \[PID ([^\]]+)\][^\n]*\n\n(.*?)(?=^## \[PID |\Z)", re.MULTILINE | re.DOTALL)
 BOTH = re.compile(r"Both@\d+=([\d.]+)")
 CUTS = {"both@10": None, "both@12k": 12_000, "both@25k": 25_000}
 # what the benchmark's authors published for Both@10 on the test splits (their README), the anchor we are
@@ -60,6 +61,32 @@ def cut_at_chars(context: list[dict], budget: int) -> list[dict]:
         kept.append(entry)
         total += len(entry.get("text", ""))
     return kept
+
+
+def passages(folder: Path) -> dict[str, str]:
+    """Each passage's text as the corpus folder ships it (the Markdown block under its `## [PID …]` line)."""
+    texts = {}
+    for path in sorted((folder / "corpus").glob("*.md")):
+        for pid, body in BLOCK.findall(path.read_text(encoding="utf-8")):
+            texts[pid] = body.strip()
+    return texts
+
+
+def plain_bm25s(folder: Path, questions: list[dict], out: Path) -> Path:
+    """The anchor run again here: bm25s with its defaults and English stop words over the shipped passages,
+    the ten best for each question (the benchmark README's own run read another copy of the passages)."""
+    import bm25s
+
+    texts = passages(folder)
+    pids = list(texts)
+    index = bm25s.BM25()
+    index.index(bm25s.tokenize([texts[pid] for pid in pids], stopwords="en", show_progress=False),
+                show_progress=False)
+    path = out / "pred_bm25s_both_10.jsonl"
+    write_jsonl(path, [{"id": question["id"], "retrieved_pids": [pids[i] for i in index.retrieve(
+        bm25s.tokenize([question["question"]], stopwords="en", show_progress=False), k=10,
+        show_progress=False)[0][0]]} for question in questions])
+    return path
 
 
 def registry_entries(folder: Path) -> list[RegistryEntry]:
@@ -124,4 +151,6 @@ def bench_set(context: BenchContext, name: str, limit: int = 0) -> dict:
             for split in spec["splits"]:
                 numbers[mode].setdefault(split, {})[cut] = score(folder, path, split, cut)
     numbers["published_both@10"] = PUBLISHED[name]
+    anchor = plain_bm25s(folder, questions, out)
+    numbers["bm25s_shipped_passages"] = {split: score(folder, anchor, split, "both@10") for split in spec["splits"]}
     return {"numbers": numbers, "path": write_result(f"obliqa-{name}", context, numbers, started)}

@@ -59,12 +59,13 @@ def test_e5_reads_german_and_english_and_asks_with_its_query_prefix(e5):
     assert np.allclose(e5.embed_queries([QUESTION_DE])[0], question, atol=1e-5)
 
 
-@pytest.mark.parametrize("engine", ["blas", "native"])
+@pytest.mark.parametrize("engine", ["blas", "native", "auto"])
 def test_one_query_is_embedded_with_the_query_thread_count_and_a_batch_with_every_core(monkeypatch, engine):
     embedder = build_embedder(_settings(engine=engine, threads=2, query_threads=1, vector_cache="off").embedding)
     embedder.embed_query("warm")
     counts: list[int] = []
-    monkeypatch.setattr(embedder, "_set_threads", counts.append)
+    # auto embeds a query and three texts (fewer than a batch) with the C engine
+    monkeypatch.setitem(embedder._thread_setters, "blas" if engine == "blas" else "native", counts.append)
     embedder.embed_query("Wie hoch ist der Grenzwert?")
     embedder.embed_documents(["eins", "zwei", "drei"])
     assert counts == [1, 2]
