@@ -56,13 +56,17 @@ _NOT_PART_NAMES = {"Article", "Articles", "Section", "Sections", "Chapter", "Cha
 _FOOTNOTE_MARKER = re.compile(
     r"(?<=[A-Za-z’')\]\d][.,;:]\s)(?P<num>\d{1,3})(?=\s+[\w(]|\s*$)"
     r"|(?<=[A-Za-z’')\]]\s)(?P<num2>\d{1,3})(?=\s*[,;.)]|\s+[\w(]|\s*$)"
-    r"|(?<=[A-Za-z’')\]][.,;:])(?P<num3>\d{1,3})(?=\s|$)")
+    r"|(?<=[A-Za-z’')\]][.,;:])(?P<num3>\d{1,3})(?=\s|$)"
+    # a page's extraction may leave a space before the clause's end ("… UK insurance firms’ . 16")
+    r"|(?<=[A-Za-z’')\]]\s[.;:]\s)(?P<num4>\d{1,3})(?=\s+[\w(]|\s*$)")
+# markers in a run ("… (OCIR). 71 72 Banks should …"): each next number right after a marker is one too
+_NEXT_MARKER = re.compile(r"\s(\d{1,3})(?=\s|$|[,;.])")
 _QUANTITY_BEFORE = re.compile(r"(?:£|\$|€|\b(?:than|of|to|by|at|over|under|within|about|least|most|only|every|"
                               r"first|last|next|previous|top|the|a|an|per|page|pages|year|years|day|days|"
                               r"Article|Section|Chapter|Part|Rule|paragraph|paragraphs|Table|Figure|Pillar|Tier|"
                               r"Footnote|Annex|Appendix|Schedule|point|points|No|no|number|numbers|Level|Stage|"
                               r"Class|Category|Step|Phase|Title|Box|Option|has|have|had|is|are|was|were|be|"
-                              r"and|or|with|from|into|between|in|on|for|all|any|each|two|three|some)\s*[,;:]?\s*)$",
+                              r"and|or|with|from|into|between|in|on|for|all|any|each|two|three|some)\s*[,:]?\s*)$",
                               re.IGNORECASE)
 _UNIT_AFTER = re.compile(r"\s*(?:%|per\s*cent|percent|million|billion|bn|m\b|years?|months?|weeks?|days?|"
                          r"hours?|minutes?|business|calendar|working|times|basis|bps|[-–]\s*\d|\.\d|/\d|:\d)",
@@ -126,11 +130,15 @@ def footnote_markers(text: str, doc: str | None) -> list[DetectedReference]:
     the citing document has that footnote."""
     out = []
     for match in _FOOTNOTE_MARKER.finditer(text):
-        group = next(name for name in ("num", "num2", "num3") if match.group(name))
+        group = next(name for name in ("num", "num2", "num3", "num4") if match.group(name))
         start, end = match.span(group)
         if _QUANTITY_BEFORE.search(text[max(0, start - 16):start]) or _UNIT_AFTER.match(text, end):
             continue
         out.append(_reference("footnote", match.group(group), start, end, text, doc))
+        number = int(match.group(group))
+        while (following := _NEXT_MARKER.match(text, end)) and int(following.group(1)) == number + 1:
+            number, (start, end) = number + 1, following.span(1)
+            out.append(_reference("footnote", following.group(1), start, end, text, doc))
     return out
 
 

@@ -484,6 +484,18 @@ def test_a_footnote_marker_is_a_candidate_and_a_quantity_is_not():
         ("footnote", ["31"], None), ("footnote", ["32"], None)]
 
 
+def test_footnote_markers_in_a_run_after_a_spaced_full_stop_and_after_a_clause_end():
+    # two notes on one phrase, a space the page left before the full stop, a marker closing a list item
+    assert _found("Plan for the buffer requirements (BRR). 14 15 Firms should start early.") == [
+        ("footnote", ["14"], None), ("footnote", ["15"], None)]
+    assert _found("Firms may also read the statement on branch capital ’ . 7") == [("footnote", ["7"], None)]
+    assert _found("an analysis of the costs that arise once the books are sold on; 9 and") == [
+        ("footnote", ["9"], None)]
+    # a number after a marker that does not continue the run is no marker; a quantity stays one
+    assert _found("Costs fall (see the annex). 14 40 staff left.") == [("footnote", ["14"], None)]
+    assert _found("The fee is payable within 10 days.") == []
+
+
 def test_english_unit_words_name_tables_footnotes_titles_and_lettered_numbers():
     found = _found("See Table 3 and footnote 8, Article 105a(2), Chapter 4 section B2, Title IV and Annex III.")
     assert [(unit, sections) for unit, sections, _ in found] == [
