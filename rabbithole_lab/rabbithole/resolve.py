@@ -95,6 +95,9 @@ def lookup_section(kb: KnowledgeBase, doc: str, label: str, collection: str | No
             if not _GROUPING_IN_LABEL.search(hit.section or "")]
 
 
+_ARTICLE_PARAGRAPH = re.compile(r"Article\s+\d+\w*\(\d+\)")  # "Article 306(4)": one paragraph of an article
+
+
 class ReferenceResolver:
     """Turns a DetectedReference into the chunks it points to."""
 
@@ -161,16 +164,22 @@ class ReferenceResolver:
 
     def _sibling(self, reference: DetectedReference, citing_section: str) -> Resolution | None:
         """A bare sub-paragraph ("Paragraph (1) does not apply", "sub paragraph (2)(b)") is a paragraph of
-        the citing rule; a bare letter ("paragraphs (a) and (b)") is an item of the citing passage itself."""
-        if reference.book or not citing_section or not reference.sections or \
-                not all(section.startswith("(") for section in reference.sections):
+        the citing rule; a bare letter ("paragraphs (a) and (b)") is an item of the citing passage itself. In
+        an article held paragraph by paragraph ("Article 306(4)"), a paragraph named by its number alone
+        ("paragraphs 2 and 3 of this Article") is the article's paragraph."""
+        if reference.book or not citing_section or not reference.sections:
+            return None
+        sections = reference.sections[:MAX_SECTIONS_PER_REFERENCE]
+        if reference.unit.lower() in ("paragraph", "paragraphs") and _ARTICLE_PARAGRAPH.match(citing_section) and \
+                all(section.isdigit() for section in sections):
+            sections = [f"({section})" for section in sections]
+        if not all(section.startswith("(") for section in sections):
             return None
         doc = reference.document_context
         if not doc or doc not in self.kb.registry.filenames():
             return None
         rule = parent_keys(section_key(citing_section))[-1]  # "17.1.4(2)" -> "17.1.4"
-        labels = [f"{rule}{section}" if re.match(r"\(\d", section) else citing_section
-                  for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]]
+        labels = [f"{rule}{section}" if re.match(r"\(\d", section) else citing_section for section in sections]
         hits = [hit for label in dict.fromkeys(labels) for hit in self.kb.section_lookup(doc, label)]
         return Resolution("section_index", hits, doc, self.kb.registry.collection_of(doc), 1.0) if hits else None
 

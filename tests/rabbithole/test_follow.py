@@ -153,6 +153,22 @@ def test_a_bare_paragraph_is_a_paragraph_of_the_citing_rule(tmp_path, settings):
     assert resolver.resolve(numbered, "records").path != "section_index"
 
 
+
+def test_a_numbered_paragraph_of_this_article_is_a_paragraph_of_the_citing_article(tmp_path, settings):
+    resolver = _rulebook_resolver(tmp_path, settings, {
+        "LEVY.md": "# LEVY\n\n## [PID a] Article 12(1) Levy base\n\nThe levy base is the annual turnover.\n\n"
+                   "## [PID b] Article 12(2) Levy base\n\nTurnover excludes intra-group sales.\n\n"
+                   "## [PID c] Article 12(3) Levy base\n\nThe levy is the base calculated in accordance with "
+                   "paragraphs 1 and 2 of this Article times the rate.\n\n"
+                   "## [PID d] 2.1\n\nA firm pays the levy, see paragraph 1.\n",
+    })
+    resolution = resolver.resolve(_ref("in accordance with paragraphs 1 and 2 of this Article", "LEVY.md"), "levy",
+                                  citing_section="Article 12(3) Levy base")
+    assert (resolution.path, [r.section for r in resolution.results]) == (
+        "section_index", ["Article 12(1) Levy base", "Article 12(2) Levy base"])
+    # outside an article held paragraph by paragraph, a bare paragraph number is no sibling
+    assert resolver.resolve(_ref("see paragraph 1.", "LEVY.md"), "levy", citing_section="2.1").path != "section_index"
+
 def test_the_section_holders_are_looked_up_once_per_resolver(demo_kb, monkeypatch):
     resolver = ReferenceResolver(demo_kb)
     lookups = []
