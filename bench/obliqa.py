@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+import bm25s
 from tqdm.auto import tqdm
 
 from bench.common import SHARED, BenchContext, require, write_jsonl, write_result
@@ -75,8 +76,6 @@ def passages(folder: Path) -> dict[str, str]:
 def plain_bm25s(folder: Path, questions: list[dict], out: Path) -> Path:
     """The anchor run again here: bm25s with its defaults and English stop words over the shipped passages,
     the ten best for each question (the benchmark README's own run read another copy of the passages)."""
-    import bm25s
-
     texts = passages(folder)
     pids = list(texts)
     index = bm25s.BM25()

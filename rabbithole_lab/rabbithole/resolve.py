@@ -65,6 +65,9 @@ _NUMBERED_APART = {"footnote": "Footnote", "footnotes": "Footnote", "table": "Ta
 CANDIDATE_UNITS = {"rule", "footnote"}
 _GROUPING_LABEL = re.compile(r"(?P<unit>Part|Chapter|Schedule) (?P<num>\d+[A-Z]?)")
 _GROUPING_IN_LABEL = re.compile(r"\b(?:Part|Chapter|Schedule)\s*\d", re.IGNORECASE)
+# "paragraphs 2 and 3 of this Article" in "Article 306(4)", an article held paragraph by paragraph
+_PARAGRAPH_UNITS = {"paragraph", "paragraphs"}
+_ARTICLE_PARAGRAPH = re.compile(r"Article\s+\d+\w*\(\d+\)")
 
 
 def section_labels(reference: DetectedReference, limit: int = MAX_SECTIONS_PER_REFERENCE) -> list[str]:
@@ -93,9 +96,6 @@ def lookup_section(kb: KnowledgeBase, doc: str, label: str, collection: str | No
         return hits
     return [hit for hit in kb.section_lookup(doc, grouping.group("num"), collection)
             if not _GROUPING_IN_LABEL.search(hit.section or "")]
-
-
-_ARTICLE_PARAGRAPH = re.compile(r"Article\s+\d+\w*\(\d+\)")  # "Article 306(4)": one paragraph of an article
 
 
 class ReferenceResolver:
@@ -170,7 +170,7 @@ class ReferenceResolver:
         if reference.book or not citing_section or not reference.sections:
             return None
         sections = reference.sections[:MAX_SECTIONS_PER_REFERENCE]
-        if reference.unit.lower() in ("paragraph", "paragraphs") and _ARTICLE_PARAGRAPH.match(citing_section) and \
+        if reference.unit in _PARAGRAPH_UNITS and _ARTICLE_PARAGRAPH.match(citing_section) and \
                 all(section.isdigit() for section in sections):
             sections = [f"({section})" for section in sections]
         if not all(section.startswith("(") for section in sections):
