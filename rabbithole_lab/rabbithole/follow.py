@@ -30,7 +30,7 @@ from rabbithole_lab.rabbithole.collect import (
     skipped_edge,
 )
 from rabbithole_lab.rabbithole.gate import GateInput, ReferenceDecider, gate_references
-from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, new_terms_share, reference_shares
+from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, reference_shares
 from rabbithole_lab.rabbithole.relevance import (
     CITATION_DECAY,
     Scored,
@@ -65,8 +65,7 @@ class RabbitholeFollower:
             below_cut: list[VectorResult] | None = None) -> Trail:
         """`hits`: the first-stage ranking (best first). The best `follow_from_top_seeds` of them start
         following; all of them are candidates, and any of them that cites one of the best
-        `cited_by_top_seeds` becomes a backlink (up to `max_cited_by`, those first that add most of the
-        question's words the cited passage lacks). `below_cut`: the ranking's continuation; of it only a
+        `cited_by_top_seeds` becomes a backlink. `below_cut`: the ranking's continuation; of it only a
         passage that cites one of those seeds enters, as a backlink (search found what it cites, not
         it). `progress(done, total)` is told after each reference of a level is decided."""
         german = language == "de"
@@ -128,9 +127,6 @@ class RabbitholeFollower:
                  for number, result in enumerate(r for r in below_cut if pool.holder(r) is None)]
         found = collect_backlinks([*hits, *below], seeds, self.detect,
                                   lambda ref: self.resolver.target_document(ref)[0])
-        # the question asks what the cited passage says and what the citing one adds to it: of several
-        # citers, those holding more of the question's words that the cited passage lacks come first
-        found.sort(key=lambda item: -self._adds_to(item[0].result, item[1].result, anchor, language))
         found = found[: self.settings.max_cited_by]
         joining = [citer for citer, _, _ in found if citer.rank is not None and citer.rank >= start]
         if joining:
@@ -245,11 +241,6 @@ class RabbitholeFollower:
         return Candidate(target, "followed", depth, relevance, own, value=value,
                          tier=classify_tier(depth, relevance), parent=item.citer.chunk_id,
                          cited_by=item.citer.chunk_id, via=item.reference.original_text, root=item.citer.root)
-
-    def _adds_to(self, citer: VectorResult, cited: VectorResult, anchor: str, language: str) -> float:
-        """The share of the anchor's terms the citing passage holds and the cited one does not."""
-        words, stemmer = lexical_anchor(anchor, language, self.kb.collection_language(citer.collection))
-        return new_terms_share(words, cited.text, citer.text, stemmer)
 
     def _own_relevance(self, result: VectorResult, anchor: str, language: str, cosine: dict[str, float]) -> float:
         """The chunk's relevance to the anchor, its words compared in the chunk's language."""

@@ -542,18 +542,6 @@ def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
     assert [c.result.section for c in again.candidates if c.kind != "section"].count("§ 6") == 1
 
 
-def test_of_several_citers_of_the_best_hit_the_one_adding_the_question_s_words_joins_it(demo_kb, settings):
-    best = _seed(demo_kb, "QStrG.pdf", "§ 12")[0]
-    plain, adding = (_seed(demo_kb, "QStrV.pdf", section)[0] for section in ("§ 5", "§ 6"))
-    # ranked higher, but it only restates the cited section; the lower one holds the question's other words
-    plain = plain.model_copy(update={"text": "Die Pflichten nach § 12 QStrG bleiben unberührt."})
-    adding = adding.model_copy(update={"text": "Für beruflich exponierte Personen bei Quantenstrahlung gilt "
-                                               "§ 12 QStrG."})
-    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run([best, plain, adding], ANCHOR, "de")
-    kinds = {c.chunk_id: c.kind for c in trail.candidates}
-    assert kinds[adding.chunk_id] == "backlink" and kinds[plain.chunk_id] == "hit"
-
-
 def test_a_passage_below_the_cut_enters_only_when_it_cites_the_best_hit(demo_kb, settings):
     hits = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
     below = (_seed(demo_kb, "QStrG.pdf", "§ 13")  # cites Anlage 2, not the best hit: stays out
