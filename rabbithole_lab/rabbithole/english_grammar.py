@@ -36,7 +36,7 @@ _PLACED_RULE = re.compile(rf"(?<![\w.(£$€%/-])(?P<num>{RULE_NUMBER})\s+(?:abo
 # a rule as the subject of its clause: "2.1 has effect as if …", "22.3 and 22.4 do not apply"
 _SUBJECT_RULE = re.compile(rf"(?:^|(?<=[,;:]\s)|(?<=\.\s))(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)"
                            r"(?=\s+(?:has|have|applies|apply|does|do|requires|require|shall|must|is|are)\b)")
-_NUMBER_IN_LIST = re.compile(rf"{RULE_NUMBER}|\d{{1,3}}")
+_NUMBER_IN_LIST = re.compile(rf"{RULE_NUMBER}|\d{{1,3}}[A-Z]{{0,2}}(?![a-z])")
 # "Matching Adjustment 4.16", "Insurance – Senior Management Functions 8.2", "Own Funds 3A": a part of the
 # rulebook named by its title, then the rule; the title must be one the registry knows to resolve
 _PART_WORD = r"[A-Z][a-z][A-Za-z’']*"  # a title-cased word: an acronym ("ICRP Publication 103") names no part

@@ -474,6 +474,10 @@ def test_a_rule_of_another_part_is_named_by_the_parts_title():
         ("rule", ["5.3", "5.4"], "Liquidity Coverage Ratio")]
     assert _found("Firms should apply Operational Continuity 2.7 when they outsource a service.") == [
         ("rule", ["2.7"], "Operational Continuity")]
+    # a chapter of the part with a letter ("3A" is a chapter of its own, not chapter 3)
+    assert _found("Liquidity Coverage Ratio 2B lists the eligible assets and Liquidity Coverage Ratio 2C the "
+                  "haircuts.") == [
+        ("rule", ["2B"], "Liquidity Coverage Ratio"), ("rule", ["2C"], "Liquidity Coverage Ratio")]
 
 
 def test_a_footnote_marker_is_a_candidate_and_a_quantity_is_not():
