@@ -4,11 +4,13 @@ Following goes forward, from a citing chunk to the cited one. Its mirror image p
 first-stage retrieval ranked just below the cut into the context when it cites a passage already
 there: the question was about the citing passage, and search only found what it cites.
 The match is exact (document from the registry or the containing document, section key with
-sub-paragraph fallback), so a backlink never rests on similarity alone.
+sub-paragraph fallback), so a backlink never rests on similarity alone. A reference to a numbered chapter
+cites every rule in it: "Own Funds 3A" and "Chapter 3A" cite rule 3A.1 as "4.1" cites 4.1 (`seed_keys`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from rabbithole_lab.kb.sections import canonical_section, parent_keys, section_key
@@ -20,6 +22,22 @@ SectionKey = tuple[str, str]  # (doc, section key)
 
 def context_key(doc: str, section: str) -> SectionKey:
     return doc, section_key(canonical_section(section))
+
+
+_DOTTED_RULE = re.compile(r"\d{1,3}[a-z]{0,2}(?:\.\d{1,3}[a-z]{0,2})+")
+
+
+def seed_keys(doc: str, section: str) -> list[SectionKey]:
+    """The keys a reference may cite a passage by: its own (and its rule's, for a sub-paragraph), then each
+    numbered unit that holds it ("3A.1" is in chapter 3A: "3a.1", "3a", "chapter3a"; "3.2.4": "3.2", "3",
+    "chapter3"). A section without dotted numbering ("§ 78", "Article 19") is cited by its own key only."""
+    own = [(doc, key) for key in parent_keys(context_key(doc, section)[1])]  # "3.2.4(a)" is cited as "3.2.4" too
+    rule = own[-1][1]
+    if not _DOTTED_RULE.fullmatch(rule):
+        return own
+    parts = rule.split(".")
+    units = [".".join(parts[:end]) for end in range(len(parts) - 1, 0, -1)]
+    return [*own, *((doc, unit) for unit in units), (doc, f"chapter{parts[0]}")]
 
 
 def cited_keys(

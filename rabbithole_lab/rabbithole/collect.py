@@ -3,8 +3,8 @@
 - `Pool` holds the candidates of one run and answers "is this chunk or its section in already?";
 - `collect_references` detects the references of a frontier, drops those already visited or that
   resolve to nothing new, and resolves the rest (exact section lookup first);
-- `collect_backlinks` finds first-stage hits that cite one of the best hits (an exact key match,
-  no search);
+- `collect_backlinks` finds first-stage hits that cite one of the best hits, or the numbered chapter
+  that holds one (an exact key match, no search);
 - `section_candidates` offers the other chunks of a candidate's section.
 """
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
+from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys, seed_keys
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.rank import new_terms_share
 from rabbithole_lab.rabbithole.references import is_own_label
@@ -154,19 +154,30 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
 def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Detect,
                       target_document: Callable[[DetectedReference], str | None]
                       ) -> list[tuple[Candidate, Candidate, DetectedReference]]:
-    """(citer, cited seed, reference) for every hit that cites one of `seeds` by exact section key."""
-    wanted = {context_key(seed.result.doc, seed.result.section): seed
-              for seed in reversed(seeds) if seed.result.section}
-    found = []
+    """(citer, cited seed, reference) for every hit that cites one of `seeds` by exact section key: first those
+    citing a seed's own section, then those citing the numbered chapter that holds one (weaker evidence: a
+    chapter holds many rules); each in the hits' order."""
+    own: dict[SectionKey, Candidate] = {}
+    holding: dict[SectionKey, Candidate] = {}
+    for seed in reversed(seeds):  # the better seed wins a key
+        if seed.result.section:
+            keys = seed_keys(seed.result.doc, seed.result.section)
+            own[keys[0]] = seed
+            holding.update({key: seed for key in keys[1:]})
+    exact, by_chapter = [], []
     for hit in hits:
         if hit in seeds:
             continue
-        for reference in citations(detect, hit.result):
-            cited = next((wanted[key] for key in cited_keys(reference, target_document) if key in wanted), None)
-            if cited is not None and (cited.result.doc, cited.result.section) != (hit.result.doc, hit.result.section):
-                found.append((hit, cited, reference))
+        references = [(reference, cited_keys(reference, target_document))
+                      for reference in citations(detect, hit.result)]
+        for wanted, found in ((own, exact), (holding, by_chapter)):
+            match = next(((wanted[key], reference) for reference, keys in references for key in keys
+                          if key in wanted and (wanted[key].result.doc, wanted[key].result.section)
+                          != (hit.result.doc, hit.result.section)), None)
+            if match is not None:
+                found.append((hit, *match))
                 break
-    return found
+    return exact + by_chapter
 
 
 def section_candidates(kb: KnowledgeBase, anchors: list[Candidate], pool: Pool, question: str, language: str,

@@ -14,9 +14,9 @@ from rabbithole_lab.kb.ingest import ingest
 from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole import gate as gate_module
-from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key
+from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key, seed_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
-from rabbithole_lab.rabbithole.collect import Pool, section_candidates
+from rabbithole_lab.rabbithole.collect import Pool, collect_backlinks, section_candidates
 from rabbithole_lab.rabbithole.engine import admit, build_follower
 from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, gate_references
 from rabbithole_lab.rabbithole.rank import hit_value, new_terms_share
@@ -518,6 +518,29 @@ def test_backlink_keys_match_sections_exactly():
     assert context_key("FSMR.md", "Part 6.Chapter 1.65.") == ("FSMR.md", "65")
     assert cited_keys(detect_references_regex("see https://example.org/a", "X.md")[0], target_document) == []
     assert cited_keys(detect_references_regex("nach § 9 BGB", "QStrV.pdf")[0], lambda r: None) == []
+
+
+def test_a_reference_to_a_numbered_chapter_cites_the_rules_in_it():
+    assert seed_keys("Fees.md", "3A.1 (Chapter 3A Fee Tables)") == [
+        ("Fees.md", "3a.1"), ("Fees.md", "3a"), ("Fees.md", "chapter3a")]
+    assert seed_keys("Fees.md", "3.2.4(a)")[:2] == [("Fees.md", "3.2.4(a)"), ("Fees.md", "3.2.4")]
+    assert seed_keys("QStrG.pdf", "§ 12") == [("QStrG.pdf", "§ 12")]  # a law's section holds no numbered rules
+
+    def hit(chunk_id, doc, section, text):
+        result = VectorResult(chunk_id=chunk_id, text=text, doc=doc, collection="c", page_start=1, page_end=1,
+                              section=section)
+        return Candidate(result, "hit", 0, 0.5, 0.0)
+
+    def target_document(reference):
+        return {"Licence Fees": "Fees.md"}.get(reference.book or "", reference.document_context)
+
+    best = hit("a", "Fees.md", "3A.1 (Chapter 3A Fee Tables)", "3A.1 The fee for a licence is set out below.")
+    chapter = hit("b", "Guide.md", "1.2 (Chapter 1 Scope)", "Firms pay what Licence Fees 3A lists per licence.")
+    other = hit("c", "Guide.md", "1.3 (Chapter 1 Scope)", "Firms pay the fees that Licence Fees 3B lists for renewals.")
+    rule = hit("d", "Guide.md", "1.4 (Chapter 1 Scope)", "The fee in Licence Fees 3A.1 is due on application.")
+    found = collect_backlinks([best, chapter, other, rule], [best], detect_references_regex, target_document)
+    # the rule cited by its own number first, then the chapter that holds it; a sibling chapter cites nothing
+    assert [(citer.chunk_id, cited.chunk_id) for citer, cited, _ in found] == [("d", "a"), ("b", "a")]
 
 
 def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
