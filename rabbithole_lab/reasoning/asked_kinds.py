@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rabbithole_lab.vocabulary import asked_patterns, interrogatives, prepositions, stated_patterns
+from rabbithole_lab.vocabulary import asked_patterns, question_opening, stated_patterns
 
 KINDS = ("amount", "deadline", "frequency", "body", "condition")
 # words after a question word that still say what it asks for ("Wie setzt sich die Haftungssumme …");
@@ -20,8 +20,7 @@ ASKING_PHRASE_WORDS = 4
 
 @lru_cache(maxsize=1)
 def _asking_phrase() -> re.Pattern:
-    return re.compile(rf"\b(?:(?:{prepositions()})\s+)?(?:{interrogatives()})\b"
-                      rf"(?:[ \t]+[^\s,;:?.!]+){{0,{ASKING_PHRASE_WORDS}}}", re.IGNORECASE)
+    return re.compile(rf"\b{question_opening()}(?:[ \t]+[^\s,;:?.!]+){{0,{ASKING_PHRASE_WORDS}}}", re.IGNORECASE)
 
 
 def asking_phrases(question: str) -> list[str]:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.vocabulary import conjunctions, interrogatives, prepositions
+from rabbithole_lab.vocabulary import conjunctions, question_opening
 
-_QUESTION_WORD = f"(?:{interrogatives()})"
-_PREPOSITION = f"(?:(?:{prepositions()})\\s+)?"
+_OPENING = question_opening()
 _JOIN = f"(?:,\\s*(?:(?:{conjunctions()})\\s+)?|\\s+(?:{conjunctions()})\\s+)"
-_SPLIT = re.compile(rf"{_JOIN}(?={_PREPOSITION}{_QUESTION_WORD}\b)", re.IGNORECASE)
-_STARTS_AS_QUESTION = re.compile(rf"^\s*{_PREPOSITION}{_QUESTION_WORD}\b", re.IGNORECASE)
+_SPLIT = re.compile(rf"{_JOIN}(?={_OPENING})", re.IGNORECASE)
+_STARTS_AS_QUESTION = re.compile(rf"^\s*{_OPENING}", re.IGNORECASE)
 _SENTENCES = re.compile(r"(?<=[.?!])\s+(?=[A-ZÄÖÜ])")
 MIN_PART_WORDS = 3  # "und wann?" alone says nothing to search by
 # A part this short is a phrase, not a clause: its verb and its subject are those of the part before it

@@ -120,6 +120,12 @@ def conjunctions() -> str:
     return _alternatives(_union("CONJUNCTIONS"))
 
 
+def question_opening() -> str:
+    """A question word, with a preposition before it ("bis wann", "unter welchen", "to whom"): the pattern
+    that opens a question part and an asking phrase."""
+    return rf"(?:(?:{prepositions()})\s+)?(?:{interrogatives()})\b"
+
+
 @lru_cache(maxsize=1)
 def question_stop_words() -> frozenset[str]:
     """Words of a question that say nothing of its subject, in every language (a question may mix them)."""
