@@ -51,6 +51,18 @@ class Pool:
         return chunk_id in self._by_chunk
 
 
+def unique_new_chunks(results: list[VectorResult], pool: Pool) -> list[VectorResult]:
+    """`results` without the chunks the pool holds and without repeats, in order. A chunk whose section
+    the pool stands for is kept: its holder does not say what it says."""
+    seen: set[str] = set()
+    out = []
+    for result in results:
+        if not pool.has_chunk(result.chunk_id) and result.chunk_id not in seen:
+            seen.add(result.chunk_id)
+            out.append(result)
+    return out
+
+
 @dataclass
 class PendingReference:
     """A resolved reference of a frontier chunk, waiting for the gate."""

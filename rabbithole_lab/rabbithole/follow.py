@@ -28,6 +28,7 @@ from rabbithole_lab.rabbithole.collect import (
     reference_edge,
     section_candidates,
     skipped_edge,
+    unique_new_chunks,
 )
 from rabbithole_lab.rabbithole.gate import GateInput, ReferenceDecider, gate_references
 from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, reference_shares
@@ -65,16 +66,20 @@ class RabbitholeFollower:
             below_cut: list[VectorResult] | None = None) -> Trail:
         """`hits`: the first-stage ranking (best first). The best `follow_from_top_seeds` of them start
         following; all of them are candidates, and any of them that cites one of the best
-        `cited_by_top_seeds` becomes a backlink. `below_cut`: the ranking's continuation; of it only a
-        passage that cites one of those seeds enters, as a backlink (search found what it cites, not
-        it). `progress(done, total)` is told after each reference of a level is decided."""
+        `cited_by_top_seeds` becomes a backlink. `below_cut`: the ranking's continuation; of it, and of the
+        hits whose section an earlier hit already stands for, only a passage that cites one of those seeds
+        enters, as a backlink of its own (search found what it cites, not it; and the section's holder
+        does not make the citation). `progress(done, total)` is told after each reference of a level is decided."""
         german = language == "de"
         policy = StopPolicy(self.settings, german=german, visited=set(visited or ()))
         pool = Pool()
         trail = Trail()
         cosine = self.kb.similarity(hits, anchor) if hits else {}
+        held: list[VectorResult] = []  # hits whose section an earlier hit stands for
         for hit in hits:
             if pool.holder(hit) is not None:
+                if not pool.has_chunk(hit.chunk_id):
+                    held.append(hit)
                 continue
             rank = len(pool.candidates)
             own = self._own_relevance(hit, anchor, language, cosine)
@@ -82,7 +87,7 @@ class RabbitholeFollower:
             pool.add(Candidate(hit, "hit", 0, relevance, own, value=hit_value(rank), rank=rank, root=rank))
         ranked_hits = list(pool.candidates)
         if self.settings.max_cited_by > 0:
-            trail.edges += self._backlinks(ranked_hits, german, pool, anchor, language, below_cut or [])
+            trail.edges += self._backlinks(ranked_hits, german, pool, anchor, language, [*held, *(below_cut or [])])
         frontier = ranked_hits[: self.settings.follow_from_top_seeds]
         depth = 0
         read_sections: dict[tuple[str, str], list[VectorResult]] = {}
@@ -116,15 +121,15 @@ class RabbitholeFollower:
 
     # ---- backlinks -------------------------------------------------------------------------------
     def _backlinks(self, hits: list[Candidate], german: bool, pool: Pool, anchor: str, language: str,
-                   below_cut: list[VectorResult]) -> list[ReferenceEdge]:
+                   others: list[VectorResult]) -> list[ReferenceEdge]:
         """Hits that cite one of the best hits gain part of its value: the question was about the
-        citing passage, and search found what it cites. A passage below the cut that cites one joins the
-        pool so, and only so."""
+        citing passage, and search found what it cites. Another passage (`others`: below the cut, or of a
+        section a hit holds) that cites one joins the pool so, and only so."""
         seeds = hits[: self.settings.cited_by_top_seeds]
         start = len(pool.candidates)
         below = [Candidate(result, "hit", 0, result.score, 0.0, value=hit_value(start + number), rank=start + number,
                            root=start + number)
-                 for number, result in enumerate(r for r in below_cut if pool.holder(r) is None)]
+                 for number, result in enumerate(unique_new_chunks(others, pool))]
         found = collect_backlinks([*hits, *below], seeds, self.detect,
                                   lambda ref: self.resolver.target_document(ref)[0])
         found = found[: self.settings.max_cited_by]

@@ -565,6 +565,24 @@ def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
     assert [c.result.section for c in again.candidates if c.kind != "section"].count("§ 6") == 1
 
 
+def test_a_hit_whose_section_an_earlier_hit_holds_still_enters_when_it_cites_the_best_hit(demo_kb, settings):
+    hits = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
+    citing = _seed(demo_kb, "QStrV.pdf", "§ 6")[0]  # "§ 6 ... nach § 12 QStrG"
+    # an earlier hit of the same section that cites nothing: it stands for the section, yet does not cite
+    holder = citing.model_copy(update={"chunk_id": "same-section-earlier", "text": "Die Kurse dauern einen Tag."})
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run([*hits, holder, citing], ANCHOR, "de")
+    by_chunk = {c.chunk_id: c for c in trail.candidates}
+    assert by_chunk[holder.chunk_id].kind == "hit"
+    citer = by_chunk[citing.chunk_id]
+    assert citer.kind == "backlink" and citer.cites == hits[0].chunk_id
+    assert citer.value == by_chunk[hits[0].chunk_id].value
+    assert any(e.resolution == "cited_by" and e.from_chunk == citing.chunk_id for e in trail.edges)
+    # a chunk the pool holds already is read once, and one that cites nothing stays out
+    again = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run([*hits, holder, holder], ANCHOR, "de")
+    assert [c.chunk_id for c in again.candidates if c.kind != "section"].count(holder.chunk_id) == 1
+    assert citing.chunk_id not in {c.chunk_id for c in again.candidates if c.kind != "section"}
+
+
 def test_a_passage_below_the_cut_enters_only_when_it_cites_the_best_hit(demo_kb, settings):
     hits = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
     below = (_seed(demo_kb, "QStrG.pdf", "§ 13")  # cites Anlage 2, not the best hit: stays out
