@@ -8,10 +8,11 @@ settings change (`rabbithole_lab.eval.resynthesis.research_code_hash`); quick mo
 first, unless `--reuse-sessions` says to measure on the old research anyway (the result records it).
 
 Measured per dev generation and language: facts (whole answer), facts in the lead (the lines before the
-first section heading), entry or required section cited, the lead citing one, page-exact, the median
-answer and lead length in characters, citation precision (the share of citations in the entry, a required
-section or a section a followed reference reached from the entry), invented citations (claims the claim
-check removed) and the Spearman correlation of the quality score with the facts.
+first section heading), entry or required section cited, the lead citing one (the share of answers whose
+lead cites the entry or a required section; and the scorer's mean share of those sections it cites),
+page-exact, the median answer and lead length in characters, citation precision (the share of citations
+in the entry, a required section or a section a followed reference reached from the entry), invented
+citations (claims the claim check removed) and the Spearman correlation of the quality score with the facts.
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ def aggregate(chosen: list[dict], scored: dict[str, dict]) -> dict:
             "facts_all": round(sum(1 for question, item in zip(chosen, items, strict=True)
                                    if question.get("answer_facts") and item["facts"] >= 1.0) / len(items), 3),
             "cited": round(statistics.fmean(item["cited_req"] for item in items), 3),
+            "cited_any": round(statistics.fmean(item["cited_req"] > 0 for item in items), 3),
             "page_exact": round((citations - inexact) / citations, 3) if citations else 0.0}
 
 
@@ -227,7 +229,7 @@ def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
     for name, chosen in subsets(questions).items():
         of_lead = aggregate(chosen, lead)
         numbers[name] = {"n": len(chosen), **aggregate(chosen, whole), "lead_facts": of_lead["facts"],
-                         "lead_cited": of_lead["cited"],
+                         "lead_cited": of_lead["cited"], "lead_cited_any": of_lead["cited_any"],
                          "answer_chars": statistics.median(len(by_id[q["id"]]["answer"]) for q in chosen),
                          "lead_chars": statistics.median(len(lead_by_id[q["id"]]["answer"]) for q in chosen),
                          "citation_precision": round(statistics.fmean(precision), 3) if (precision := [
