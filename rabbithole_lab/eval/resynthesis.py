@@ -62,7 +62,7 @@ def load_state(path: Path) -> dict:
 SYNTHESIS_SIDE = frozenset({
     "agent/nodes/attribution.py", "agent/nodes/synthesis.py", "agent/synthesis_context.py",
     "reasoning/answer_candidates.py", "reasoning/answer_selection.py", "reasoning/answer_text.py",
-    "reasoning/claim_check.py", "reasoning/sentence_ranker.py",
+    "reasoning/claim_check.py", "reasoning/excerpts.py", "reasoning/sentence_ranker.py",
     "reasoning/extractive_judging.py", "reasoning/extractive_writing.py", "reasoning/passages.py",
     "reasoning/quality.py", "reasoning/question_parts.py", "reasoning/term_weights.py", "reference_edges.py",
     "schemas.py", "sources.py",

@@ -24,6 +24,7 @@ from rabbithole_lab.reasoning.answer import (
 from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kinds
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
+from rabbithole_lab.reasoning.excerpts import excerpt
 from rabbithole_lab.reasoning.extractive_base import ExtractiveBase, sentences_of
 from rabbithole_lab.reasoning.question_parts import part_readings, question_parts
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, rank
@@ -48,6 +49,7 @@ class AnswerContext:
     read: Phrases = field(default_factory=dict)  # links only read in the citing text, with their words
     parts: list[str] = field(default_factory=list)  # the question's parts, each as it is read
     part_kinds: list[set[str]] = field(default_factory=list)  # what each part asks for
+    excerpts: dict[int, str] = field(default_factory=dict)  # id(sentence) -> how a long one is quoted
 
 
 class CandidateReader(ExtractiveBase):
@@ -116,5 +118,7 @@ class CandidateReader(ExtractiveBase):
                 candidates.append(Candidate(sentence, provision, features,
                                             [each[index] for each in part_terms], by_task, stated))
                 index += 1
+        excerpts = {id(sentence): shown for sentence in sentences
+                    if (shown := excerpt(sentence.text, readings.terms)) != sentence.text}
         return AnswerContext(rank(candidates), provisions, entry, links, read_links(request.chains), parts,
-                             [asked_kinds(part) for part in parts])
+                             [asked_kinds(part) for part in parts], excerpts)

@@ -56,6 +56,7 @@ class Statement:
 class Selection:
     lead: list[Statement] = field(default_factory=list)
     body: list[Statement] = field(default_factory=list)
+    excerpts: dict[int, str] = field(default_factory=dict)  # id(sentence) -> how a long one is quoted
 
     def statements(self) -> list[Statement]:
         return self.lead + self.body
@@ -192,7 +193,7 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
     cover.chain()
     cover.additions(additions)
     cover.own_tasks(tasks)
-    selection = Selection()
+    selection = Selection(excerpts=context.excerpts)
     used = lead_used = 0  # characters of the whole answer, of its lead
     lead_open = True  # no statement the lead should hold had to stand below it for want of room
     for item in cover.covered:

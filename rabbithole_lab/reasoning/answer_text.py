@@ -1,6 +1,7 @@
 """The selected extractive answer written out (`answer_selection.py`): framing in the question's language,
 quotations verbatim in the documents' language, each with its citation "[document, S. N]" (the report
-numbers them).
+numbers them); a long enumeration as its excerpt, the items the question does not ask about elided with "…"
+(`excerpts.py`).
 
     **Ergebnis:** Maßgeblich ist § 73 StrlSchV → § 78 StrlSchG.
     § 73 StrlSchV: „…“ [StrlSchV, S. 52]
@@ -27,10 +28,12 @@ def _plain(text: str) -> str:
     return " ".join(_MARKUP.sub("", text).split())
 
 
-def quoted(statement: Statement, language: str) -> str:
+def quoted(statement: Statement, language: str, excerpts: dict[int, str] | None = None) -> str:
+    """The statement's sentences in quotation marks, each with its citation; a long one as its excerpt."""
     open_quote, close_quote = ("„", "“") if language == "de" else ("“", "”")
-    return " ".join(f"{open_quote}{s.text}{close_quote} {citation_label(statement.provision.doc, s.page, language)}"
-                    for s in statement.sentences)
+    shown = excerpts or {}
+    return " ".join(f"{open_quote}{shown.get(id(s), s.text)}{close_quote} "
+                    f"{citation_label(statement.provision.doc, s.page, language)}" for s in statement.sentences)
 
 
 def label(statement: Statement) -> str:
@@ -39,14 +42,15 @@ def label(statement: Statement) -> str:
     return f"{statement.source.label}{ARROW}{own}" if statement.source is not None else own
 
 
-def statement_line(statement: Statement, language: str, bold: bool = False) -> str:
+def statement_line(statement: Statement, language: str, bold: bool = False,
+                   excerpts: dict[int, str] | None = None) -> str:
     name = f"**{label(statement)}**" if bold else label(statement)
-    return f"{name}: {quoted(statement, language)}"
+    return f"{name}: {quoted(statement, language, excerpts)}"
 
 
-def statement_cost(statement: Statement, language: str) -> int:
+def statement_cost(statement: Statement, language: str, excerpts: dict[int, str] | None = None) -> int:
     """The characters the statement takes in the answer (its line and the blank line before it)."""
-    return len(statement_line(statement, language, bold=True)) + 2
+    return len(statement_line(statement, language, bold=True, excerpts=excerpts)) + 2
 
 
 def decisive_chain(selection: Selection) -> str:
@@ -78,14 +82,15 @@ def written_answer(selection: Selection, tasks: list[AnswerTask], language: str)
     if selection.lead:
         lines.append(text["opening"].format(decisive=decisive_chain(selection)))
         for statement in merged(selection.lead):
-            lines.append(statement_line(statement, language))
+            lines.append(statement_line(statement, language, excerpts=selection.excerpts))
     sections = body_sections(selection, tasks)
     with_section = {task.id for task, _ in sections if task is not None}
     for number, task in enumerate(tasks, start=1):
         if task.id in with_section:
             statements = next(items for owner, items in sections if owner is task)
             lines += ["", text["task_heading"].format(number=number, task=_plain(task.task))]
-            lines += [line for statement in statements for line in ("", statement_line(statement, language, True))]
+            lines += [line for statement in statements
+                      for line in ("", statement_line(statement, language, True, selection.excerpts))]
         elif not task.chunk_ids:  # it found nothing at all: say what was searched
             searched = ", ".join(_plain(q) for q in task.queries) or _plain(task.task)
             lines += ["", text["task_heading"].format(number=number, task=_plain(task.task)),
@@ -93,5 +98,6 @@ def written_answer(selection: Selection, tasks: list[AnswerTask], language: str)
     rest = next((items for owner, items in sections if owner is None), [])
     if rest:
         lines += ["", text["more_heading"]]
-        lines += [line for statement in rest for line in ("", statement_line(statement, language, True))]
+        lines += [line for statement in rest
+                  for line in ("", statement_line(statement, language, True, selection.excerpts))]
     return lines

@@ -29,7 +29,8 @@ class ExtractiveWriter(CandidateReader):
             # question
             context.candidates = [c for c in context.candidates if c.features["terms"] > 0]
             answer_max = lead_max
-        selection = select(context, request.parts, lambda statement: statement_cost(statement, language),
+        selection = select(context, request.parts,
+                           lambda statement: statement_cost(statement, language, context.excerpts),
                            lead_max, answer_max, request.tasks)
         if not selection.lead:
             nothing = reasoner_words(language)["no_answer"].format(anchor=request.question or request.anchor)

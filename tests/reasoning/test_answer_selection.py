@@ -3,12 +3,14 @@ budgets; the lead states it first (text written for these tests; scores set by h
 
 from __future__ import annotations
 
+from rabbithole_lab.pages import find_span
 from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, read_links
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext
-from rabbithole_lab.reasoning.answer_selection import Selection, select
+from rabbithole_lab.reasoning.answer_selection import Selection, Statement, select
 from rabbithole_lab.reasoning.answer_text import statement_cost, written_answer
 from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kinds
 from rabbithole_lab.reasoning.base import AnswerTask
+from rabbithole_lab.reasoning.excerpts import excerpt
 from rabbithole_lab.reasoning.sentence_ranker import Candidate
 from rabbithole_lab.reasoning.text import points_back
 from rabbithole_lab.records import ChunkWithInfo
@@ -172,3 +174,27 @@ def test_a_numbered_chapter_of_a_document_is_not_named_as_a_provision():
     guide = Provision("Detector_Guide.pdf", "1", [chunk], [chunk])
     assert guide.label == "Detector_Guide, 1"
     assert _provision("§ 5", ["Der Kran wird jährlich geprüft."]).label == "§ 5 KranV"
+
+
+def test_a_long_enumeration_is_written_as_its_excerpt_and_leaves_the_lead_room_for_the_next_statement():
+    items = ", ".join(f"{n}. Prüfung der {part} durch einen Sachkundigen mit schriftlichem Bericht an den Betreiber"
+                      for n, part in enumerate(["Seile", "Bremsen", "Haken", "Schienen", "Endschalter"], start=1))
+    listing = f"Der Betreiber hat vor der ersten Inbetriebnahme des Krans folgende Prüfungen zu veranlassen: {items}."
+    cranes = _provision("§ 4", [listing, "Die Prüfung der Bremsen ist jährlich zu wiederholen."])
+    question = "Wer prüft die Bremsen, und wie oft?"
+    context = _context(question, [(cranes, [0.9, 0.8])])
+    shown = excerpt(listing, lambda texts: [float("Bremsen" in text) for text in texts])
+    context.excerpts = {id(cranes.sentences[0]): shown}
+    lead_max = 400  # the whole list and the second sentence would not fit; the excerpt and it do
+    assert _cost(context, cranes, whole=True) > lead_max
+    selection = select(context, [], lambda statement: statement_cost(statement, "de", context.excerpts),
+                       lead_max, 4_000)
+    answer = "\n".join(written_answer(selection, [], "de"))
+    assert shown in answer and listing not in answer and "Seile" not in answer
+    assert sorted(_texts(selection.lead)) == sorted([listing, "Die Prüfung der Bremsen ist jährlich zu wiederholen."])
+    assert find_span(cranes.chunks[0].chunk_text, shown) is not None  # the excerpt is found where it stands
+
+
+def _cost(context: AnswerContext, provision: Provision, whole: bool) -> int:
+    statement = Statement(provision, [provision.sentences[0]], "fill")
+    return statement_cost(statement, "de", None if whole else context.excerpts)
