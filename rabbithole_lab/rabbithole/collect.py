@@ -192,6 +192,21 @@ def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Det
     return exact + by_chapter
 
 
+def one_per_section(found: list[tuple[Candidate, Candidate, DetectedReference]]
+                    ) -> list[tuple[Candidate, Candidate, DetectedReference]]:
+    """The backlinks with one citer per section, the first: a section's second chunk citing a seed is the same
+    provision's citation, and would take the place of another provision that cites it."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for item in found:
+        citer = item[0].result
+        if citer.section and (citer.doc, citer.section) in seen:
+            continue
+        seen.add((citer.doc, citer.section))
+        out.append(item)
+    return out
+
+
 def section_candidates(kb: KnowledgeBase, anchors: list[Candidate], pool: Pool, question: str, language: str,
                        known: dict[tuple[str, str], list[VectorResult]] | None = None) -> list[Candidate]:
     """The other chunks of each anchor's section, each worth the anchor's value times the share of the

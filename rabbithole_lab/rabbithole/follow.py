@@ -25,6 +25,7 @@ from rabbithole_lab.rabbithole.collect import (
     Pool,
     collect_backlinks,
     collect_references,
+    one_per_section,
     reference_edge,
     section_candidates,
     skipped_edge,
@@ -132,7 +133,7 @@ class RabbitholeFollower:
                  for number, result in enumerate(unique_new_chunks(others, pool))]
         found = collect_backlinks([*hits, *below], seeds, self.detect,
                                   lambda ref: self.resolver.target_document(ref)[0])
-        found = found[: self.settings.max_cited_by]
+        found = one_per_section(found)[: self.settings.max_cited_by]
         joining = [citer for citer, _, _ in found if citer.rank is not None and citer.rank >= start]
         if joining:
             cosine = self.kb.similarity([c.result for c in joining], anchor)

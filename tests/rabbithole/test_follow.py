@@ -16,7 +16,7 @@ from rabbithole_lab.messages import run_text
 from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key, seed_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
-from rabbithole_lab.rabbithole.collect import Pool, collect_backlinks, section_candidates
+from rabbithole_lab.rabbithole.collect import Pool, collect_backlinks, one_per_section, section_candidates
 from rabbithole_lab.rabbithole.engine import admit, build_follower
 from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, gate_references
 from rabbithole_lab.rabbithole.rank import hit_value, new_terms_share
@@ -541,6 +541,23 @@ def test_a_reference_to_a_numbered_chapter_cites_the_rules_in_it():
     found = collect_backlinks([best, chapter, other, rule], [best], detect_references_regex, target_document)
     # the rule cited by its own number first, then the chapter that holds it; a sibling chapter cites nothing
     assert [(citer.chunk_id, cited.chunk_id) for citer, cited, _ in found] == [("d", "a"), ("b", "a")]
+
+
+def test_a_section_cites_a_seed_once_however_many_of_its_chunks_do():
+    def hit(chunk_id, section, text):
+        result = VectorResult(chunk_id=chunk_id, text=text, doc="Guide.md", collection="c", page_start=1, page_end=1,
+                              section=section)
+        return Candidate(result, "hit", 0, 0.5, 0.0)
+
+    best = hit("a", "3A.1 (Chapter 3A Fee Tables)", "3A.1 The fee for a licence is set out below.")
+    first = hit("b", "3B.1 (Chapter 3B Renewals)", "(a) a renewal costs the fee set out in 3A.1 for a licence;")
+    second = hit("c", "3B.1 (Chapter 3B Renewals)", "(b) a late renewal costs twice the fee referred to in 3A.1;")
+    other = hit("d", "1.5 (Chapter 1 Introduction)", "Firms pay the fees of rule 3A.1 on application.")
+    found = collect_backlinks([best, first, second, other], [best], detect_references_regex,
+                              lambda reference: reference.document_context)
+    assert [citer.chunk_id for citer, _, _ in found] == ["b", "c", "d"]
+    # the second chunk of 3B.1 is the same provision's citation: it does not take the other provision's place
+    assert [citer.chunk_id for citer, _, _ in one_per_section(found)] == ["b", "d"]
 
 
 def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
