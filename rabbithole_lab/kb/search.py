@@ -15,7 +15,14 @@ from rabbithole_lab.kb.embedder import reads_language
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.query import clauses, german_terms, lexical_expansion, named_documents
 from rabbithole_lab.kb.registry import DocumentRegistry
-from rabbithole_lab.kb.sections import canonical_section, label_tokens, numbering_kind, parent_keys, section_key
+from rabbithole_lab.kb.sections import (
+    block_paths,
+    canonical_section,
+    label_tokens,
+    numbering_kind,
+    parent_keys,
+    section_key,
+)
 from rabbithole_lab.language import STEMMER_LANGUAGE_CODES
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
@@ -275,6 +282,18 @@ class KnowledgeBase:
                 by_key.setdefault(section_key(chunk.section), []).append(chunk)
             self._keys_of_document[cache_key] = by_key
         return by_key
+
+    def block_lookup(self, doc: str, blocks: list[str], collection: str | None = None) -> list[VectorResult]:
+        """The chunks of `doc` inside a labelled block its heading paths show (`sections.heading_blocks`:
+        ["table1"], ["chapter2", "(vi)"], ["chapter2", "(i)", "(d)"]), in reading order."""
+        wanted = set(blocks)
+        out: list[VectorResult] = []
+        for target in self._targets(collection, doc):
+            chunks = sorted((chunk for found in self._document_keys(target, doc).values() for chunk in found),
+                            key=lambda chunk: chunk.char_start)
+            out += [_result(chunk, 1.0, "section") for chunk, path in
+                    zip(chunks, block_paths([chunk.section for chunk in chunks]), strict=True) if wanted <= path]
+        return out
 
     def numbered_sections(self, doc: str, kind: str, collection: str | None = None) -> int:
         """How many distinct sections of one numbering (`numbering_kind`: "§", "art", "number", …) the

@@ -185,3 +185,59 @@ def parent_keys(key: str) -> list[str]:
             break
         keys.append(stripped)
     return keys
+
+
+# A rulebook's heading path names labelled blocks a reference can cite: "Chapter 2 Key recovery plan components >
+# (d) Timelines", "Chapter 1 Introduction > Table 1: Non-exhaustive list …". Its own section key is the rule's
+# number ("2.25") or the chapter's ("chapter1"), so "Table 1" and "Chapter 2 (d)" are read from the path.
+_PATH_BLOCK = re.compile(r"^(?:(?P<unit>Chapter|Table|Box|Figure|Annex|Appendix)\s+(?P<num>\d{1,3}[A-Z]?|[IVX]{1,5})"
+                         r"(?![\w.])|\((?P<item>[ivx]{1,5}|[a-z])\)\s)")
+ROMAN_ITEMS = frozenset({"i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv",
+                         "xv"})
+
+
+def heading_path(label: str) -> list[str]:
+    """The heading path of a section label: '2.25 (Chapter 2 Key … > (d) Timelines)' -> ['Chapter 2 Key …',
+    '(d) Timelines']; a label that is a path itself ('Chapter 1 Introduction > Table 1: …') is split as it is."""
+    text = label.strip()
+    inner = re.match(r"^[^(>]*?\((Chapter\s.*)\)$", text)
+    return [part.strip() for part in (inner.group(1) if inner else text).split(">") if part.strip()]
+
+
+def heading_blocks(label: str) -> list[str]:
+    """The labelled blocks of a section's heading path, each as a key: 'chapter2', 'table1', 'box1', '(d)',
+    '(vi)' (a heading's own item label, as the page shows it)."""
+    blocks = []
+    for part in heading_path(label):
+        match = _PATH_BLOCK.match(part)
+        if match and match.group("unit"):
+            blocks.append(f"{match.group('unit')}{match.group('num')}".lower())
+        elif match:
+            blocks.append(f"({match.group('item')})")
+    return blocks
+
+
+def block_paths(labels: list[str]) -> list[frozenset[str]]:
+    """Each section's blocks in context, for labels in reading order: a lettered heading under a numbered one
+    shows only its letter ('> (d) Timelines' under '> (i) Recovery options'), so it is read in the Roman-numbered
+    heading before it in its chapter ('Chapter 2 (i) (d)'). '(i)', '(v)' and '(x)' after the letter before
+    them are letters."""
+    paths: list[frozenset[str]] = []
+    chapter, roman, letter = "", "", ""
+    for label in labels:
+        blocks = heading_blocks(label)
+        chapters = [block for block in blocks if block.startswith("chapter")]
+        if chapters and chapters[0] != chapter:
+            chapter, roman, letter = chapters[0], "", ""
+        items = [block for block in blocks if block.startswith("(")]
+        extra: list[str] = []
+        if items:
+            item = items[-1][1:-1]
+            after_letter = len(item) == 1 and letter and ord(item) == ord(letter) + 1
+            if item in ROMAN_ITEMS and not after_letter:
+                roman, letter = item, ""
+            else:
+                letter = item
+                extra = [f"({roman})"] if roman else []
+        paths.append(frozenset(blocks + extra))
+    return paths

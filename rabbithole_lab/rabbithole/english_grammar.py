@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from rabbithole_lab.kb.sections import ROMAN_ITEMS
 from rabbithole_lab.records import DetectedReference
 
 # a rule number as rulebooks print it: 4.1, 2.49, 4.25AE, 3.7C, 8A.1, 3A2.3, 2.4(1), 15.3(2)(a)
@@ -71,6 +72,11 @@ _QUANTITY_BEFORE = re.compile(r"(?:£|\$|€|\b(?:than|of|to|by|at|over|under|wi
 _UNIT_AFTER = re.compile(r"\s*(?:%|per\s*cent|percent|million|billion|bn|m\b|years?|months?|weeks?|days?|"
                          r"hours?|minutes?|business|calendar|working|times|basis|bps|[-–]\s*\d|\.\d|/\d|:\d)",
                          re.IGNORECASE)
+
+
+# a chapter's headings named by their item labels: "Chapter 2 (vi) and (vii)", "Chapter 2 (i) (b), (c) and (ii)"
+_CHAPTER_ITEMS = re.compile(r"\bChapter\s+(?P<num>\d{1,3}[A-Z]?)\s*(?P<items>\([ivx]{1,5}\)|\([a-z]\))"
+                            r"(?P<more>(?:\s*,?\s*(?:and\s+|or\s+)?\((?:[ivx]{1,5}|[a-z])\))*)")
 
 
 # a publication's code: "SS4/21", "PS15/24", "SoP3/16", "CP 12/23" (letters, a number, a slash, the year)
@@ -142,6 +148,30 @@ def footnote_markers(text: str, doc: str | None) -> list[DetectedReference]:
     return out
 
 
+def chapter_heading_references(text: str, doc: str | None) -> list[DetectedReference]:
+    """A chapter's headings named by their item labels ("Chapter 2 (vi) and (vii)"): each a section
+    "2(vi)". A letter after a Roman numeral is a heading under it ("Chapter 2 (i) (b), (c)" -> "2(i)(b)",
+    "2(i)(c)"); "(i)", "(v)" or "(x)" right after the letter before it is a letter."""
+    out = []
+    for match in _CHAPTER_ITEMS.finditer(text):
+        chapter = match.group("num")
+        sections: list[str] = []
+        roman, letter, roman_alone = "", "", False
+        for item in re.findall(r"\((\w{1,5})\)", match.group("items") + match.group("more")):
+            after_letter = len(item) == 1 and letter and ord(item) == ord(letter) + 1
+            if item in ROMAN_ITEMS and not after_letter:
+                if roman_alone:
+                    sections.append(f"{chapter}({roman})")
+                roman, letter, roman_alone = item, "", True
+            else:
+                sections.append(f"{chapter}({roman})({item})" if roman else f"{chapter}({item})")
+                letter, roman_alone = item, False
+        if roman_alone:
+            sections.append(f"{chapter}({roman})")
+        out.append(_reference("chapter", chapter, match.start(), match.end(), text, doc, sections=sections))
+    return out
+
+
 def english_rulebook_references(text: str, doc: str | None) -> list[DetectedReference]:
     return [*named_rule_references(text), *bare_rule_references(text, doc), *footnote_markers(text, doc),
-            *document_codes(text)]
+            *document_codes(text), *chapter_heading_references(text, doc)]

@@ -86,6 +86,23 @@ def section_labels(reference: DetectedReference, limit: int = MAX_SECTIONS_PER_R
     return labels
 
 
+_BLOCK_UNITS = {"table": "table", "tables": "table"}
+_CHAPTER_ITEM = re.compile(r"(?P<num>\d{1,3}[A-Z]?)(?P<items>(?:\(\w{1,5}\))+)")
+
+
+def cited_blocks(reference: DetectedReference) -> list[list[str]]:
+    """The heading blocks a reference names (`sections.heading_blocks`): "Table 1" -> [["table1"]], "Chapter 2
+    (i) (d)" -> [["chapter2", "(i)", "(d)"]]; none for a reference of another kind."""
+    out = []
+    for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]:
+        if reference.unit in _BLOCK_UNITS and re.fullmatch(r"\d{1,3}[A-Z]?", section):
+            out.append([f"{_BLOCK_UNITS[reference.unit]}{section.lower()}"])
+        elif reference.unit in ("chapter", "chapters") and (item := _CHAPTER_ITEM.fullmatch(section)):
+            out.append([f"chapter{item.group('num').lower()}",
+                        *(f"({label})" for label in re.findall(r"\((\w{1,5})\)", item.group("items")))])
+    return out
+
+
 def lookup_section(kb: KnowledgeBase, doc: str, label: str, collection: str | None = None) -> list[VectorResult]:
     """`kb.section_lookup`, where "Chapter 3" / "Part 2" falls back to a plain numbered heading ("3.", the
     chapters of a rulebook), never to a section inside some part ("Part 3.19." for "Part 19"). A schedule
@@ -138,7 +155,8 @@ class ReferenceResolver:
     def _resolve_section(self, reference: DetectedReference, query_hint: str) -> Resolution:
         doc, collection = self.target_document(reference)
         if doc:
-            exact = self._section_index(reference, doc, collection)
+            # a heading block first: "Chapter 2 (d)" read as a section key would be rule 2
+            exact = self._heading_blocks(reference, doc, collection) or self._section_index(reference, doc, collection)
             if exact is not None:
                 return exact
             if reference.unit in CANDIDATE_UNITS and not reference.book:
@@ -200,6 +218,13 @@ class ReferenceResolver:
     def _section_index(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
         """Every named section of `doc`, exactly, or None when it has none of them."""
         hits = [hit for label in section_labels(reference) for hit in lookup_section(self.kb, doc, label, collection)]
+        return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
+
+    def _heading_blocks(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
+        """A block the document's heading paths show, where no section is keyed so: "Table 1" in "Chapter 1
+        Introduction > Table 1: …", "Chapter 2 (vi)" in "2.72 (Chapter 2 … > (vi) Fire drills)"."""
+        hits = [hit for blocks in cited_blocks(reference)
+                for hit in self.kb.block_lookup(doc, blocks, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
     def _unique_elsewhere(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:

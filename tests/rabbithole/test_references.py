@@ -550,3 +550,14 @@ def test_the_kind_of_a_reference_is_shown_in_the_graph_and_the_table():
     assert "gilt entsprechend" in graph_html(graph, language="de")
     table = edge_table({"reference_edges": [edge], "detected_language": "en"}).to_html()
     assert "provision · applies correspondingly" in table
+
+
+def test_a_chapters_headings_named_by_their_item_labels_are_its_sections():
+    def sections(text):
+        return [r.sections for r in detect_references_regex(text, "Guide.md", "en") if r.unit == "chapter"]
+
+    assert sections("the guidance set out in Chapter 2 (vi) and (vii) applies.") == [["2(vi)", "2(vii)"]]
+    # a letter after a Roman numeral is a heading under it; "(i)" right after "(h)" is a letter
+    assert sections("against Chapter 2 (i) (b), (c) and (ii) of this statement") == [["2(i)(b)", "2(i)(c)", "2(ii)"]]
+    assert sections("as in Chapter 3 (g), (h) and (i) above") == [["3(g)", "3(h)", "3(i)"]]
+    assert sections("see Chapter 4 for the rest") == [["4"]]

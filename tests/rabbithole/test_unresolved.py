@@ -139,3 +139,58 @@ def test_a_rulebook_resolves_its_bare_rule_numbers_and_footnote_markers_by_its_o
     }
     [article] = detect_references_regex("as reported under Article 12(2).", "Sample.md")
     assert [hit.section for hit in resolver.resolve(article).results] == ["Article 12(2) Reporting of Key Functions"]
+
+
+GUIDE = """# Sample Statement - Recovery Planning
+
+## [PID b1] 1.1 (Chapter 1 Introduction)
+
+The statement draws on earlier publications (see Table 1 ) and on the expectations set out in Chapter 2 (i) (d)
+and (ii) .
+
+## [PID b2] Chapter 1 Introduction > Table 1: Publications read alongside this statement
+
+SS1/11 Recovery planning; SS2/12 Liquidity.
+
+## [PID b3] 2.1 (Chapter 2 Plan components > (i) Recovery options)
+
+A plan should list the options a firm could take in a stress.
+
+## [PID b4] 2.2 (Chapter 2 Plan components > (a) Choice of options)
+
+Firms should explain how the options were chosen.
+
+## [PID b5] 2.3 (Chapter 2 Plan components > (d) Timelines)
+
+Firms should include the timelines over which options could be implemented.
+
+## [PID b6] 2.4 (Chapter 2 Plan components > (ii) Recovery capacity)
+
+Firms should estimate the capacity that the options give together.
+
+## [PID b7] 2.5 (Chapter 2 Plan components > (d) Dependencies)
+
+Firms should identify what the capacity depends on.
+"""
+
+
+def test_a_table_and_a_chapters_lettered_heading_resolve_to_the_blocks_the_heading_paths_show(tmp_path, settings):
+    from rabbithole_lab.kb.factory import open_index, open_knowledge_base
+    from rabbithole_lab.kb.ingest import ingest
+
+    kb_dir = tmp_path / "kb" / "Guides__db_inserted"
+    kb_dir.mkdir(parents=True)
+    (kb_dir / "Guide.md").write_text(GUIDE, encoding="utf-8")
+    ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
+    kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
+    [citing] = kb.section_lookup("Guide.md", "1.1")
+    resolver = ReferenceResolver(kb)
+    found = {r.original_text: resolver.resolve(r, "recovery plan", citing.section)
+             for r in detect_references_regex(citing.text, "Guide.md", "en")
+             if not is_own_label(r, citing.text, citing.section)}
+    resolved = {text: (res.path, [hit.section.split(" (")[0] for hit in res.results]) for text, res in found.items()}
+    assert resolved["Table 1"] == ("section_index",
+                                   ["Chapter 1 Introduction > Table 1: Publications read alongside this statement"])
+    # "(d)" under "(i)" is 2.3, not the "(d)" under "(ii)"; "(ii)" is its heading and what stands under it
+    [chapter] = [text for text in resolved if text.startswith("Chapter 2")]
+    assert resolved[chapter] == ("section_index", ["2.3", "2.4", "2.5"])
