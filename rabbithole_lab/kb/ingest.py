@@ -37,8 +37,9 @@ __all__ = ["IngestBusyError", "KBFolderError", "format_report", "ingest", "inges
 # labels (only a "# Title") splits at its plain "§ N" lines. 6: a PDF line keeps the spaces PyMuPDF gives as
 # spans of their own (table rows read "0,5 0,25", not "0,50,25"). 7: a line is a page number only when the
 # number stands bare or between two dashes ("–10", an exponent in a table, stays). 8: a numbered block's section
-# key is its number ("4.1 (Chapter 4 …)" -> "4.1", "Footnote 53 (…)" -> "footnote53").
-CHUNKING_VERSION = 8
+# key is its number ("4.1 (Chapter 4 …)" -> "4.1", "Footnote 53 (…)" -> "footnote53"). 9: also when a colon
+# follows its number ("Article 19: Annual Quantitative Template …" -> "19").
+CHUNKING_VERSION = 9
 
 
 def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int) -> str:

@@ -142,11 +142,12 @@ def is_annex_part_heading(line: str) -> bool:
 
 
 # a block a page shows with its number first and its heading after: "4.1 (Chapter 4 Key Functions)",
-# "Article 277(3) Mapping of Transactions", "Footnote 53 (Chapter 6 …)", "Table 1", "3A2.3 Volume Measure"
+# "Article 277(3) Mapping of Transactions", "Article 19: Annual Template …", "Footnote 53 (Chapter 6 …)", "Table 1",
+# "3A2.3 Volume Measure"
 _NUMBERED_BLOCK = re.compile(
     r"^(?:(?P<unit>Article|Footnote|Table|Annex|Appendix|Title|Chapter)\s+)?"
     r"(?P<num>\d{1,3}[A-Za-z]{0,2}\d{0,2}(?:\.\d{1,3}[A-Z]{0,2})*(?:\(\w{1,4}\))*|[IVX]{1,5})"
-    r"(?:\s+(?:\(|[A-Z])|$)")
+    r"(?::|\s+(?:\(|[A-Z])|$)")
 _KEYED_UNITS = {"Footnote", "Table", "Annex", "Appendix", "Title", "Chapter"}  # their numbers are counted apart
 
 

@@ -115,23 +115,37 @@ Key functions include payment, clearing and settlement services.
 ## [PID a4] Article 12(2) Reporting of Key Functions
 
 The firm shall report the list of key functions to the supervisor.
+
+## [PID a5] Article 13: Annual Template for Key Functions
+
+The firm shall submit the annual template on key functions.
 """
 
 
-def test_a_rulebook_resolves_its_bare_rule_numbers_and_footnote_markers_by_its_own_numbering(tmp_path, settings):
+def _rulebook(tmp_path, settings, name: str, text: str):
+    """A knowledge base of one Markdown rulebook (ingested for real), and its resolver."""
     from rabbithole_lab.kb.factory import open_index, open_knowledge_base
     from rabbithole_lab.kb.ingest import ingest
 
     kb_dir = tmp_path / "kb" / "Rules__db_inserted"
     kb_dir.mkdir(parents=True)
-    (kb_dir / "Sample.md").write_text(RULEBOOK, encoding="utf-8")
+    (kb_dir / name).write_text(text, encoding="utf-8")
     ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
     kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
-    [citing] = kb.section_lookup("Sample.md", "4.2")
-    resolver = ReferenceResolver(kb)
-    found = {r.original_text: resolver.resolve(r, "key functions", citing.section)
-             for r in detect_references_regex(citing.text, "Sample.md")
-             if not is_own_label(r, citing.text, citing.section)}  # "Chapter 4" in its heading line is its own
+    return kb, ReferenceResolver(kb)
+
+
+def _resolved_in(kb, resolver, doc: str, section: str, hint: str) -> dict:
+    """Each reference the section makes (not its own heading label): how it resolved."""
+    [citing] = kb.section_lookup(doc, section)
+    return {r.original_text: resolver.resolve(r, hint, citing.section)
+            for r in detect_references_regex(citing.text, doc, "en")
+            if not is_own_label(r, citing.text, citing.section)}  # "Chapter 4" in its heading line is its own
+
+
+def test_a_rulebook_resolves_its_bare_rule_numbers_and_footnote_markers_by_its_own_numbering(tmp_path, settings):
+    kb, resolver = _rulebook(tmp_path, settings, "Sample.md", RULEBOOK)
+    found = _resolved_in(kb, resolver, "Sample.md", "4.2", "key functions")
     assert {text: (res.path, [hit.section.split(" (")[0] for hit in res.results]) for text, res in found.items()} == {
         "4.1": ("section_index", ["4.1"]),  # the rule the bare number names
         "3": ("section_index", ["Footnote 3"]),  # the footnote the marker names
@@ -139,6 +153,11 @@ def test_a_rulebook_resolves_its_bare_rule_numbers_and_footnote_markers_by_its_o
     }
     [article] = detect_references_regex("as reported under Article 12(2).", "Sample.md")
     assert [hit.section for hit in resolver.resolve(article).results] == ["Article 12(2) Reporting of Key Functions"]
+    # a colon after the number: the block is still keyed by it
+    [colon] = detect_references_regex("and submit it in accordance with Article 13.", "Sample.md")
+    resolved = resolver.resolve(colon)
+    assert resolved.path == "section_index"
+    assert [hit.section for hit in resolved.results] == ["Article 13: Annual Template for Key Functions"]
 
 
 GUIDE = """# Sample Statement - Recovery Planning
@@ -175,19 +194,8 @@ Firms should identify what the capacity depends on.
 
 
 def test_a_table_and_a_chapters_lettered_heading_resolve_to_the_blocks_the_heading_paths_show(tmp_path, settings):
-    from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-    from rabbithole_lab.kb.ingest import ingest
-
-    kb_dir = tmp_path / "kb" / "Guides__db_inserted"
-    kb_dir.mkdir(parents=True)
-    (kb_dir / "Guide.md").write_text(GUIDE, encoding="utf-8")
-    ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb, show_progress=False)
-    kb = open_knowledge_base(settings, tmp_path / "kb", tmp_path / "db")
-    [citing] = kb.section_lookup("Guide.md", "1.1")
-    resolver = ReferenceResolver(kb)
-    found = {r.original_text: resolver.resolve(r, "recovery plan", citing.section)
-             for r in detect_references_regex(citing.text, "Guide.md", "en")
-             if not is_own_label(r, citing.text, citing.section)}
+    kb, resolver = _rulebook(tmp_path, settings, "Guide.md", GUIDE)
+    found = _resolved_in(kb, resolver, "Guide.md", "1.1", "recovery plan")
     resolved = {text: (res.path, [hit.section.split(" (")[0] for hit in res.results]) for text, res in found.items()}
     assert resolved["Table 1"] == ("section_index",
                                    ["Chapter 1 Introduction > Table 1: Publications read alongside this statement"])
