@@ -73,6 +73,7 @@ class KnowledgeBase:
         self.registry = registry
         self.settings = settings
         self._keys_of_document: dict[tuple[str, str, int], dict[str, list[Chunk]]] = {}
+        self._blocks_of_document: dict[tuple[str, str, int], list[tuple[Chunk, frozenset[str]]]] = {}
 
     def collections(self) -> list[str]:
         return self.index.collections()
@@ -287,13 +288,20 @@ class KnowledgeBase:
         """The chunks of `doc` inside a labelled block its heading paths show (`sections.heading_blocks`:
         ["table1"], ["chapter2", "(vi)"], ["chapter2", "(i)", "(d)"]), in reading order."""
         wanted = set(blocks)
-        out: list[VectorResult] = []
-        for target in self._targets(collection, doc):
-            chunks = sorted((chunk for found in self._document_keys(target, doc).values() for chunk in found),
-                            key=lambda chunk: chunk.char_start)
-            out += [_result(chunk, 1.0, "section") for chunk, path in
-                    zip(chunks, block_paths([chunk.section for chunk in chunks]), strict=True) if wanted <= path]
-        return out
+        return [_result(chunk, 1.0, "section") for target in self._targets(collection, doc)
+                for chunk, path in self._document_blocks(target, doc) if wanted <= path]
+
+    def _document_blocks(self, collection: str, doc: str) -> list[tuple[Chunk, frozenset[str]]]:
+        """One document's chunks in reading order, each with the blocks of its heading path
+        (`sections.block_paths`); read once while the collection keeps its size, as `_document_keys`."""
+        cache_key = (collection, doc, self.index.count(collection))
+        found = self._blocks_of_document.get(cache_key)
+        if found is None:
+            chunks = sorted((chunk for same_key in self._document_keys(collection, doc).values()
+                             for chunk in same_key), key=lambda chunk: chunk.char_start)
+            found = list(zip(chunks, block_paths([chunk.section for chunk in chunks]), strict=True))
+            self._blocks_of_document[cache_key] = found
+        return found
 
     def numbered_sections(self, doc: str, kind: str, collection: str | None = None) -> int:
         """How many distinct sections of one numbering (`numbering_kind`: "§", "art", "number", …) the
