@@ -50,7 +50,6 @@ class AnswerContext:
     parts: list[str] = field(default_factory=list)  # the question's parts, each as it is read
     part_kinds: list[set[str]] = field(default_factory=list)  # what each part asks for
     excerpts: dict[int, str] = field(default_factory=dict)  # id(sentence) -> how a long one is quoted
-    question_terms: frozenset[str] = frozenset()  # the question's terms as the sentences are compared with them
 
 
 class CandidateReader(ExtractiveBase):
@@ -122,4 +121,4 @@ class CandidateReader(ExtractiveBase):
         excerpts = {id(sentence): shown for sentence in sentences
                     if (shown := excerpt(sentence.text, readings.terms)) != sentence.text}
         return AnswerContext(rank(candidates), provisions, entry, links, read_links(request.chains), parts,
-                             [asked_kinds(part) for part in parts], excerpts, readings.terms_of(question))
+                             [asked_kinds(part) for part in parts], excerpts)

@@ -9,8 +9,8 @@
      near the best sentence, else below it;
    - per researcher addition or named provision, the best sentence holding it;
    - per task the researcher wrote, the best sentence of what it found, read by the task's own words;
-2. **fill** the remaining room by score, within the answer's character budget: the lead's room first (for a
-   sentence that carries a term of the question the lead lacks), then the body's.
+2. **fill** the remaining room by score, within the answer's character budget: the lead's room first, then
+   the body's.
 
 The cover statements open the answer (its lead) while they fit the lead's budget; the first always does.
 Every sentence is quoted with the neighbour it forms one statement with (`Provision.whole_statements`), and
@@ -29,7 +29,6 @@ from rabbithole_lab.reasoning.answer import Provision, Sentence, names_provision
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext
 from rabbithole_lab.reasoning.base import AnswerTask
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
-from rabbithole_lab.reasoning.term_weights import sentence_terms
 from rabbithole_lab.reasoning.text import contains_concept, stems
 
 MAX_REFERENCES_COVERED = 2  # references of the decisive provision whose target the cover quotes
@@ -206,8 +205,7 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
             selection.body.append(item)
             lead_open = lead_open and not item.lead_worthy
         used += size
-    # fill: the lead's room first (while no cover statement had to move below it, and for what it has not said),
-    # then the body's
+    # fill: the lead's room first (while no cover statement had to move below it), then the body's
     floor = ranked[0].score * FILL_MIN_SHARE
     for candidate in ranked:
         if candidate.score < floor or used >= answer_max_chars:
@@ -220,23 +218,13 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
         if used + size > answer_max_chars:
             continue
         cover.taken.update(id(s) for s in whole)
-        if lead_open and lead_used + size <= lead_max_chars and _adds_terms(trial, selection.lead, context):
+        if lead_open and lead_used + size <= lead_max_chars:
             selection.lead.append(trial)
             lead_used += size
         else:
             selection.body.append(trial)
         used += size
     return selection
-
-
-def _adds_terms(statement: Statement, lead: list[Statement], context: AnswerContext) -> bool:
-    """The statement carries a term of the question that the lead does not yet: the lead's room is for what
-    it has not said (a sentence that only repeats its terms stands below it)."""
-    wanted = context.question_terms
-    if not wanted:  # nothing to tell the sentences apart by
-        return True
-    held = set().union(*(sentence_terms(s.text) for item in lead for s in item.sentences)) & wanted
-    return bool((set().union(*(sentence_terms(s.text) for s in statement.sentences)) & wanted) - held)
 
 
 def body_sections(selection: Selection, tasks: list[AnswerTask]) -> list[tuple[AnswerTask | None, list[Statement]]]:

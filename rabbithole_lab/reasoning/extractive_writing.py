@@ -32,6 +32,8 @@ class ExtractiveWriter(CandidateReader):
         selection = select(context, request.parts,
                            lambda statement: statement_cost(statement, language, context.excerpts),
                            lead_max, answer_max, request.tasks)
+        if request.remediation:
+            selection.body = []  # the rewrite is its lead alone
         if not selection.lead:
             nothing = reasoner_words(language)["no_answer"].format(anchor=request.question or request.anchor)
             return SynthesisOutput(answer=nothing, nothing_found=nothing)

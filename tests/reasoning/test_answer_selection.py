@@ -12,7 +12,6 @@ from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kin
 from rabbithole_lab.reasoning.base import AnswerTask
 from rabbithole_lab.reasoning.excerpts import excerpt
 from rabbithole_lab.reasoning.sentence_ranker import Candidate
-from rabbithole_lab.reasoning.term_weights import sentence_terms
 from rabbithole_lab.reasoning.text import points_back
 from rabbithole_lab.records import ChunkWithInfo
 
@@ -199,17 +198,3 @@ def test_a_long_enumeration_is_written_as_its_excerpt_and_leaves_the_lead_room_f
 def _cost(context: AnswerContext, provision: Provision, whole: bool) -> int:
     statement = Statement(provision, [provision.sentences[0]], "fill")
     return statement_cost(statement, "de", None if whole else context.excerpts)
-
-
-def test_the_lead_is_filled_only_with_sentences_that_say_something_it_has_not():
-    hoist = _provision("§ 5", ["Der Kran darf nur mit geprüftem Seil betrieben werden.",
-                               "Ein Kran mit ungeprüftem Seil darf nicht betrieben werden.",
-                               "Das Seil ist monatlich auf Drahtbrüche zu prüfen."])
-    question = "Wann darf der Kran betrieben werden, und wie oft ist das Seil auf Drahtbrüche zu prüfen?"
-    context = _context(question, [(hoist, [0.9, 0.8, 0.5])])
-    context.question_terms = sentence_terms(question)
-    selection = _select(context, lead=2_000)
-    lead, body = _texts(selection.lead), _texts(selection.body)
-    # the second sentence repeats the first's terms: it stands below the lead, the third says what it lacks
-    assert "Das Seil ist monatlich auf Drahtbrüche zu prüfen." in lead
-    assert "Ein Kran mit ungeprüftem Seil darf nicht betrieben werden." in body
