@@ -155,7 +155,7 @@ class ReferenceResolver:
     def _resolve_section(self, reference: DetectedReference, query_hint: str) -> Resolution:
         doc, collection = self.target_document(reference)
         if doc:
-            # a heading block first: "Chapter 2 (d)" read as a section key would be rule 2
+            # a heading block before the section index: "Chapter 2 (d)" read as a section key would be rule 2
             exact = self._heading_blocks(reference, doc, collection) or self._section_index(reference, doc, collection)
             if exact is not None:
                 return exact
@@ -221,8 +221,8 @@ class ReferenceResolver:
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
     def _heading_blocks(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
-        """A block the document's heading paths show, where no section is keyed so: "Table 1" in "Chapter 1
-        Introduction > Table 1: …", "Chapter 2 (vi)" in "2.72 (Chapter 2 … > (vi) Fire drills)"."""
+        """A block the document's heading paths show: "Table 1" in "Chapter 1 Introduction > Table 1: …",
+        "Chapter 2 (vi)" in "2.72 (Chapter 2 … > (vi) Fire drills)"; None for a reference that names none."""
         hits = [hit for blocks in cited_blocks(reference)
                 for hit in self.kb.block_lookup(doc, blocks, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
