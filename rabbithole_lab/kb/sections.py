@@ -197,6 +197,13 @@ ROMAN_ITEMS = frozenset({"i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix",
                          "xv"})
 
 
+def is_roman_item(item: str, previous_letter: str) -> bool:
+    """An item label ("vi", "d") is a Roman numeral, not a letter: "i", "v" and "x" right after the letter
+    before them ("(h) … (i)") are letters."""
+    after_letter = len(item) == 1 and bool(previous_letter) and ord(item) == ord(previous_letter) + 1
+    return item in ROMAN_ITEMS and not after_letter
+
+
 def heading_path(label: str) -> list[str]:
     """The heading path of a section label: '2.25 (Chapter 2 Key … > (d) Timelines)' -> ['Chapter 2 Key …',
     '(d) Timelines']; a label that is a path itself ('Chapter 1 Introduction > Table 1: …') is split as it is."""
@@ -221,8 +228,7 @@ def heading_blocks(label: str) -> list[str]:
 def block_paths(labels: list[str]) -> list[frozenset[str]]:
     """Each section's blocks in context, for labels in reading order: a lettered heading under a numbered one
     shows only its letter ('> (d) Timelines' under '> (i) Recovery options'), so it is read in the Roman-numbered
-    heading before it in its chapter ('Chapter 2 (i) (d)'). '(i)', '(v)' and '(x)' after the letter before
-    them are letters."""
+    heading before it in its chapter ('Chapter 2 (i) (d)'), as `is_roman_item` tells them apart."""
     paths: list[frozenset[str]] = []
     chapter, roman, letter = "", "", ""
     for label in labels:
@@ -234,8 +240,7 @@ def block_paths(labels: list[str]) -> list[frozenset[str]]:
         extra: list[str] = []
         if items:
             item = items[-1][1:-1]
-            after_letter = len(item) == 1 and letter and ord(item) == ord(letter) + 1
-            if item in ROMAN_ITEMS and not after_letter:
+            if is_roman_item(item, letter):
                 roman, letter = item, ""
             else:
                 letter = item

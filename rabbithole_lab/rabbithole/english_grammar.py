@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.kb.sections import ROMAN_ITEMS
+from rabbithole_lab.kb.sections import is_roman_item
 from rabbithole_lab.records import DetectedReference
 
 # a rule number as rulebooks print it: 4.1, 2.49, 4.25AE, 3.7C, 8A.1, 3A2.3, 2.4(1), 15.3(2)(a)
@@ -151,15 +151,14 @@ def footnote_markers(text: str, doc: str | None) -> list[DetectedReference]:
 def chapter_heading_references(text: str, doc: str | None) -> list[DetectedReference]:
     """A chapter's headings named by their item labels ("Chapter 2 (vi) and (vii)"): each a section
     "2(vi)". A letter after a Roman numeral is a heading under it ("Chapter 2 (i) (b), (c)" -> "2(i)(b)",
-    "2(i)(c)"); "(i)", "(v)" or "(x)" right after the letter before it is a letter."""
+    "2(i)(c)"); `sections.is_roman_item` tells a numeral from a letter, as the heading paths are read."""
     out = []
     for match in _CHAPTER_ITEMS.finditer(text):
         chapter = match.group("num")
         sections: list[str] = []
         roman, letter, roman_alone = "", "", False
         for item in re.findall(r"\((\w{1,5})\)", match.group("items") + match.group("more")):
-            after_letter = len(item) == 1 and letter and ord(item) == ord(letter) + 1
-            if item in ROMAN_ITEMS and not after_letter:
+            if is_roman_item(item, letter):
                 if roman_alone:
                     sections.append(f"{chapter}({roman})")
                 roman, letter, roman_alone = item, "", True
