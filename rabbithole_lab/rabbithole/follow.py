@@ -79,8 +79,7 @@ class RabbitholeFollower:
         held: list[VectorResult] = []  # hits whose section an earlier hit stands for
         for hit in hits:
             if pool.holder(hit) is not None:
-                if not pool.has_chunk(hit.chunk_id):
-                    held.append(hit)
+                held.append(hit)  # backlinks read it (`unique_new_chunks` drops a chunk the pool holds)
                 continue
             rank = len(pool.candidates)
             own = self._own_relevance(hit, anchor, language, cosine)

@@ -86,7 +86,6 @@ def section_labels(reference: DetectedReference, limit: int = MAX_SECTIONS_PER_R
     return labels
 
 
-_BLOCK_UNITS = {"table": "table", "tables": "table"}
 _CHAPTER_ITEM = re.compile(r"(?P<num>\d{1,3}[A-Z]?)(?P<items>(?:\(\w{1,5}\))+)")
 
 
@@ -95,8 +94,8 @@ def cited_blocks(reference: DetectedReference) -> list[list[str]]:
     (i) (d)" -> [["chapter2", "(i)", "(d)"]]; none for a reference of another kind."""
     out = []
     for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]:
-        if reference.unit in _BLOCK_UNITS and re.fullmatch(r"\d{1,3}[A-Z]?", section):
-            out.append([f"{_BLOCK_UNITS[reference.unit]}{section.lower()}"])
+        if reference.unit in ("table", "tables") and re.fullmatch(r"\d{1,3}[A-Z]?", section):
+            out.append([f"table{section.lower()}"])
         elif reference.unit in ("chapter", "chapters") and (item := _CHAPTER_ITEM.fullmatch(section)):
             out.append([f"chapter{item.group('num').lower()}",
                         *(f"({label})" for label in re.findall(r"\((\w{1,5})\)", item.group("items")))])
