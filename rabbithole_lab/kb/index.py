@@ -433,3 +433,12 @@ class ChromaIndex:
 
     def count(self, collection: str) -> int:
         return self._collection(collection).count()
+
+    def chunk_ids(self, collection: str) -> list[str]:
+        """Every chunk id of a collection (content hashes: the list changes whenever a text does)."""
+        return get_all(self._collection(collection), [])["ids"]
+
+    def all_chunks(self, collection: str) -> list[Chunk]:
+        got = get_all(self._collection(collection), ["documents", "metadatas"])
+        return [chunk_from(cid, text, meta) for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"],
+                                                                          strict=True)]

@@ -36,7 +36,8 @@ QUESTION_RUN_WEIGHT = 3.0
 SearchMode = Literal["hybrid", "dense", "bm25"]
 
 
-def _result(chunk: Chunk, score: float, retrieval: str) -> VectorResult:
+def result_of(chunk: Chunk, score: float, retrieval: str) -> VectorResult:
+    """A stored chunk as a search result found by `retrieval`, its score clipped to 0..1."""
     return VectorResult(
         chunk_id=chunk.id,
         text=chunk.text,
@@ -140,12 +141,12 @@ class KnowledgeBase:
         if mode == "dense":
             top = dense_ranked[:k]
             chunks = chunks_of([cid for cid, _ in top])
-            return [_result(chunks[cid], sim, "dense") for cid, sim in top if cid in chunks]
+            return [result_of(chunks[cid], sim, "dense") for cid, sim in top if cid in chunks]
         if mode == "bm25":
             top = bm25_ranked[:k]
             chunks = chunks_of([cid for cid, _ in top])
             best = top[0][1] if top else 1.0
-            return [_result(chunks[cid], score / best, "bm25") for cid, score in top if cid in chunks]
+            return [result_of(chunks[cid], score / best, "bm25") for cid, score in top if cid in chunks]
         # An exact "§ 78" in the query is lexical evidence the embedder cannot see: weight BM25 up.
         lexical_weight = self.settings.bm25_weight * (2.0 if label_tokens(query) else 1.0)
         rankings = [(dense_ranked, 1.0)] if dense_targets else []
@@ -159,7 +160,7 @@ class KnowledgeBase:
         best_possible = sum(weights) / (self.settings.rrf_k + 1)
         ranked = sorted(fused.items(), key=lambda item: -item[1])[:k]
         chunks = chunks_of([cid for cid, _ in ranked])
-        return [_result(chunks[cid], score / best_possible, "hybrid") for cid, score in ranked if cid in chunks]
+        return [result_of(chunks[cid], score / best_possible, "hybrid") for cid, score in ranked if cid in chunks]
 
     def retrieve(
         self, question: str, k: int = 10, collection: str | None = None, distinct_sections: bool = True
@@ -249,18 +250,18 @@ class KnowledgeBase:
             chunks = self.index.get_chunks(target, where={"$and": [{"doc": doc}, {"section": label}]})
             if chunks:
                 chunks.sort(key=lambda chunk: chunk.char_start)
-                return [_result(chunk, 1.0, "section") for chunk in chunks]
+                return [result_of(chunk, 1.0, "section") for chunk in chunks]
         for key in parent_keys(section_key(label)):
             for target in targets:
                 chunks = self.index.get_chunks(target, where={"$and": [{"doc": doc}, {"section_key": key}]})
                 if chunks:
                     chunks.sort(key=lambda chunk: chunk.char_start)
-                    return [_result(chunk, 1.0, "section") for chunk in chunks]
+                    return [result_of(chunk, 1.0, "section") for chunk in chunks]
         # "Rule 19.14.2" of a rulebook that has only its paragraphs "19.14.2.(1)", "19.14.2.(2)", …
         for target in targets:
             chunks = self._sub_paragraphs(target, doc, section_key(label))
             if chunks:
-                return [_result(chunk, 1.0, "section") for chunk in chunks]
+                return [result_of(chunk, 1.0, "section") for chunk in chunks]
         return []
 
     def _sub_paragraphs(self, collection: str, doc: str, key: str) -> list[Chunk]:
@@ -288,7 +289,7 @@ class KnowledgeBase:
         """The chunks of `doc` inside a labelled block its heading paths show (`sections.heading_blocks`:
         ["table1"], ["chapter2", "(vi)"], ["chapter2", "(i)", "(d)"]), in reading order."""
         wanted = set(blocks)
-        return [_result(chunk, 1.0, "section") for target in self._targets(collection, doc)
+        return [result_of(chunk, 1.0, "section") for target in self._targets(collection, doc)
                 for chunk, path in self._document_blocks(target, doc) if wanted <= path]
 
     def _document_blocks(self, collection: str, doc: str) -> list[tuple[Chunk, frozenset[str]]]:
@@ -320,7 +321,7 @@ class KnowledgeBase:
                 target, where={"section_key": section_key(label)}
             )
             for chunk in chunks:  # get_chunks returns them by document, in reading order
-                found.setdefault(chunk.doc, []).append(_result(chunk, 1.0, "section"))
+                found.setdefault(chunk.doc, []).append(result_of(chunk, 1.0, "section"))
         return found
 
     def similarity(self, results: list[VectorResult], query: str) -> dict[str, float]:

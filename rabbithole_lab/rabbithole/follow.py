@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.kb.search import KnowledgeBase, result_of
 from rabbithole_lab.messages import run_text
+from rabbithole_lab.rabbithole.backlinks import seed_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.citation_grammar import opens_paragraph
+from rabbithole_lab.rabbithole.citation_index import CLOSEST_INDEXED_CITERS, CitationIndex
 from rabbithole_lab.rabbithole.collect import (
     Detect,
     PendingReference,
@@ -43,7 +45,7 @@ from rabbithole_lab.rabbithole.relevance import (
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.stop import StopPolicy
 from rabbithole_lab.rabbithole.tiers import classify_tier
-from rabbithole_lab.records import NestedChunk, ReferenceEdge, VectorResult
+from rabbithole_lab.records import DetectedReference, NestedChunk, ReferenceEdge, VectorResult
 from rabbithole_lab.settings import ReferenceSettings
 
 logger = logging.getLogger(__name__)
@@ -61,6 +63,7 @@ class RabbitholeFollower:
         self.detect = detect
         self.concurrency = concurrency
         self.resolver = resolver or ReferenceResolver(kb)
+        self.citation_index = CitationIndex(kb, self._target_doc)
 
     def run(self, hits: list[VectorResult], anchor: str, language: str = "de", visited: set[str] | None = None,
             whole_sections: bool = True, progress: Callable[[int, int], None] | None = None,
@@ -130,9 +133,14 @@ class RabbitholeFollower:
         below = [Candidate(result, "hit", 0, result.score, 0.0, value=hit_value(start + number), rank=start + number,
                            root=start + number)
                  for number, result in enumerate(unique_new_chunks(others, pool))]
-        found = collect_backlinks([*hits, *below], seeds, self.detect,
-                                  lambda ref: self.resolver.target_document(ref)[0])
-        found = one_per_section(found)[: self.settings.max_cited_by]
+        found = one_per_section(collect_backlinks([*hits, *below], seeds, self.detect, self._target_doc))
+        found = found[: self.settings.max_cited_by]
+        if len(found) < self.settings.max_cited_by:  # places left: passages search did not rank at all
+            indexed = self._indexed_citers(seeds, [*hits, *below], anchor, start + len(below))
+            taken = {(citer.result.doc, citer.result.section) for citer, _, _ in found}
+            more = [item for item in one_per_section(collect_backlinks(indexed, seeds, self.detect, self._target_doc))
+                    if (item[0].result.doc, item[0].result.section) not in taken]
+            found += more[: self.settings.max_cited_by - len(found)]
         joining = [citer for citer, _, _ in found if citer.rank is not None and citer.rank >= start]
         if joining:
             cosine = self.kb.similarity([c.result for c in joining], anchor)
@@ -155,6 +163,28 @@ class RabbitholeFollower:
                 from_section=citer.result.section, to_docs=[cited.result.doc], to_sections=[cited.result.section],
                 to_paragraphs=reference.paragraphs_of(cited.result.section), relation=reference.relation))
         return edges
+
+    def _target_doc(self, reference: DetectedReference) -> str | None:
+        return self.resolver.target_document(reference)[0]
+
+    def _indexed_citers(self, seeds: list[Candidate], read: list[Candidate], anchor: str,
+                        first_rank: int) -> list[Candidate]:
+        """The passages the citation index names as citing a seed, by any key a reference may cite it by, that
+        search did not rank (`read`): the `CLOSEST_INDEXED_CITERS` closest to the question, ranked after all
+        of the ranking."""
+        held = {candidate.chunk_id for candidate in read}
+        found: list[VectorResult] = []
+        for seed in seeds:
+            if not seed.result.section:
+                continue
+            keys = seed_keys(seed.result.doc, seed.result.section)
+            ids = [cid for cid in self.citation_index.citers(seed.result.collection, keys) if cid not in held]
+            found += [result_of(chunk, 0.0, "section")
+                      for chunk in self.kb.index.get_chunks(seed.result.collection, ids=ids)]
+        cosine = self.kb.similarity(found, anchor) if found else {}
+        closest = sorted(found, key=lambda result: -cosine.get(result.chunk_id, 0.0))[:CLOSEST_INDEXED_CITERS]
+        return [Candidate(result, "hit", 0, 0.0, 0.0, value=hit_value(first_rank + number), rank=first_rank + number,
+                          root=first_rank + number) for number, result in enumerate(closest)]
 
     # ---- one level of the tree -------------------------------------------------------------------
     def _level(self, frontier: list[Candidate], anchor: str, language: str, policy: StopPolicy, pool: Pool,

@@ -564,7 +564,8 @@ def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
     hits = (_seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
             + _seed(demo_kb, "QStrG.pdf", "§ 13")  # cites Anlage 2, nothing among the hits
             + _seed(demo_kb, "QStrV.pdf", "§ 6"))  # "§ 6 ... nach § 12 QStrG"
-    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(hits, ANCHOR, "de")
+    # one backlink place: the ranked citer takes it (with two, a passage search did not rank takes the other)
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run(hits, ANCHOR, "de")
     by_section = {(c.result.doc, c.result.section): c for c in trail.candidates if c.kind in ("hit", "backlink")}
     citer = by_section[("QStrV.pdf", "§ 6")]
     assert citer.kind == "backlink" and citer.cites == hits[0].chunk_id and "12" in citer.via
@@ -576,7 +577,7 @@ def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
     off = _follower(demo_kb, settings, follow_depth=0, max_cited_by=0).run(hits, ANCHOR, "de")
     assert [c.value for c in off.candidates if c.kind != "section"] == [hit_value(r) for r in range(4)]
     lower = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(hits[1:] + hits[:1], ANCHOR, "de")
-    assert not any(c.kind == "backlink" for c in lower.candidates)
+    assert not any(c.kind == "backlink" for c in lower.candidates if c.chunk_id in {hit.chunk_id for hit in hits})
     # a hit given twice is one candidate
     again = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(hits + hits[3:], ANCHOR, "de")
     assert [c.result.section for c in again.candidates if c.kind != "section"].count("§ 6") == 1
@@ -587,7 +588,7 @@ def test_a_hit_whose_section_an_earlier_hit_holds_still_enters_when_it_cites_the
     citing = _seed(demo_kb, "QStrV.pdf", "§ 6")[0]  # "§ 6 ... nach § 12 QStrG"
     # an earlier hit of the same section that cites nothing: it stands for the section, yet does not cite
     holder = citing.model_copy(update={"chunk_id": "same-section-earlier", "text": "Die Kurse dauern einen Tag."})
-    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run([*hits, holder, citing], ANCHOR, "de")
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run([*hits, holder, citing], ANCHOR, "de")
     by_chunk = {c.chunk_id: c for c in trail.candidates}
     assert by_chunk[holder.chunk_id].kind == "hit"
     citer = by_chunk[citing.chunk_id]
@@ -597,14 +598,16 @@ def test_a_hit_whose_section_an_earlier_hit_holds_still_enters_when_it_cites_the
     # a chunk the pool holds already is read once, and one that cites nothing stays out
     again = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run([*hits, holder, holder], ANCHOR, "de")
     assert [c.chunk_id for c in again.candidates if c.kind != "section"].count(holder.chunk_id) == 1
-    assert citing.chunk_id not in {c.chunk_id for c in again.candidates if c.kind != "section"}
+    # the citing passage, not ranked now, is still found by the citation index: after the whole ranking
+    [indexed] = [c for c in again.candidates if c.chunk_id == citing.chunk_id]
+    assert indexed.kind == "backlink" and indexed.rank >= 3
 
 
 def test_a_passage_below_the_cut_enters_only_when_it_cites_the_best_hit(demo_kb, settings):
     hits = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
     below = (_seed(demo_kb, "QStrG.pdf", "§ 13")  # cites Anlage 2, not the best hit: stays out
              + _seed(demo_kb, "QStrV.pdf", "§ 6"))  # "§ 6 ... nach § 12 QStrG": joins as a backlink
-    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(hits, ANCHOR, "de", below_cut=below)
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run(hits, ANCHOR, "de", below_cut=below)
     pooled = {(c.result.doc, c.result.section): c for c in trail.candidates if c.kind in ("hit", "backlink")}
     assert ("QStrG.pdf", "§ 13") not in pooled
     citer = pooled[("QStrV.pdf", "§ 6")]
@@ -646,3 +649,34 @@ def test_eval_with_k_gives_the_k_most_valuable_items_not_the_first_k_of_a_charac
     expected = run_question(kb, question, "rabbithole", follower, top_items=3)["top_items"]
     assert [entry["chunk_id"] for entry in row["context"]] == [entry["chunk_id"] for entry in expected]
     assert len(row["context"]) == 3
+
+
+def test_a_passage_search_did_not_rank_joins_through_the_citation_index_once_read_and_kept(demo_kb, settings,
+                                                                                          monkeypatch):
+    """The best hit is § 12 QStrG and nothing ranked cites it: the passage that does ("§ 6 … nach § 12 QStrG")
+    is found by the citation index, joins as a backlink ranked after the ranking, and the index is kept on
+    disk so that the next follower does not read every chunk again."""
+    from rabbithole_lab.rabbithole.citation_index import CitationIndex
+
+    hits = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
+    citing = _seed(demo_kb, "QStrV.pdf", "§ 6")[0]
+    trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run(hits, ANCHOR, "de")
+    [joined] = [c for c in trail.candidates if c.chunk_id == citing.chunk_id]
+    assert joined.kind == "backlink" and joined.cites == hits[0].chunk_id and joined.rank >= len(hits)
+    assert joined.value <= trail.candidates[0].value and 0 < joined.own_relevance <= 1
+    assert any(e.resolution == "cited_by" and e.from_chunk == citing.chunk_id for e in trail.edges)
+    # kept: a new index answers from the file, without reading the chunks
+    monkeypatch.setattr(type(demo_kb.index), "all_chunks", lambda *_: pytest.fail("the chunks were read again"))
+    fresh = CitationIndex(demo_kb, lambda reference: "QStrG.pdf" if reference.book == "QStrG" else None)
+    assert citing.chunk_id in fresh.citers(hits[0].collection, [("QStrG.pdf", "§ 12")])
+    assert fresh.citers(hits[0].collection, [("QStrG.pdf", "§ 999")]) == []
+    # a damaged file is read again from the chunks, and kept again
+    monkeypatch.undo()
+    kept = fresh._path(hits[0].collection)
+    kept.write_text("{not json", encoding="utf-8")
+    again = CitationIndex(demo_kb, lambda reference: "QStrG.pdf" if reference.book == "QStrG" else None)
+    assert citing.chunk_id in again.citers(hits[0].collection, [("QStrG.pdf", "§ 12")])
+    assert json.loads(kept.read_text(encoding="utf-8"))["references"]
+    # one backlink place, taken by a ranked citer: the index is not read for it
+    ranked = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run([*hits, citing], ANCHOR, "de")
+    assert [c.rank for c in ranked.candidates if c.kind == "backlink"] == [2]

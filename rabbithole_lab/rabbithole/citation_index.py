@@ -1,0 +1,102 @@
+"""Who cites a passage: every chunk's references, read once per collection by the rules, kept on disk.
+
+Backlinks read the passages search ranked. A passage that cites the best hit but that search did not rank
+at all ("Matching Adjustment 5" in a guidance note, where the question's words are all in rule 5.1) never
+enters, although the citation names exactly what search found. This index maps each (document, section
+key) to the chunks that cite it, so backlinks can also read those (`RabbitholeFollower._backlinks`).
+
+Reading every chunk's references takes about a minute for a 40,000-chunk rulebook on two cores, so the
+references are kept in a file beside the collection's search files and read again only when the collection
+changed. The file holds what the rules detected (the cited document as written, the unit and the
+numbers), not the resolved documents: the registry may differ between runs, so keys are made on loading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from rabbithole_lab.kb.search import KnowledgeBase, result_of
+from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys
+from rabbithole_lab.rabbithole.collect import citations
+from rabbithole_lab.rabbithole.references import detect_references_regex
+from rabbithole_lab.records import DetectedReference
+
+logger = logging.getLogger(__name__)
+
+# bump when the rules detect differently, so a kept file is read again
+CITATION_INDEX_VERSION = 1
+_KEPT_FIELDS = ("type", "target", "original_text", "book", "sections", "unit", "document_context")
+_FILE = "citers.json"
+# of the passages the index names as citing a best hit, backlinks read the closest to the question: a rule
+# cited from hundreds of places ("Chapter 9" of a reporting part) would otherwise be read whole
+CLOSEST_INDEXED_CITERS = 20
+
+
+class CitationIndex:
+    """(doc, section key) -> the ids of the chunks that cite it, per collection; built on first use."""
+
+    def __init__(self, kb: KnowledgeBase, target_document: Callable[[DetectedReference], str | None],
+                 show_progress: bool = False):
+        self.kb = kb
+        self.target_document = target_document
+        self.show_progress = show_progress
+        self._citers: dict[str, dict[SectionKey, list[str]]] = {}
+
+    def citers(self, collection: str, keys: list[SectionKey]) -> list[str]:
+        """The chunks citing any of `keys`, in the order of the keys, each once."""
+        if collection not in self._citers:
+            self._citers[collection] = self._by_key(collection)
+        by_key = self._citers[collection]
+        return list(dict.fromkeys(chunk_id for key in keys for chunk_id in by_key.get(key, [])))
+
+    def _by_key(self, collection: str) -> dict[SectionKey, list[str]]:
+        """Read once per index (a follower lives for one task, while the collection does not change)."""
+        by_key: dict[SectionKey, list[str]] = {}
+        for chunk_id, found in self._references(collection).items():
+            for fields in found:
+                for key in cited_keys(DetectedReference(**fields), self.target_document):
+                    holders = by_key.setdefault(key, [])
+                    if not holders or holders[-1] != chunk_id:
+                        holders.append(chunk_id)
+        return by_key
+
+    def _state(self, collection: str) -> str:
+        """What the kept references are checked against: the chunk ids, content hashes of their text."""
+        ids = " ".join(sorted(self.kb.index.chunk_ids(collection)))
+        return hashlib.sha256(f"{CITATION_INDEX_VERSION}\n{collection}\n{ids}".encode()).hexdigest()[:16]
+
+    def _path(self, collection: str) -> Path:
+        return self.kb.index.search_files_folder(collection).parent / f"{self.kb.index.chroma_name(collection)}.{_FILE}"
+
+    def _references(self, collection: str) -> dict[str, list[dict]]:
+        state, path = self._state(collection), self._path(collection)
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8"))
+            if kept.get("state") == state:
+                return kept["references"]
+        except (OSError, ValueError, KeyError, AttributeError):
+            pass  # none kept yet, or unreadable: read the chunks again
+        chunks = self.kb.index.all_chunks(collection)
+        logger.info("Reading the references of %d passages of %s once (the citation index)", len(chunks), collection)
+        references: dict[str, list[dict]] = {}
+        for chunk in tqdm(chunks, desc="citation index", unit="chunk", disable=not self.show_progress):
+            found = [reference.model_dump(include=set(_KEPT_FIELDS))
+                     for reference in citations(detect_references_regex, result_of(chunk, 0.0, "section"))
+                     if reference.type in ("legal_section", "section") and reference.sections]
+            if found:
+                references[chunk.id] = found
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.part")
+            partial.write_text(json.dumps({"state": state, "references": references}), encoding="utf-8")
+            partial.replace(path)
+        except OSError as error:  # a read-only index still answers, it only reads the chunks again next time
+            logger.warning("The citation index could not be kept at %s: %s", path, error)
+        return references
