@@ -206,9 +206,10 @@ def is_roman_item(item: str, previous_letter: str) -> bool:
 
 def heading_path(label: str) -> list[str]:
     """The heading path of a section label: '2.25 (Chapter 2 Key … > (d) Timelines)' -> ['Chapter 2 Key …',
-    '(d) Timelines']; a label that is a path itself ('Chapter 1 Introduction > Table 1: …') is split as it is."""
+    '(d) Timelines'], '1.1 (Appendix 1 > References …)' -> ['Appendix 1', 'References …']; a label that is a
+    path itself ('Chapter 1 Introduction > Table 1: …') is split as it is."""
     text = label.strip()
-    inner = re.match(r"^[^(>]*?\((Chapter\s.*)\)$", text)
+    inner = re.match(r"^[^(>]*?\(((?:Chapter|Appendix|Annex)\s.*)\)$", text)
     return [part.strip() for part in (inner.group(1) if inner else text).split(">") if part.strip()]
 
 

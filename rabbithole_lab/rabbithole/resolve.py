@@ -102,6 +102,25 @@ def cited_blocks(reference: DetectedReference) -> list[list[str]]:
     return out
 
 
+# units a reference names whole, as a block of the heading paths: "Chapters 4 to 6", "Appendix 1", and a Part's
+# bare number ("Matching Adjustment 5": the rulebook numbers its rules 5.1, 5.2 … under "Chapter 5")
+_WHOLE_BLOCK_UNITS = {"chapter": "chapter", "chapters": "chapter", "appendix": "appendix", "appendices": "appendix",
+                      "annex": "annex", "annexes": "annex"}
+
+
+def whole_blocks(reference: DetectedReference) -> list[list[str]]:
+    """The chapters, appendices and annexes a reference names whole, as heading blocks: "Chapters 4 to 6" ->
+    [["chapter4"], ["chapter5"], ["chapter6"]]; a bare whole number of a named document ("Matching Adjustment
+    5") is its chapter. Read only where the document keys no section by that label."""
+    unit = _WHOLE_BLOCK_UNITS.get(reference.unit)
+    if unit is None and reference.book and reference.unit in ("rule", "rules"):
+        unit = "chapter"
+    if unit is None:
+        return []
+    return [[f"{unit}{section.lower()}"] for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]
+            if re.fullmatch(r"\d{1,3}[A-Z]?|[IVX]{1,5}", section)]
+
+
 def lookup_section(kb: KnowledgeBase, doc: str, label: str, collection: str | None = None) -> list[VectorResult]:
     """`kb.section_lookup`, where "Chapter 3" / "Part 2" falls back to a plain numbered heading ("3.", the
     chapters of a rulebook), never to a section inside some part ("Part 3.19." for "Part 19"). A schedule
@@ -155,7 +174,9 @@ class ReferenceResolver:
         doc, collection = self.target_document(reference)
         if doc:
             # a heading block before the section index: "Chapter 2 (d)" read as a section key would be rule 2
-            exact = self._heading_blocks(reference, doc, collection) or self._section_index(reference, doc, collection)
+            exact = (self._heading_blocks(doc, collection, cited_blocks(reference))
+                     or self._section_index(reference, doc, collection)
+                     or self._closest_in_blocks(doc, collection, whole_blocks(reference), query_hint))
             if exact is not None:
                 return exact
             if reference.unit in CANDIDATE_UNITS and not reference.book:
@@ -219,12 +240,22 @@ class ReferenceResolver:
         hits = [hit for label in section_labels(reference) for hit in lookup_section(self.kb, doc, label, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
-    def _heading_blocks(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
-        """A block the document's heading paths show: "Table 1" in "Chapter 1 Introduction > Table 1: …",
-        "Chapter 2 (vi)" in "2.72 (Chapter 2 … > (vi) Fire drills)"; None for a reference that names none."""
-        hits = [hit for blocks in cited_blocks(reference)
-                for hit in self.kb.block_lookup(doc, blocks, collection)]
+    def _heading_blocks(self, doc: str, collection: str | None, named: list[list[str]]) -> Resolution | None:
+        """The `named` blocks the document's heading paths show: "Table 1" in "Chapter 1 Introduction > Table 1:
+        …", "Chapter 2 (vi)" in "2.72 (Chapter 2 … > (vi) Fire drills)"; None when it shows none of them."""
+        hits = [hit for blocks in named for hit in self.kb.block_lookup(doc, blocks, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
+
+    def _closest_in_blocks(self, doc: str, collection: str | None, named: list[list[str]],
+                           query_hint: str) -> Resolution | None:
+        """A whole chapter or appendix stands for its passage closest to the question: the reference points a
+        reader there, not at each of its many passages. Held already, that passage gains the citation."""
+        whole = self._heading_blocks(doc, collection, named)
+        if whole is None or not query_hint:
+            return whole
+        similarity = self.kb.similarity(whole.results, query_hint)
+        whole.results = [max(whole.results, key=lambda hit: similarity.get(hit.chunk_id, 0.0))]
+        return whole
 
     def _unique_elsewhere(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
         """A book-less reference its own document lacks ("Rule 11.7.1" in a guidance note on the rulebook):

@@ -4,6 +4,8 @@ that name the target."""
 
 from __future__ import annotations
 
+import re
+
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.collect import collect_references
 from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label
@@ -202,3 +204,41 @@ def test_a_table_and_a_chapters_lettered_heading_resolve_to_the_blocks_the_headi
     # "(d)" under "(i)" is 2.3, not the "(d)" under "(ii)"; "(ii)" is its heading and what stands under it
     [chapter] = [text for text in resolved if text.startswith("Chapter 2")]
     assert resolved[chapter] == ("section_index", ["2.3", "2.4", "2.5"])
+
+
+PLAN = """# Asset Matching
+
+## [PID c1] 1.1 (Chapter 1 Introduction)
+
+Chapters 2 to 3 expand on the steps of the framework. The firm lists its contacts in Appendix 1 .
+Assets with variable cash flows are treated as set out in Asset Matching 3 .
+
+## [PID c2] 2.1 (Chapter 2 Eligible assets)
+
+A firm should hold only assets whose cash flows it can predict.
+
+## [PID c3] 3.1 (Chapter 3 Assets with variable cash flows)
+
+Variable cash flows must be highly predictable before an asset is included.
+
+## [PID c4] 3.2 (Chapter 3 Assets with variable cash flows)
+
+The firm should document how it tested the predictability of the cash flows.
+
+## [PID c5] 1.1 (Appendix 1 > Contacts for the matching framework)
+
+The firm names the person responsible for the framework and how to reach them.
+"""
+
+
+def test_a_chapter_an_appendix_and_a_parts_bare_number_resolve_to_the_blocks_they_name_whole(tmp_path, settings):
+    """A rulebook keys its rules by number ("3.1"), so "Chapters 2 to 3", "Appendix 1" and "Asset Matching 3" (a
+    Part's chapter, as the PRA Rulebook cites) name no key: they are the blocks the heading paths show."""
+    kb, resolver = _rulebook(tmp_path, settings, "Matching.md", PLAN)
+    found = _resolved_in(kb, resolver, "Matching.md", "1.1 (Chapter 1 Introduction)", "variable cash flows")
+    resolved = {text: (res.path, [re.search(r"\[PID (\w+)\]", hit.text).group(1) for hit in res.results])
+                for text, res in found.items()}
+    assert resolved["Chapters 2 to 3"] == ("section_index", ["c2", "c3", "c4"])
+    assert resolved["Appendix 1"] == ("section_index", ["c5"])  # not rule 1.1 of Chapter 1
+    [part] = [text for text in resolved if text.endswith("Matching 3")]
+    assert resolved[part] == ("section_index", ["c3", "c4"])
