@@ -231,14 +231,23 @@ The firm names the person responsible for the framework and how to reach them.
 """
 
 
-def test_a_chapter_an_appendix_and_a_parts_bare_number_resolve_to_the_blocks_they_name_whole(tmp_path, settings):
+def test_a_chapter_an_appendix_and_a_parts_bare_number_resolve_to_the_closest_passage_of_the_block(tmp_path,
+                                                                                                   settings):
     """A rulebook keys its rules by number ("3.1"), so "Chapters 2 to 3", "Appendix 1" and "Asset Matching 3" (a
-    Part's chapter, as the PRA Rulebook cites) name no key: they are the blocks the heading paths show."""
+    Part's chapter, as the PRA Rulebook cites) name no key: each is the block the heading paths show, and stands
+    for its passage closest to the question (a reader is pointed there, not at each of its passages)."""
     kb, resolver = _rulebook(tmp_path, settings, "Matching.md", PLAN)
-    found = _resolved_in(kb, resolver, "Matching.md", "1.1 (Chapter 1 Introduction)", "variable cash flows")
-    resolved = {text: (res.path, [re.search(r"\[PID (\w+)\]", hit.text).group(1) for hit in res.results])
+
+    def resolved(hint: str) -> dict:
+        found = _resolved_in(kb, resolver, "Matching.md", "1.1 (Chapter 1 Introduction)", hint)
+        return {text: (res.path, [re.search(r"\[PID (\w+)\]", hit.text).group(1) for hit in res.results])
                 for text, res in found.items()}
-    assert resolved["Chapters 2 to 3"] == ("section_index", ["c2", "c3", "c4"])
-    assert resolved["Appendix 1"] == ("section_index", ["c5"])  # not rule 1.1 of Chapter 1
-    [part] = [text for text in resolved if text.endswith("Matching 3")]
-    assert resolved[part] == ("section_index", ["c3", "c4"])
+
+    on_predictability = resolved("how predictable must variable cash flows be")
+    assert on_predictability["Chapters 2 to 3"] == ("section_index", ["c3"])
+    assert on_predictability["Appendix 1"] == ("section_index", ["c5"])  # not rule 1.1 of Chapter 1
+    [part] = [text for text in on_predictability if text.endswith("Matching 3")]
+    assert on_predictability[part] == ("section_index", ["c3"])  # chapter 3 of the Part, never chapter 2
+    on_documenting = resolved("how does the firm document its testing")
+    assert on_documenting["Chapters 2 to 3"] == ("section_index", ["c4"])
+    assert on_documenting[part] == ("section_index", ["c4"])
