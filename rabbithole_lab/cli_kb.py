@@ -22,6 +22,7 @@ def cmd_ingest(args) -> int:
     from rabbithole_lab.kb.factory import open_index
     from rabbithole_lab.kb.ingest import format_report, ingest
     from rabbithole_lab.kb.kb_folder import discover
+    from rabbithole_lab.rabbithole.citation_index import keep_citation_indexes
 
     settings = command_settings(args)
     kb_dir = Path(args.kb_dir)
@@ -33,6 +34,8 @@ def cmd_ingest(args) -> int:
                          f"<Collection>__db_inserted/ subfolders){': ' + reasons if reasons else ''}")
     index = open_index(settings, kb_dir, db)
     report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex)
+    if report.files_ingested:
+        keep_citation_indexes(index, show_progress=not args.no_progress)
     print(format_report(report))
     print(f"Index: {index.location}")
     return 0 if report.ok else 1

@@ -58,6 +58,7 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
     from rabbithole_lab.kb.factory import load_registry, open_index
     from rabbithole_lab.kb.ingest import format_report, ingest
     from rabbithole_lab.kb.kb_folder import KBFolderError
+    from rabbithole_lab.rabbithole.citation_index import keep_citation_indexes
 
     if not kb_dir.is_dir():
         raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
@@ -67,6 +68,7 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
         report = ingest(kb_dir, index, settings.kb, show_progress=show_progress, lock_wait_s=PREPARE_LOCK_WAIT_S)
         if report.files_ingested:
             logger.info(format_report(report))
+            keep_citation_indexes(index, show_progress)
     kb = KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)
     if ingest_first and not kb.collections():
         raise KBFolderError(f"No usable documents in {kb_dir} (expected <Collection>__db_inserted/*.pdf|md|txt)")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.search import KnowledgeBase, result_of
 from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys
 from rabbithole_lab.rabbithole.collect import citations
@@ -59,7 +60,7 @@ class CitationIndex:
     def _by_key(self, collection: str) -> dict[SectionKey, list[str]]:
         """Read once per index (a follower lives for one task, while the collection does not change)."""
         by_key: dict[SectionKey, list[str]] = {}
-        for chunk_id, found in self._references(collection).items():
+        for chunk_id, found in kept_references(self.kb.index, collection, self.show_progress).items():
             for fields in found:
                 for key in cited_keys(DetectedReference(**fields), self.target_document):
                     holders = by_key.setdefault(key, [])
@@ -67,36 +68,51 @@ class CitationIndex:
                         holders.append(chunk_id)
         return by_key
 
-    def _state(self, collection: str) -> str:
-        """What the kept references are checked against: the chunk ids, content hashes of their text."""
-        ids = " ".join(sorted(self.kb.index.chunk_ids(collection)))
-        return hashlib.sha256(f"{CITATION_INDEX_VERSION}\n{collection}\n{ids}".encode()).hexdigest()[:16]
 
-    def _path(self, collection: str) -> Path:
-        return self.kb.index.search_files_folder(collection).parent / f"{self.kb.index.chroma_name(collection)}.{_FILE}"
+def kept_references(index: ChromaIndex, collection: str, show_progress: bool = False) -> dict[str, list[dict]]:
+    """Each chunk's section references (chunk id -> what the rules detected), from the kept file when it is in
+    step with the collection, else read from every chunk and kept. Ingest calls it too, so that the first
+    research on a large collection does not wait for it."""
+    state, path = _state(index, collection), citation_index_path(index, collection)
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if kept.get("state") == state:
+            return kept["references"]
+    except (OSError, ValueError, KeyError, AttributeError):
+        pass  # none kept yet, or unreadable: read the chunks again
+    chunks = index.all_chunks(collection)
+    logger.info("Reading the references of %d passages of %s once (the citation index)", len(chunks), collection)
+    references: dict[str, list[dict]] = {}
+    for chunk in tqdm(chunks, desc=f"citation index {collection}", unit="chunk", disable=not show_progress):
+        found = [reference.model_dump(include=set(_KEPT_FIELDS))
+                 for reference in citations(detect_references_regex, result_of(chunk, 0.0, "section"))
+                 if reference.type in ("legal_section", "section") and reference.sections]
+        if found:
+            references[chunk.id] = found
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(json.dumps({"state": state, "references": references}), encoding="utf-8")
+        partial.replace(path)
+    except OSError as error:  # a read-only index still answers, it only reads the chunks again next time
+        logger.warning("The citation index could not be kept at %s: %s", path, error)
+    return references
 
-    def _references(self, collection: str) -> dict[str, list[dict]]:
-        state, path = self._state(collection), self._path(collection)
-        try:
-            kept = json.loads(path.read_text(encoding="utf-8"))
-            if kept.get("state") == state:
-                return kept["references"]
-        except (OSError, ValueError, KeyError, AttributeError):
-            pass  # none kept yet, or unreadable: read the chunks again
-        chunks = self.kb.index.all_chunks(collection)
-        logger.info("Reading the references of %d passages of %s once (the citation index)", len(chunks), collection)
-        references: dict[str, list[dict]] = {}
-        for chunk in tqdm(chunks, desc="citation index", unit="chunk", disable=not self.show_progress):
-            found = [reference.model_dump(include=set(_KEPT_FIELDS))
-                     for reference in citations(detect_references_regex, result_of(chunk, 0.0, "section"))
-                     if reference.type in ("legal_section", "section") and reference.sections]
-            if found:
-                references[chunk.id] = found
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_suffix(f".{os.getpid()}.part")
-            partial.write_text(json.dumps({"state": state, "references": references}), encoding="utf-8")
-            partial.replace(path)
-        except OSError as error:  # a read-only index still answers, it only reads the chunks again next time
-            logger.warning("The citation index could not be kept at %s: %s", path, error)
-        return references
+
+def keep_citation_indexes(index: ChromaIndex, show_progress: bool = False) -> None:
+    """Read every collection's references after an ingest that changed it (`kept_references`): with a
+    progress bar then, instead of a silent wait in the first research."""
+    for collection in index.collections():
+        kept_references(index, collection, show_progress)
+
+
+def _state(index: ChromaIndex, collection: str) -> str:
+    """What the kept references are checked against: the chunk ids, content hashes of their text."""
+    ids = " ".join(sorted(index.chunk_ids(collection)))
+    return hashlib.sha256(f"{CITATION_INDEX_VERSION}\n{collection}\n{ids}".encode()).hexdigest()[:16]
+
+
+def citation_index_path(index: ChromaIndex, collection: str) -> Path:
+    """Beside the collection's search files: `<db>/bm25/<chroma name>.citers.json`."""
+    return index.search_files_folder(collection).parent / f"{index.chroma_name(collection)}.{_FILE}"
+

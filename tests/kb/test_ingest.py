@@ -352,3 +352,25 @@ def _recording(index, embedded: list[str]):
     original = index.embed_texts
     index.embed_texts = lambda texts: embedded.extend(texts) or original(texts)
     return index
+
+
+def test_ingest_keeps_the_citation_index_so_research_does_not_read_every_chunk_first(tmp_path, capsys):
+    """After an ingest that changed the collection, every chunk's references are read and kept beside the
+    search files (`citation_index.kept_references`); an ingest that changed nothing leaves them as they are."""
+    import json
+
+    folder = tmp_path / "kb" / "Rules__db_inserted"
+    folder.mkdir(parents=True)
+    (folder / "rules.md").write_text(
+        "# Sample Part\n\n## [PID r1] 4.1 (Chapter 4 Key Functions)\n\nA firm must identify its key functions.\n\n"
+        "## [PID r2] 4.2 (Chapter 4 Key Functions)\n\nA firm must keep the list made pursuant to 4.1 up to date.\n",
+        encoding="utf-8")
+    db = tmp_path / "db"
+    assert cli_main(["ingest", str(tmp_path / "kb"), "--db", str(db), "--no-progress"]) == 0
+    [kept] = list(db.rglob("*.citers.json"))
+    references = json.loads(kept.read_text(encoding="utf-8"))["references"]
+    assert [ref["sections"] for found in references.values() for ref in found] == [["4.1"]]
+    written = kept.stat().st_mtime_ns
+    assert cli_main(["ingest", str(tmp_path / "kb"), "--db", str(db), "--no-progress"]) == 0
+    assert kept.stat().st_mtime_ns == written
+    capsys.readouterr()

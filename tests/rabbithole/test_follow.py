@@ -656,7 +656,7 @@ def test_a_passage_search_did_not_rank_joins_through_the_citation_index_once_rea
     """The best hit is § 12 QStrG and nothing ranked cites it: the passage that does ("§ 6 … nach § 12 QStrG")
     is found by the citation index, joins as a backlink ranked after the ranking, and the index is kept on
     disk so that the next follower does not read every chunk again."""
-    from rabbithole_lab.rabbithole.citation_index import CitationIndex
+    from rabbithole_lab.rabbithole.citation_index import CitationIndex, citation_index_path
 
     hits = _seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
     citing = _seed(demo_kb, "QStrV.pdf", "§ 6")[0]
@@ -672,7 +672,7 @@ def test_a_passage_search_did_not_rank_joins_through_the_citation_index_once_rea
     assert fresh.citers(hits[0].collection, [("QStrG.pdf", "§ 999")]) == []
     # a damaged file is read again from the chunks, and kept again
     monkeypatch.undo()
-    kept = fresh._path(hits[0].collection)
+    kept = citation_index_path(demo_kb.index, hits[0].collection)
     kept.write_text("{not json", encoding="utf-8")
     again = CitationIndex(demo_kb, lambda reference: "QStrG.pdf" if reference.book == "QStrG" else None)
     assert citing.chunk_id in again.citers(hits[0].collection, [("QStrG.pdf", "§ 12")])
