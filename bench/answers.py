@@ -68,12 +68,19 @@ def sessions_recipe(context: BenchContext) -> dict:
             "questions": hashlib.sha256(DEV_QUESTIONS.read_bytes()).hexdigest()[:16]}
 
 
+QUALITY_DIMENSIONS = ("factual_accuracy", "semantic_validity", "structural_integrity", "citation_correctness",
+                      "query_relevance")
+
+
 def answer_row(question: dict, status, seconds: float) -> dict:
     report = status.report or {}
     answer = report.get("answer", "")
     row = {"id": question["id"], "answer": answer, "citations": answer_citations(answer),
            "seconds": round(seconds, 3), "llm_calls": 0,
            "quality": report.get("quality_score"),
+           # each dimension apart, so that which of them follows the facts can be read (issue 46's check)
+           "quality_dimensions": {name: ((status.state or {}).get("quality_assessment") or {}).get(name)
+                                  for name in QUALITY_DIMENSIONS},
            "invented": len((report.get("metadata") or {}).get("invented_citations", [])),
            "followed": sorted({(edge.get("from_doc", ""), edge.get("from_section", ""), doc, section)
                                for edge in ((status.state or {}).get("reference_edges") or [])
@@ -238,7 +245,11 @@ def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
                          "invented": sum(by_id[q["id"]].get("invented", 0) for q in chosen),
                          "quality_vs_facts": spearman(
                              [float(by_id[q["id"]].get("quality") or 0) for q in chosen],
-                             [float(whole[q["id"]]["facts"]) for q in chosen])}
+                             [float(whole[q["id"]]["facts"]) for q in chosen]),
+                         "quality_vs_facts_by_dimension": {dimension: spearman(
+                             [float((by_id[q["id"]].get("quality_dimensions") or {}).get(dimension, 0))
+                              for q in chosen], [float(whole[q["id"]]["facts"]) for q in chosen])
+                             for dimension in QUALITY_DIMENSIONS}}
     return numbers
 
 
