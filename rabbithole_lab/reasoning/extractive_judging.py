@@ -144,9 +144,11 @@ class ExtractiveJudge(ExtractiveBase):
             if unanswered:
                 issues.append(text["issue_question_part"].format(parts="; ".join(unanswered)))
         lead_quotes = [s.quote for s in quality.statements(quality.lead_of(answer)) if s.citations]
-        missing_kinds = [kind for kind in sorted(asked_kinds(question)) if not any(carries(q, {kind})
-                                                                                  for q in lead_quotes)]
-        checks += [kind not in missing_kinds for kind in asked_kinds(question)]
+        # the kinds the question asks, read from what it asks: "… when it hits a target." before "Under which
+        # conditions …?" tells the case, it does not ask for a date
+        kinds_asked = set().union(*(asked_kinds(part) for part in parts)) if parts else asked_kinds(question)
+        missing_kinds = [kind for kind in sorted(kinds_asked) if not any(carries(q, {kind}) for q in lead_quotes)]
+        checks += [kind not in missing_kinds for kind in sorted(kinds_asked)]
         if missing_kinds:
             issues.append(text["issue_kind_lead"].format(kinds=", ".join(text["kind_names"][k] for k in missing_kinds)))
         if asked.parts:

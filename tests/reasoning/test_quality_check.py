@@ -69,6 +69,26 @@ def test_the_lead_must_state_what_is_asked(reasoner):
     assert any("Frist" in issue for issue in quality.issues_found)
 
 
+def test_what_the_case_tells_is_not_asked(reasoner):
+    """A sentence telling the case ("… when the crane lifts a load.") asks for no period: the kinds asked are
+    read from the question's parts, so a complete answer to "how high is the limit" is not missing a deadline."""
+    rules = ("Rule 3 Noise limits\n(1) The noise limit for crane operators is 85 % of the daily noise dose. "
+             "(2) The harbour master checks the noise dose of crane operators every year.")
+    sources = [ChunkWithInfo(chunk_text=rules, document="CraneRules.pdf", page=3, chunk_id="crane3", section="Rule 3",
+                             char_start=3_000)]
+    question = ("Our crane operator is exposed to noise when the crane lifts a load. "
+                "How high is the noise limit for crane operators?")
+    lead = ("**In short:** The decisive provision is Rule 3 CraneRules.\n"
+            "Rule 3 CraneRules: “(1) The noise limit for crane operators is 85 % of the daily noise dose.” "
+            "[CraneRules.pdf, p. 3]")
+    quality = reasoner.assess_quality(question, lead, sources, "en", asked=AskedFor(question=question))
+    assert quality.query_relevance == 100, quality.issues_found
+    # a period that is asked is still asked
+    asked_when = question + " When is the noise dose checked?"
+    quality = reasoner.assess_quality(asked_when, lead, sources, "en", asked=AskedFor(question=asked_when))
+    assert quality.query_relevance < 100
+
+
 def test_an_excluded_case_and_an_invented_quotation_are_deducted_with_their_reasons(reasoner):
     minors = COMPLETE + ("\n§ 3 KranV: „(2) Für Kranführer unter 18 Jahren gilt ein Grenzwert von 80 Dezibel je "
                          "Schicht.“ [KranV.pdf, S. 2]")
