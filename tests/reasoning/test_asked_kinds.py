@@ -52,6 +52,10 @@ def test_the_planned_tasks_ask_for_the_same_kinds_in_either_language(language):
 
 def test_a_sentence_carries_a_kind_by_its_figures_and_words():
     assert carries("Die Last darf 12 Tonnen nicht übersteigen, höchstens 5 Prozent mehr.", {"amount"})
+    # English figures alike: an English rulebook states its amounts and periods in English units
+    assert carries("The load may not exceed 12 tonnes, and at most 5 percent more.", {"amount"})
+    assert carries("Comments may be made within two weeks.", {"deadline"})
+    assert not carries("Comments may be made within two weeks.", {"amount"})
     assert carries("Das Logbuch ist zehn Jahre lang aufzubewahren.", {"deadline"})
     assert carries("Die Meldung ist unverzüglich zu erstatten.", {"deadline"})
     assert carries("Zuständig ist die Landesbehörde für Arbeitsschutz.", {"body"})
