@@ -43,11 +43,9 @@ CLOSEST_INDEXED_CITERS = 20
 class CitationIndex:
     """(doc, section key) -> the ids of the chunks that cite it, per collection; built on first use."""
 
-    def __init__(self, kb: KnowledgeBase, target_document: Callable[[DetectedReference], str | None],
-                 show_progress: bool = False):
+    def __init__(self, kb: KnowledgeBase, target_document: Callable[[DetectedReference], str | None]):
         self.kb = kb
         self.target_document = target_document
-        self.show_progress = show_progress
         self._citers: dict[str, dict[SectionKey, list[str]]] = {}
 
     def citers(self, collection: str, keys: list[SectionKey]) -> list[str]:
@@ -60,7 +58,7 @@ class CitationIndex:
     def _by_key(self, collection: str) -> dict[SectionKey, list[str]]:
         """Read once per index (a follower lives for one task, while the collection does not change)."""
         by_key: dict[SectionKey, list[str]] = {}
-        for chunk_id, found in kept_references(self.kb.index, collection, self.show_progress).items():
+        for chunk_id, found in kept_references(self.kb.index, collection).items():
             for fields in found:
                 for key in cited_keys(DetectedReference(**fields), self.target_document):
                     holders = by_key.setdefault(key, [])

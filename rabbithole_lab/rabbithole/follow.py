@@ -173,18 +173,26 @@ class RabbitholeFollower:
         search did not rank (`read`): the `CLOSEST_INDEXED_CITERS` closest to the question, ranked after all
         of the ranking."""
         held = {candidate.chunk_id for candidate in read}
-        found: list[VectorResult] = []
+        citing: list[tuple[str, str]] = []  # (collection, chunk id)
         for seed in seeds:
-            if not seed.result.section:
-                continue
-            keys = seed_keys(seed.result.doc, seed.result.section)
-            ids = [cid for cid in self.citation_index.citers(seed.result.collection, keys) if cid not in held]
-            found += [result_of(chunk, 0.0, "section")
-                      for chunk in self.kb.index.get_chunks(seed.result.collection, ids=ids)]
-        cosine = self.kb.similarity(found, anchor) if found else {}
-        closest = sorted(found, key=lambda result: -cosine.get(result.chunk_id, 0.0))[:CLOSEST_INDEXED_CITERS]
-        return [Candidate(result, "hit", 0, 0.0, 0.0, value=hit_value(first_rank + number), rank=first_rank + number,
-                          root=first_rank + number) for number, result in enumerate(closest)]
+            if seed.result.section:
+                keys = seed_keys(seed.result.doc, seed.result.section)
+                citing += [(seed.result.collection, cid)
+                           for cid in self.citation_index.citers(seed.result.collection, keys) if cid not in held]
+        if not citing:
+            return []
+        # the closest by their stored vectors first: only those are read (a rule may have hundreds of citers)
+        vector = self.kb.index.embedder.embed_query(anchor)
+        cosine: dict[str, float] = {}
+        for collection in dict.fromkeys(collection for collection, _ in citing):
+            cosine.update(self.kb.index.similarities(collection, [cid for c, cid in citing if c == collection],
+                                                     vector))
+        closest = sorted(citing, key=lambda item: -cosine.get(item[1], 0.0))[:CLOSEST_INDEXED_CITERS]
+        chunks = {chunk.id: chunk for collection in dict.fromkeys(c for c, _ in closest)
+                  for chunk in self.kb.index.get_chunks(collection, ids=[cid for c, cid in closest if c == collection])}
+        return [Candidate(result_of(chunks[cid], 0.0, "section"), "hit", 0, 0.0, 0.0, value=hit_value(first_rank + n),
+                          rank=first_rank + n, root=first_rank + n)
+                for n, (_, cid) in enumerate(item for item in closest if item[1] in chunks)]
 
     # ---- one level of the tree -------------------------------------------------------------------
     def _level(self, frontier: list[Candidate], anchor: str, language: str, policy: StopPolicy, pool: Pool,
