@@ -7,10 +7,12 @@ Each dimension is 0-100 and each deduction names its reason (`issues_found`):
 - **citation correctness**: the share of quotations that stand on their cited page;
 - **factual accuracy**: the share of quotations found in a retrieved passage at all (a quotation from
   outside the context is invented);
-- **query relevance**: the share of what was asked that the answer states: each question part with a cited
-  statement carrying what it asks (a figure for "wie hoch", a period for "wie lange"), each kind asked stated
-  in the lead, each of the researcher's additions quoted; an answer none of whose quotations is on the
-  question answers nothing;
+- **query relevance**: the share of what was asked that the answer states: for each question part (the whole
+  question when it asks one thing), how likely its best cited statement states what that part asks, read by
+  the fitted sentence model (`sentence_ranker`: the part's words, its meaning, the kinds it asks, a figure …)
+  from the quotations as they stand and the retrieved context alone (no reference chain, no task: not the
+  writer's view); each kind asked stated in the lead; each of the researcher's additions quoted; an answer
+  none of whose quotations is on the question answers nothing;
 - **semantic validity**: the share of quotations on the question (its terms or, in text the embedder reads,
   its meaning; a statement reached by a reference, "A → B", is evidence whatever its words); an answer quoting
   an excluded case (its words, or a provision an exclusion names) has at most 50 here and in query relevance;
@@ -25,13 +27,15 @@ from rabbithole_lab.kb.query import german_terms
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.pages import find_span
 from rabbithole_lab.reasoning import quality
+from rabbithole_lab.reasoning.answer_candidates import CandidateReader
 from rabbithole_lab.reasoning.answer_text import ARROW
 from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
-from rabbithole_lab.reasoning.base import AskedFor
+from rabbithole_lab.reasoning.base import AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
-from rabbithole_lab.reasoning.extractive_base import ON_TOPIC_OVERLAP, ExtractiveBase, reasoner_words, sentences_of
+from rabbithole_lab.reasoning.extractive_base import ON_TOPIC_OVERLAP, reasoner_words, sentences_of
 from rabbithole_lab.reasoning.passages import joined_passages
-from rabbithole_lab.reasoning.question_parts import part_readings, question_parts
+from rabbithole_lab.reasoning.question_parts import question_parts
+from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
 from rabbithole_lab.reasoning.text import strip_citations
 from rabbithole_lab.schemas import QualityAssessment, RemediationDecision
 
@@ -39,9 +43,12 @@ FRAGMENT_PENALTY = 25  # structure points per quotation that is not a whole sent
 DUPLICATE_PENALTY = 20  # structure points per statement quoted twice
 NO_LEAD_PENALTY = 50  # structure points when the answer does not open with a cited statement
 EXCLUDED_CAP = 50  # semantic validity and query relevance at most this when an excluded case is quoted
+ANSWERED_PROBABILITY = 0.5  # a part is answered from here on; below, by its share, and named unanswered
+UNANSWERED_ADDITION_CAP = 50  # query relevance at most this when one of the researcher's additions is not quoted
+QUOTE_PREFIX_CHARS = 80  # a quotation shortened to an excerpt ("… “) is found by its opening
 
 
-class ExtractiveJudge(ExtractiveBase):
+class ExtractiveJudge(CandidateReader):
     """The answer's quality, measured, and whether a rewrite would fix it."""
 
     def _on_question(self, anchor: str, quotes: list[str]) -> list[bool]:
@@ -91,7 +98,7 @@ class ExtractiveJudge(ExtractiveBase):
             for case in asked.exclusions)]
         quoted_excluded = [s for s in cited if excluded(s.quote, asked.exclusions)
                            or any(find_span(p.chunk_text, s.quote) for p in left_out)]
-        relevance = self._relevance(query, asked, answer, cited, on_question, text, issues)
+        relevance = self._relevance(query, asked, answer, cited, on_question, text, issues, sources, language)
         if quoted_excluded:
             semantic, relevance = min(semantic, EXCLUDED_CAP), min(relevance, EXCLUDED_CAP)
             issues.append(text["issue_excluded"].format(count=len(quoted_excluded), cases=", ".join(asked.exclusions)))
@@ -121,28 +128,21 @@ class ExtractiveJudge(ExtractiveBase):
                                  query_relevance=relevance, issues_found=issues)
 
     def _relevance(self, query: str, asked: AskedFor, answer: str, cited: list, on_question: list[bool],
-                   text: dict, issues: list[str]) -> int:
-        """The share of what was asked that the answer states (each check one share), 0 when no quotation
-        is on the question."""
+                   text: dict, issues: list[str], sources: list, language: str) -> int:
+        """The share of what was asked that the answer states (each check one share, a part's as likely as its
+        best cited statement answers it), 0 when no quotation is on the question."""
         if not cited or not any(on_question):
             if cited:
                 issues.append(text["issue_relevance"].format(score=0.0))
             return 0
-        checks: list[bool] = []
+        checks: list[float] = []
         question = asked.question or query
-        on_topic_quotes = [s.quote for s, held in zip(cited, on_question, strict=True) if held]
         parts = question_parts(question)
-        if len(parts) > 1:
-            unanswered = []
-            for part, reading in zip(parts, part_readings(parts), strict=True):
-                kinds = asked_kinds(part)
-                carrying = [q for q in on_topic_quotes if not kinds or carries(q, kinds)]
-                answered = bool(carrying) and any(self._overlap(reading, q) > 0 for q in carrying)
-                checks.append(answered)
-                if not answered:
-                    unanswered.append(part)
-            if unanswered:
-                issues.append(text["issue_question_part"].format(parts="; ".join(unanswered)))
+        likelihoods = self._parts_answered(question, query, asked, sources, language, [s.quote for s in cited])
+        unanswered = [part for part, likely in zip(parts, likelihoods, strict=False) if likely < ANSWERED_PROBABILITY]
+        checks += likelihoods
+        if unanswered:
+            issues.append(text["issue_question_part"].format(parts="; ".join(unanswered)))
         lead_quotes = [s.quote for s in quality.statements(quality.lead_of(answer)) if s.citations]
         # the kinds the question asks, read from what it asks: "… when it hits a target." before "Under which
         # conditions …?" tells the case, it does not ask for a date
@@ -157,7 +157,25 @@ class ExtractiveJudge(ExtractiveBase):
             unanswered_additions = [part for part, is_held in zip(asked.parts, held, strict=True) if not is_held]
             if unanswered_additions:
                 issues.append(text["issue_part"].format(parts=", ".join(unanswered_additions)))
+                # what the researcher added in the dialogue is what they asked: without it, no answer
+                return min(UNANSWERED_ADDITION_CAP, round(100 * sum(checks) / len(checks)))
         return round(100 * sum(checks) / len(checks)) if checks else 100
+
+    def _parts_answered(self, question: str, query: str, asked: AskedFor, sources: list, language: str,
+                        quotes: list[str]) -> list[float]:
+        """For each question part, the probability that the best of `quotes` states what it asks: the fitted
+        sentence model's reading of the quoted sentence for that part (`score_for_part`), its features
+        measured in the retrieved context alone. Only a statement carrying the part's words and a kind it asks
+        counts: the model's other features (a figure, the strongest provision) speak for any part."""
+        request = SynthesisInput(anchor=query, language=language, question=question,
+                                 exclusions=list(asked.exclusions),
+                                 **{tier: [s for s in sources if s.tier == tier]
+                                    for tier in ("primary", "secondary", "tertiary")})
+        context = self.answer_context(request)
+        quoted = [found for quote in quotes if (found := _quoted_candidate(quote, context.candidates)) is not None]
+        return [max((score_for_part(candidate, index, kinds) for candidate in quoted
+                     if _carries_part(candidate, index, kinds)), default=0.0)
+                for index, kinds in enumerate(context.part_kinds)]
 
     def decide_remediation(self, query, assessment, threshold, language):
         self._count()
@@ -167,3 +185,19 @@ class ExtractiveJudge(ExtractiveBase):
         if assessment.passes(threshold) or not fixable:
             return RemediationDecision(retry=False, instructions=text["no_remedy"])
         return RemediationDecision(retry=True, instructions=text["remedy"])
+
+
+def _quoted_candidate(quote: str, candidates: list[Candidate]) -> Candidate | None:
+    """The context's sentence a quotation quotes, the best-scored one when it quotes several (a quotation may
+    join sentences, or show an excerpt of a long one: found by its opening)."""
+    shown = " ".join(quote.split())
+    opening = shown.split("…")[0].strip()[:QUOTE_PREFIX_CHARS]
+    matching = [candidate for candidate in candidates if (said := " ".join(candidate.text.split()))
+                and (said in shown or (len(opening) >= 20 and opening in said))]
+    return max(matching, key=lambda candidate: candidate.score, default=None)
+
+
+def _carries_part(candidate: Candidate, part: int, kinds: set[str]) -> bool:
+    """The sentence holds one of part `part`'s words and, when the part asks for kinds, one of them."""
+    words = candidate.part_terms[part] > 0 if part < len(candidate.part_terms) else True
+    return words and (not kinds or bool(candidate.kinds & kinds))

@@ -60,6 +60,24 @@ def test_a_part_left_unanswered_costs_its_share_and_is_named(reasoner):
     assert any("wie lange ist das Kranbuch aufzubewahren" in issue for issue in quality.issues_found)
 
 
+def test_a_part_counts_as_far_as_its_quotation_states_it(reasoner):
+    """Two quotations both hold the part's word and a period; the one that states how long the book is kept
+    answers the part, the one about lending a copy hardly does (the sentence model reads them apart)."""
+    records = RECORDS + " (4) Eine Abschrift des Kranbuchs darf der Betreiber für zwei Wochen an die Werft geben."
+    sources = [_sources()[0], ChunkWithInfo(chunk_text=records, document="KranV.pdf", page=4, chunk_id="kranv7",
+                                            section="§ 7", char_start=4_000)]
+    question = "Wie lange ist das Kranbuch aufzubewahren?"
+    keeping = ("**Ergebnis:** Maßgeblich ist § 7 KranV.\n"
+               "§ 7 KranV: „(2) Das Kranbuch ist zehn Jahre lang aufzubewahren.“ [KranV.pdf, S. 4]")
+    lending = ("**Ergebnis:** Maßgeblich ist § 7 KranV.\n"
+               "§ 7 KranV: „(4) Eine Abschrift des Kranbuchs darf der Betreiber für zwei Wochen an die Werft geben.“ "
+               "[KranV.pdf, S. 4]")
+    kept = reasoner.assess_quality(question, keeping, sources, "de", asked=AskedFor(question=question))
+    lent = reasoner.assess_quality(question, lending, sources, "de", asked=AskedFor(question=question))
+    assert lent.query_relevance < kept.query_relevance
+    assert lent.citation_correctness == kept.citation_correctness == 100
+
+
 def test_the_lead_must_state_what_is_asked(reasoner):
     # the period is in the answer, but only below the first section heading
     late = COMPLETE.replace("\n§ 7 KranV:", "\n\n**Aufgabe 1: Kranbuch**\n\n**§ 7 KranV**:")
