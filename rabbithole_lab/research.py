@@ -68,7 +68,9 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
         report = ingest(kb_dir, index, settings.kb, show_progress=show_progress, lock_wait_s=PREPARE_LOCK_WAIT_S)
         if report.files_ingested:
             logger.info(format_report(report))
-            keep_citation_indexes(index, show_progress)
+        # also when nothing changed: an index made before the citation index existed, or whose kept file was
+        # removed, is read here with its progress bar, not silently in the first question's backlinks
+        keep_citation_indexes(index, show_progress)
     kb = KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)
     if ingest_first and not kb.collections():
         raise KBFolderError(f"No usable documents in {kb_dir} (expected <Collection>__db_inserted/*.pdf|md|txt)")

@@ -374,3 +374,14 @@ def test_ingest_keeps_the_citation_index_so_research_does_not_read_every_chunk_f
     assert cli_main(["ingest", str(tmp_path / "kb"), "--db", str(db), "--no-progress"]) == 0
     assert kept.stat().st_mtime_ns == written
     capsys.readouterr()
+    # an index whose kept file is gone (made by an older version, or removed) gets it back when it is opened
+    # for research, before the first question
+    from rabbithole_lab.research import open_knowledge
+    from rabbithole_lab.settings import Settings
+
+    kept.unlink()
+    open_knowledge(Settings(), tmp_path / "kb", db, show_progress=False)
+    assert json.loads(kept.read_text(encoding="utf-8"))["references"] == references
+    written = kept.stat().st_mtime_ns
+    open_knowledge(Settings(), tmp_path / "kb", db, show_progress=False)
+    assert kept.stat().st_mtime_ns == written  # in step: read, not written again
