@@ -99,13 +99,26 @@ def _english_section_references(text: str, doc: str | None) -> list[DetectedRefe
 
 def _share_books_with_the_enclosing_unit(text: str, references: list[DetectedReference]) -> None:
     """ "paragraph 64 of Schedule 1 to FSMR", "Chapter 1 of Part 19 of FSMR": the inner unit is in the book
-    of the unit that encloses it."""
+    of the unit that encloses it. "Chapter 2 and Chapters 4-6 of the Securitisation Part", "Article 5 or
+    Article 7 of the CRR": a unit joined to the next one of its kind shares that one's book, as the German
+    chain shares "des Atomgesetzes" across "§§ 5 und 6 sowie § 8"."""
     for index in range(len(references) - 2, -1, -1):
         inner, outer = references[index], references[index + 1]
-        joined = re.fullmatch(r"\s+of\s+(?:the\s+)?", text[inner.end : outer.start])
+        gap = text[inner.end : outer.start]
+        joined = re.fullmatch(r"\s+of\s+(?:the\s+)?", gap) or (
+            _COORDINATION.fullmatch(gap) and _unit_kind(inner.unit) == _unit_kind(outer.unit))
         if joined and inner.book is None and outer.book:
             inner.book = inner.document_context = outer.book
             inner.target = f"{inner.unit} {', '.join(inner.sections)} {outer.book}"
+
+
+_COORDINATION = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def _unit_kind(unit: str | None) -> str:
+    """ "chapters" and "chapter" are one kind of unit; "appendices" and "appendix" too."""
+    unit = (unit or "").lower()
+    return {"appendices": "appendix", "annexes": "annex"}.get(unit, unit.removesuffix("s"))
 
 
 def _simple(

@@ -238,6 +238,23 @@ def test_a_unit_is_no_book_and_an_inner_unit_shares_the_book_of_the_enclosing_on
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("comply with Articles 3 and 4 of Chapter 5 and Chapters 7-8 of the Harbour Cranes Part",
+         [("Harbour Cranes", ["3", "4"]), ("Harbour Cranes", ["5"]), ("Harbour Cranes", ["7", "8"])]),
+        ("see Rule 2 or Rule 9 of the Quay Handling Code",
+         [("Quay Handling Code", ["2"]), ("Quay Handling Code", ["9"])]),
+        # another kind of unit, or a book of its own in between, keeps its own document
+        ("see paragraph 2 and Article 9 of the Quay Handling Code", [(None, ["2"]), ("Quay Handling Code", ["9"])]),
+        ("under Article 2 of this Regulation and Article 9 of the Quay Handling Code",
+         [(None, ["2"]), ("Quay Handling Code", ["9"])]),
+    ],
+)
+def test_units_joined_by_and_share_the_book_named_after_the_last(text, expected):
+    assert [(r.book, r.sections) for r in detect_references_regex(text, language="en")] == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "Im Jahr 2019 wurden 78 Anlagen geprüft.",
