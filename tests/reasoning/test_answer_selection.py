@@ -138,6 +138,18 @@ def test_the_budgets_hold_and_the_fill_stops_at_sentences_far_below_the_best():
     assert len(low.statements()) == 1  # the rest scores below the fill's share of the best
 
 
+def test_the_fill_adds_to_the_entrys_chain_and_at_most_two_provisions_besides():
+    """Six provisions outside the entry's chain score as well as the entry's own second sentence: the fill takes
+    the entry's sentence, and of the six only the best two, however much room is left."""
+    entry = _provision("§ 2", ["Der Kran ist jährlich zu prüfen.", "Die Prüfung nimmt ein Sachverständiger vor."])
+    others = [(_provision(f"§ {n}", [f"Der Kran Nummer {n} steht im Hafen und wird dort gewartet."]), [0.8 - n / 100])
+              for n in range(10, 16)]
+    selection = _select(_context("Wie oft ist der Kran zu prüfen?", [(entry, [0.9, 0.8]), *others]), whole=4_000)
+    quoted = {statement.provision.section for statement in selection.statements()}
+    assert quoted == {"§ 2", "§ 10", "§ 11"}
+    assert "Die Prüfung nimmt ein Sachverständiger vor." in _texts(selection.statements())
+
+
 def test_what_the_researcher_added_is_covered():
     crane = _provision("§ 5", ["Der Kran wird jährlich geprüft.", "Für Schwimmkräne gilt eine Frist von sechs "
                                                                    "Monaten."])
