@@ -118,6 +118,9 @@ class DetectedReference(BaseModel):
     found: bool = False
     nested_chunks: list[NestedChunk] = Field(default_factory=list)
     document_context: str | None = Field(None, description="Resolved document name hint")
+    book_exact: bool = Field(
+        False, description="The book is a single word ('Reporting 3.3'): it names a document only as that "
+        "document's whole name, never by a partial or fuzzy match")
     joined_book: str | None = Field(
         None,
         description="Book of the reference this one is joined to by 'in Verbindung mit' ('§ 21 Abs. 3 i.V.m. § 54 "

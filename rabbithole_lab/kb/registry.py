@@ -217,6 +217,16 @@ class DocumentRegistry:
                 best, best_ratio = target, ratio
         return best if best is not None and best_ratio >= FUZZY_THRESHOLD else None
 
+    def exact_document_name(self, text: str | None) -> tuple[str | None, str | None]:
+        """The document whose whole name (a synonym, with or without an article) is `text`, else none."""
+        if not text or not text.strip():
+            return None, None
+        query = text.strip().strip(".,;:()")
+        for key in (query.lower(), _ARTICLE.sub("", query).lower()):
+            if key in self._exact:
+                return self._exact[key]
+        return None, None
+
     def resolve_document_name(self, text: str | None) -> tuple[str | None, str | None]:
         """exact synonym > inflected form > head word of one document's long name > fuzzy >= 0.7 >
         substring of a file name. A generic act word alone ("Verordnung") names nothing."""

@@ -45,6 +45,10 @@ _PART_WORD = r"[A-Z][a-z][A-Za-z’']*"  # a title-cased word: an acronym ("ICRP
 _NAMED_RULE = re.compile(
     rf"(?P<book>{_PART_WORD}(?:\s+(?:[–-]\s+)?(?:{_PART_WORD}|of|and|for|the|to|in)){{1,6}}?)\s+"
     rf"(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*|\d{{1,3}}[A-Z]{{0,2}}(?:\(\w{{1,4}}\))*)(?![\w%]|\.\d)")
+# "Reporting 3.3 (5)(d)", "Fees 3.7": a part named by one word, with a rule number (a dot in it)
+_ONE_WORD_NAMED_RULE = re.compile(
+    rf"(?<![\w’'.-])(?P<book>[A-Z][a-z][a-z’'-]+)\s+(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)"
+    rf"(?![\w%]|\.\d)")
 _NOT_PART_NAMES = {"Article", "Articles", "Section", "Sections", "Chapter", "Chapters", "Part", "Parts", "Rule",
                    "Rules", "Paragraph", "Paragraphs", "Appendix", "Annex", "Schedule", "Table", "Figure",
                    "Footnote", "Regulation", "Directive", "Title", "Titles", "Box", "Step", "Stage", "Tier",
@@ -116,8 +120,10 @@ def bare_rule_references(text: str, doc: str | None) -> list[DetectedReference]:
 
 
 def named_rule_references(text: str) -> list[DetectedReference]:
-    """A rule of another part named by the part's title ("Matching Adjustment 4.16"); the title is the book."""
-    out = []
+    """A rule of another part named by the part's title ("Matching Adjustment 4.16"); the title is the book. A
+    one-word title ("Reporting 3.3") names a part only as that part's whole name (`book_exact`): a single word
+    would otherwise match any title holding it."""
+    out: list[DetectedReference] = []
     for match in _NAMED_RULE.finditer(text):
         words = match.group("book").split()
         while words and words[0] in _NOT_PART_NAMES:
@@ -128,6 +134,14 @@ def named_rule_references(text: str) -> list[DetectedReference]:
         start = match.start("book") + match.group("book").index(words[0])
         numbers = [number.group(0) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
         out.append(_reference("rule", numbers[0], start, match.end("num"), text, None, book, numbers))
+    for match in _ONE_WORD_NAMED_RULE.finditer(text):
+        inside = any(named.start <= match.start("book") < named.end for named in out)  # "Matching Adjustment 4.16"
+        cue = re.fullmatch(_CUE, match.group("book"))  # "Notwithstanding 2.1" cites this document's rule
+        if match.group("book") not in _NOT_PART_NAMES and not inside and not cue:
+            numbers = [number.group(0) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
+            found = _reference("rule", numbers[0], match.start("book"), match.end("num"), text, None,
+                               match.group("book"), numbers)
+            out.append(found.model_copy(update={"book_exact": True}))
     return out
 
 

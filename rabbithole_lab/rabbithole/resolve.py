@@ -148,6 +148,8 @@ class ReferenceResolver:
         """The document a reference points into: its book through the registry, else the containing doc."""
         registry = self.kb.registry
         if reference.book:
+            if reference.book_exact:
+                return registry.exact_document_name(reference.book)
             return registry.resolve_document_name(reference.book)
         if reference.document_context:
             doc, collection = registry.resolve_document_name(reference.document_context)

@@ -2,14 +2,17 @@
 
 import json
 import logging
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry
 from rabbithole_lab.rabbithole.reference_merge import detect_references, merge_hybrid
 from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label, overlaps
+from rabbithole_lab.rabbithole.resolve import ReferenceResolver
 from rabbithole_lab.schemas import ExtractedReference, ExtractedReferenceList
 from tests.conftest import CORPUS
 
@@ -495,6 +498,30 @@ def test_a_rule_of_another_part_is_named_by_the_parts_title():
     assert _found("Liquidity Coverage Ratio 2B lists the eligible assets and Liquidity Coverage Ratio 2C the "
                   "haircuts.") == [
         ("rule", ["2B"], "Liquidity Coverage Ratio"), ("rule", ["2C"], "Liquidity Coverage Ratio")]
+
+
+def test_a_part_named_by_one_word_is_read_only_as_that_parts_whole_name():
+    found = detect_references_regex("Firms report as required by Reporting 3.3 (5)(d) and pay under Fees 3.7 "
+                                    "and 3.8.", "Handbook.md", "en")
+    assert [(r.sections, r.book, r.book_exact) for r in found] == [
+        (["3.3"], "Reporting", True), (["3.7", "3.8"], "Fees", True)]
+    # a citing word before a bare rule is no part's name; a longer title keeps its own reading
+    assert _found("Notwithstanding 2.1, the board may delegate.") == [("rule", ["2.1"], None)]
+    assert [(r.book, r.book_exact) for r in detect_references_regex(
+        "as required by Liquidity Coverage Ratio 4.12", "Handbook.md", "en")] == [("Liquidity Coverage Ratio", False)]
+    # resolved by the whole name only: "Coverage" is a word of a title, not a part's name
+    registry = DocumentRegistry([RegistryEntry("reporting.md", "corpus", ["Reporting"]),
+                                 RegistryEntry("liquidity-coverage-ratio.md", "corpus",
+                                                               ["Liquidity Coverage Ratio"]),
+                                 RegistryEntry("ss11.md", "corpus", ["SS11/15 – Solvency II: regulatory reporting"])])
+    assert registry.exact_document_name("Reporting") == ("reporting.md", "corpus")
+    assert registry.exact_document_name("Coverage") == (None, None)
+    [word] = detect_references_regex("apply Coverage 4.12 first", "Handbook.md", "en")
+    # what exactness prevents: any other reading finds a document with the word in its file name
+    assert word.book_exact and registry.resolve_document_name("Coverage")[0] == "liquidity-coverage-ratio.md"
+    resolver = ReferenceResolver(SimpleNamespace(registry=registry))
+    assert resolver.target_document(word) == (None, None)
+    assert resolver.target_document(found[0]) == ("reporting.md", "corpus")
 
 
 def test_a_footnote_marker_is_a_candidate_and_a_quantity_is_not():
