@@ -49,6 +49,12 @@ _NAMED_RULE = re.compile(
 _ONE_WORD_NAMED_RULE = re.compile(
     rf"(?<![\w’'.-])(?P<book>[A-Z][a-z][a-z’'-]+)\s+(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)"
     rf"(?![\w%]|\.\d)")
+# "Conditions Governing Business Chapters 2 and 3", "Non-Solvency II Firms – Governance Chapter 7": a part's
+# title before the chapters it names (read only as a document's whole name: "Responses to Chapter 2" is none)
+_TITLE_WORD = r"(?:[A-Z][a-z][A-Za-z’'-]*|[IVX]{1,4})"
+_TITLED_CHAPTERS = re.compile(
+    rf"(?<![\w’'-])(?P<book>{_TITLE_WORD}(?:\s+(?:[–-]\s+)?(?:{_TITLE_WORD}|of|and|for|the|to|in)){{0,6}}?)\s+"
+    rf"(?P<unit>Chapters?)\s+(?P<num>\d{{1,3}}[A-Z]?(?:{_LIST_NEXT}\d{{1,3}}[A-Z]?)*)(?![\w.]|\.\d)")
 _NOT_PART_NAMES = {"Article", "Articles", "Section", "Sections", "Chapter", "Chapters", "Part", "Parts", "Rule",
                    "Rules", "Paragraph", "Paragraphs", "Appendix", "Annex", "Schedule", "Table", "Figure",
                    "Footnote", "Regulation", "Directive", "Title", "Titles", "Box", "Step", "Stage", "Tier",
@@ -145,6 +151,25 @@ def named_rule_references(text: str) -> list[DetectedReference]:
     return out
 
 
+def titled_chapter_references(text: str, doc: str | None) -> list[DetectedReference]:
+    """Chapters of a part named by its title before them ("Conditions Governing Business Chapters 2 and 3").
+    The title counts only as a document's whole name (`book_exact`); words that name none ("Responses to
+    Chapter 2") leave the chapters in the citing document, as they were read without the title."""
+    out = []
+    for match in _TITLED_CHAPTERS.finditer(text):
+        words = match.group("book").split()
+        while words and words[0] in _NOT_PART_NAMES:
+            words = words[1:]
+        if not words or words[-1] in _NOT_PART_NAMES:
+            continue
+        start = match.start("book") + match.group("book").index(words[0])
+        numbers = [number.group(0) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
+        found = _reference(match.group("unit").lower(), numbers[0], start, match.end("num"), text, None,
+                           " ".join(words), numbers)
+        out.append(found.model_copy(update={"book_exact": True, "document_context": doc}))
+    return out
+
+
 def footnote_markers(text: str, doc: str | None) -> list[DetectedReference]:
     """Bare footnote markers ("… from that jurisdiction. 53 In the case …"): candidates that resolve only where
     the citing document has that footnote."""
@@ -187,4 +212,4 @@ def chapter_heading_references(text: str, doc: str | None) -> list[DetectedRefer
 
 def english_rulebook_references(text: str, doc: str | None) -> list[DetectedReference]:
     return [*named_rule_references(text), *bare_rule_references(text, doc), *footnote_markers(text, doc),
-            *document_codes(text), *chapter_heading_references(text, doc)]
+            *document_codes(text), *chapter_heading_references(text, doc), *titled_chapter_references(text, doc)]

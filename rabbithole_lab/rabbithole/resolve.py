@@ -147,10 +147,13 @@ class ReferenceResolver:
     def target_document(self, reference: DetectedReference) -> tuple[str | None, str | None]:
         """The document a reference points into: its book through the registry, else the containing doc."""
         registry = self.kb.registry
-        if reference.book:
-            if reference.book_exact:
-                return registry.exact_document_name(reference.book)
+        if reference.book and not reference.book_exact:
             return registry.resolve_document_name(reference.book)
+        if reference.book:  # a title read only as a document's whole name
+            doc, collection = registry.exact_document_name(reference.book)
+            if doc or reference.document_context in (None, reference.book):
+                return doc, collection
+            # words that name no document before "Chapter 2": the citing document's chapter
         if reference.document_context:
             doc, collection = registry.resolve_document_name(reference.document_context)
             if doc:

@@ -524,6 +524,24 @@ def test_a_part_named_by_one_word_is_read_only_as_that_parts_whole_name():
     assert resolver.target_document(found[0]) == ("reporting.md", "corpus")
 
 
+def test_chapters_after_a_parts_title_are_that_parts_only_when_the_title_is_a_documents_whole_name():
+    text = ("Quay Handling Chapters 2 and 3, supplemented by Non-Crane II Firms – Governance Chapter 7, apply. "
+            "Responses to Chapter 4 follow.")
+    found = detect_references_regex(text, "Handbook.md", "en")
+    assert [(r.sections, r.book, r.book_exact) for r in found] == [
+        (["2", "3"], "Quay Handling", True), (["7"], "Non-Crane II Firms – Governance", True),
+        (["4"], "Responses to", True)]
+    registry = DocumentRegistry([RegistryEntry("quay-handling.md", "corpus", ["Quay Handling"]),
+                                 RegistryEntry("Handbook.md", "corpus", ["Handbook"]),
+                                 RegistryEntry("responses-to-cp1.md", "corpus", ["Responses to CP1"])])
+    resolver = ReferenceResolver(SimpleNamespace(registry=registry))
+    assert resolver.target_document(found[0]) == ("quay-handling.md", "corpus")
+    # words that are no document's whole name leave the chapter in the citing document, as it was read before
+    # titles were: "Responses to", and a part this collection does not hold
+    assert resolver.target_document(found[2]) == ("Handbook.md", "corpus")
+    assert resolver.target_document(found[1]) == ("Handbook.md", "corpus")
+
+
 def test_a_footnote_marker_is_a_candidate_and_a_quantity_is_not():
     text = ("Branches of overseas insurers are supervised differently. 12 The PRA may ask for more data. "
             "A firm with assets above £50 million, or more than 40 staff, reports quarterly within 10 days.")
