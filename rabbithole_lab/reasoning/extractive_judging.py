@@ -43,9 +43,10 @@ FRAGMENT_PENALTY = 25  # structure points per quotation that is not a whole sent
 DUPLICATE_PENALTY = 20  # structure points per statement quoted twice
 NO_LEAD_PENALTY = 50  # structure points when the answer does not open with a cited statement
 EXCLUDED_CAP = 50  # semantic validity and query relevance at most this when an excluded case is quoted
-ANSWERED_PROBABILITY = 0.5  # a part is answered from here on; below, by its share, and named unanswered
+ANSWERED_PROBABILITY = 0.5  # a part whose best cited statement is less likely to answer it is named unanswered
 UNANSWERED_ADDITION_CAP = 50  # query relevance at most this when one of the researcher's additions is not quoted
 QUOTE_PREFIX_CHARS = 80  # a quotation shortened to an excerpt ("… “) is found by its opening
+MIN_OPENING_CHARS = 20  # an opening shorter than this ("(1) Der") could stand in any sentence
 
 
 class ExtractiveJudge(CandidateReader):
@@ -193,7 +194,7 @@ def _quoted_candidate(quote: str, candidates: list[Candidate]) -> Candidate | No
     shown = " ".join(quote.split())
     opening = shown.split("…")[0].strip()[:QUOTE_PREFIX_CHARS]
     matching = [candidate for candidate in candidates if (said := " ".join(candidate.text.split()))
-                and (said in shown or (len(opening) >= 20 and opening in said))]
+                and (said in shown or (len(opening) >= MIN_OPENING_CHARS and opening in said))]
     return max(matching, key=lambda candidate: candidate.score, default=None)
 
 
