@@ -113,3 +113,24 @@ def test_a_store_locked_by_another_writer_costs_time_not_vectors(tmp_path, monke
 def test_off_means_no_store(setting):
     embedder = build_embedder(load_settings(env_file=None, embedding={"vector_cache": setting}).embedding)
     assert not isinstance(embedder, CachedEmbedder)
+
+
+def test_a_store_over_its_limit_lets_the_vectors_stored_first_go(tmp_path, monkeypatch):
+    """A machine that ingests collection after collection does not fill its disk: past the limit, the oldest
+    vectors make room, the newest stay, and a vector that went is embedded again when asked for."""
+    from rabbithole_lab.kb import vector_cache
+
+    monkeypatch.setattr(vector_cache, "MAX_STORE_MB", 0.5)
+    store = vector_cache.VectorStore(tmp_path / "store.sqlite3")
+    rng = np.random.default_rng(0)
+    batches = [{vector_cache.VectorStore.key("passage", f"text {batch} {n}"): rng.random(384).astype(np.float32)
+                for n in range(100)} for batch in range(12)]  # 1,200 vectors of 1.5 kB: about 1.8 MB
+    for batch in batches:
+        store.put(batch)
+    connection = sqlite3.connect(store.path)
+    page_size, pages, free = (connection.execute(f"PRAGMA {name}").fetchone()[0]
+                              for name in ("page_size", "page_count", "freelist_count"))
+    assert (pages - free) * page_size <= 0.5 * 2**20 * 1.1  # held near its limit
+    assert store.get(list(batches[0])) == {}  # the first stored are gone
+    newest = store.get(list(batches[-1]))
+    assert len(newest) == 100 and all(np.array_equal(newest[key], batches[-1][key]) for key in batches[-1])
