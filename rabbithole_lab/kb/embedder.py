@@ -170,7 +170,8 @@ def build_embedder(settings: EmbeddingSettings, choice: EmbedderChoice | None = 
     from rabbithole_lab.kb.vector_cache import CachedEmbedder, VectorStore, default_folder, store_name
 
     folder = Path(settings.vector_cache).expanduser() if settings.vector_cache.strip() else default_folder()
-    return CachedEmbedder(embedder, VectorStore(folder / store_name(vectors_fingerprint(settings, choice))))
+    return CachedEmbedder(embedder, VectorStore(folder / store_name(vectors_fingerprint(settings, choice)),
+                                                settings.vector_cache_max_mb))
 
 
 def vectors_fingerprint(settings: EmbeddingSettings, choice: EmbedderChoice) -> str:

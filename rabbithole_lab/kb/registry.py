@@ -232,13 +232,11 @@ class DocumentRegistry:
         substring of a file name. A generic act word alone ("Verordnung") names nothing."""
         if not text or not text.strip():
             return None, None
+        exact = self.exact_document_name(text)
+        if exact[0]:
+            return exact
         query = text.strip().strip(".,;:()")
-        lowered = query.lower()
-        if lowered in self._exact:
-            return self._exact[lowered]
         without_article = _ARTICLE.sub("", query).lower()
-        if without_article in self._exact:
-            return self._exact[without_article]
         key = inflection_key(query)
         if key in self._inflected:
             return self._inflected[key]

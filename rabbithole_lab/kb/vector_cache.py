@@ -7,7 +7,7 @@ hash of the text and of whether it is read as a passage or a query: no document 
 
 The cache only ever saves work. A store that cannot be opened, read or written (a locked or corrupt file, a
 full disk) is reported once and then bypassed; the vectors are computed as if it were not there. It holds at
-most `MAX_STORE_MB` (`EMBEDDING_VECTOR_CACHE_MAX_MB`): beyond it the vectors stored first make room, so a
+most `max_mb` (`EMBEDDING_VECTOR_CACHE_MAX_MB`): beyond it the vectors stored first make room, so a
 machine that ingests collection after collection does not fill its disk with them.
 """
 
@@ -28,8 +28,6 @@ from rabbithole_lab.kb.embedder import QueryCache
 logger = logging.getLogger(__name__)
 
 BUSY_TIMEOUT_S = 30.0  # another process (a test worker, an ingest shard) may hold the write lock this long
-# a store's size limit: about 1.3 million 384-dimension vectors at the default (multilingual-e5-small)
-MAX_STORE_MB = float(os.environ.get("EMBEDDING_VECTOR_CACHE_MAX_MB", "2048"))
 KEEP_SHARE = 0.8  # a store over its limit is trimmed to this share of it (not at every write after)
 PASSAGE, QUERY = "passage", "query"
 
@@ -47,8 +45,9 @@ def store_name(fingerprint: str) -> str:
 class VectorStore:
     """Vectors by text hash in one SQLite file, shared by the processes and threads of one machine."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, max_mb: float | None = None):
         self.path = path
+        self.max_mb = max_mb  # None: no limit
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
         self._pid = 0
@@ -100,25 +99,26 @@ class VectorStore:
                     connection.executemany("INSERT OR IGNORE INTO vectors VALUES (?, ?)", [
                         (key, np.ascontiguousarray(vector, dtype=np.float32).tobytes())
                         for key, vector in vectors.items()])
-                    self._trim(connection)
+                    if self.max_mb is not None:
+                        self._trim(connection, self.max_mb)
         except (sqlite3.Error, OSError) as exc:
             self._fail(exc)
 
     @staticmethod
-    def _trim(connection: sqlite3.Connection) -> None:
-        """Over `MAX_STORE_MB`: the vectors stored first go until the store holds `KEEP_SHARE` of it (the freed
+    def _trim(connection: sqlite3.Connection, max_mb: float) -> None:
+        """Over `max_mb`: the vectors stored first go until the store holds `KEEP_SHARE` of it (the freed
         pages are written over by the next vectors, so the file stays at its limit)."""
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]
         pages = connection.execute("PRAGMA page_count").fetchone()[0] - connection.execute(
             "PRAGMA freelist_count").fetchone()[0]
-        used, limit = pages * page_size, MAX_STORE_MB * 2**20  # pages in use: no scan of the table
+        used, limit = pages * page_size, max_mb * 2**20  # pages in use: no scan of the table
         if used <= limit:
             return
         count = connection.execute("SELECT COUNT(*) FROM vectors").fetchone()[0]
         drop = count - int(count * KEEP_SHARE * limit / used)
         connection.execute("DELETE FROM vectors WHERE rowid IN (SELECT rowid FROM vectors ORDER BY rowid LIMIT ?)",
                            (drop,))
-        logger.info("The vector cache was over %.0f MB: the %d vectors stored first were removed", MAX_STORE_MB, drop)
+        logger.info("The vector cache was over %.0f MB: the %d vectors stored first were removed", max_mb, drop)
 
 
 class CachedEmbedder:

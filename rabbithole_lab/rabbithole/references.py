@@ -106,7 +106,7 @@ def _share_books_with_the_enclosing_unit(text: str, references: list[DetectedRef
         inner, outer = references[index], references[index + 1]
         gap = text[inner.end : outer.start]
         joined = re.fullmatch(r"\s+of\s+(?:the\s+)?", gap) or (
-            _COORDINATION.fullmatch(gap) and _unit_kind(inner.unit) == _unit_kind(outer.unit))
+            _COORDINATION.fullmatch(gap) and unit_kind(inner.unit) == unit_kind(outer.unit))
         if joined and inner.book is None and outer.book:
             inner.book = inner.document_context = outer.book
             inner.target = f"{inner.unit} {', '.join(inner.sections)} {outer.book}"
@@ -115,7 +115,7 @@ def _share_books_with_the_enclosing_unit(text: str, references: list[DetectedRef
 _COORDINATION = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 
 
-def _unit_kind(unit: str | None) -> str:
+def unit_kind(unit: str | None) -> str:
     """ "chapters" and "chapter" are one kind of unit; "appendices" and "appendix" too."""
     unit = (unit or "").lower()
     return {"appendices": "appendix", "annexes": "annex"}.get(unit, unit.removesuffix("s"))

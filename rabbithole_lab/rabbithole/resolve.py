@@ -25,6 +25,7 @@ from rabbithole_lab.kb.sections import (
     section_key,
 )
 from rabbithole_lab.rabbithole.citation_grammar import MAX_RANGE_EXPANSION
+from rabbithole_lab.rabbithole.references import unit_kind
 from rabbithole_lab.records import DetectedReference, VectorResult
 
 logger = logging.getLogger(__name__)
@@ -104,18 +105,17 @@ def cited_blocks(reference: DetectedReference) -> list[list[str]]:
 
 # units a reference names whole, as a block of the heading paths: "Chapters 4 to 6", "Appendix 1", and a Part's
 # bare number ("Matching Adjustment 5": the rulebook numbers its rules 5.1, 5.2 … under "Chapter 5")
-_WHOLE_BLOCK_UNITS = {"chapter": "chapter", "chapters": "chapter", "appendix": "appendix", "appendices": "appendix",
-                      "annex": "annex", "annexes": "annex"}
+_WHOLE_BLOCK_UNITS = {"chapter", "appendix", "annex"}
 
 
 def whole_blocks(reference: DetectedReference) -> list[list[str]]:
     """The chapters, appendices and annexes a reference names whole, as heading blocks: "Chapters 4 to 6" ->
     [["chapter4"], ["chapter5"], ["chapter6"]]; a bare whole number of a named document ("Matching Adjustment
     5") is its chapter. Read only where the document keys no section by that label."""
-    unit = _WHOLE_BLOCK_UNITS.get(reference.unit)
-    if unit is None and reference.book and reference.unit in ("rule", "rules"):
+    unit = unit_kind(reference.unit)
+    if unit == "rule" and reference.book:
         unit = "chapter"
-    if unit is None:
+    if unit not in _WHOLE_BLOCK_UNITS:
         return []
     return [[f"{unit}{section.lower()}"] for section in reference.sections[:MAX_SECTIONS_PER_REFERENCE]
             if re.fullmatch(r"\d{1,3}[A-Z]?|[IVX]{1,5}", section)]

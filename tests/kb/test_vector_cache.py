@@ -115,13 +115,12 @@ def test_off_means_no_store(setting):
     assert not isinstance(embedder, CachedEmbedder)
 
 
-def test_a_store_over_its_limit_lets_the_vectors_stored_first_go(tmp_path, monkeypatch):
+def test_a_store_over_its_limit_lets_the_vectors_stored_first_go(tmp_path):
     """A machine that ingests collection after collection does not fill its disk: past the limit, the oldest
     vectors make room, the newest stay, and a vector that went is embedded again when asked for."""
     from rabbithole_lab.kb import vector_cache
 
-    monkeypatch.setattr(vector_cache, "MAX_STORE_MB", 0.5)
-    store = vector_cache.VectorStore(tmp_path / "store.sqlite3")
+    store = vector_cache.VectorStore(tmp_path / "store.sqlite3", max_mb=0.5)
     rng = np.random.default_rng(0)
     batches = [{vector_cache.VectorStore.key("passage", f"text {batch} {n}"): rng.random(384).astype(np.float32)
                 for n in range(100)} for batch in range(12)]  # 1,200 vectors of 1.5 kB: about 1.8 MB
@@ -134,3 +133,4 @@ def test_a_store_over_its_limit_lets_the_vectors_stored_first_go(tmp_path, monke
     assert store.get(list(batches[0])) == {}  # the first stored are gone
     newest = store.get(list(batches[-1]))
     assert len(newest) == 100 and all(np.array_equal(newest[key], batches[-1][key]) for key in batches[-1])
+    assert _embedder(tmp_path, vector_cache_max_mb=0.5).store.max_mb == 0.5  # the setting reaches the store
