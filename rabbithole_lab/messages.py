@@ -59,7 +59,7 @@ GRAPH = {
            "type_legal_section": "Vorschrift", "type_academic_numbered": "Literatur (Nummer)",
            "type_academic_shortform": "Literatur (Kurzform)", "type_document_mention": "Dokumentnennung",
            "relation_delegates": "Ermächtigung", "relation_applies_correspondingly": "gilt entsprechend",
-           "relation_annex": "Anlage"},
+           "relation_annex": "Anlage", "relation_note": "Fußnote"},
     "en": {"question": "Question", "followed": "followed", "skipped": "skipped", "primary": "Primary",
            "secondary": "Secondary", "tertiary": "Tertiary", "unresolved": "not in the context",
            "absent": "not in the collection", "entry": "found",
@@ -73,7 +73,7 @@ GRAPH = {
            "type_legal_section": "provision", "type_academic_numbered": "literature (number)",
            "type_academic_shortform": "literature (short form)", "type_document_mention": "document named",
            "relation_delegates": "delegation", "relation_applies_correspondingly": "applies correspondingly",
-           "relation_annex": "annex"},
+           "relation_annex": "annex", "relation_note": "footnote"},
 }
 
 
@@ -277,6 +277,7 @@ RUN = {
         "section_not_found": "Abschnitt in {law} nicht vorhanden",
         "gate_similarity": "Ähnlichkeit des Kontexts mit der Frage {score:.2f} {op} Schwelle {threshold:.2f}",
         "gate_error": "Gate-Fehler ({error}), Referenz wird verfolgt",
+        "note_followed": "Fußnote der Passage: ohne Gate verfolgt (gewichtet nach Ähnlichkeit {score:.2f})",
         "gate_model_decision": "vom Sprachmodell entschieden (seine Begründung war nicht auf Deutsch)",
         "session_line": "Sprache: {language}; Reasoner: {provider} ({reason})",
         "hitl_ended": "Klärung beendet: {reason}", "hitl_user_end": "vom Nutzer beendet",
@@ -324,6 +325,7 @@ RUN = {
         "section_not_found": "section not found in {law}",
         "gate_similarity": "context similarity to the question {score:.2f} {op} threshold {threshold:.2f}",
         "gate_error": "gate error ({error}); following the reference",
+        "note_followed": "a footnote of the passage: followed without the gate (weighed by similarity {score:.2f})",
         "gate_model_decision": "decided by the language model (its reason was not in English)",
         "session_line": "language: {language}; reasoner: {provider} ({reason})",
         "hitl_ended": "Clarification ended: {reason}", "hitl_user_end": "ended by the user",

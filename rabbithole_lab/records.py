@@ -132,9 +132,10 @@ class DetectedReference(BaseModel):
     extraction_method: Literal["regex", "llm"] = "regex"
     resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, external, "
                                             "not_in_collection, section_not_found, none")
-    relation: Literal["cites", "delegates", "applies_correspondingly", "annex"] = Field(
+    relation: Literal["cites", "delegates", "applies_correspondingly", "annex", "note"] = Field(
         "cites", description="What the reference does, read from the words around it "
-        "(rabbithole/reference_types.py): cites, delegates (an enabling clause), applies_correspondingly, annex")
+        "(rabbithole/reference_types.py): cites, delegates (an enabling clause), applies_correspondingly, annex, "
+        "note (a footnote of the passage)")
 
     @property
     def key(self) -> str:
@@ -217,8 +218,8 @@ class ReferenceEdge(BaseModel):
     to_sections: list[str] = Field(default_factory=list)
     to_paragraphs: list[str] = Field(default_factory=list, description="The paragraphs (Absätze) of the one "
                                      "cited section the reference names ('§ 9g Absatz 5'); empty: all of it")
-    relation: Literal["cites", "delegates", "applies_correspondingly", "annex"] = Field(
-        "cites", description="What the reference does: cites, delegates, applies_correspondingly, annex")
+    relation: Literal["cites", "delegates", "applies_correspondingly", "annex", "note"] = Field(
+        "cites", description="What the reference does: cites, delegates, applies_correspondingly, annex, note")
 
 
 class QueryAnalysis(BaseModel):

@@ -33,7 +33,7 @@ from rabbithole_lab.rabbithole.collect import (
     skipped_edge,
     unique_new_chunks,
 )
-from rabbithole_lab.rabbithole.gate import GateInput, ReferenceDecider, gate_references
+from rabbithole_lab.rabbithole.gate import GateInput, GateVerdict, ReferenceDecider, gate_references
 from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, reference_shares
 from rabbithole_lab.rabbithole.relevance import (
     CITATION_DECAY,
@@ -46,9 +46,20 @@ from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.stop import StopPolicy
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.records import DetectedReference, NestedChunk, ReferenceEdge, VectorResult
+from rabbithole_lab.schemas import ReferenceDecision
 from rabbithole_lab.settings import ReferenceSettings
 
 logger = logging.getLogger(__name__)
+
+
+def follow_notes(pending: list[PendingReference], verdicts: list[GateVerdict], language: str) -> list[GateVerdict]:
+    """A footnote of a passage is the passage's own annotation: the passage was judged worth reading, so its
+    notes are followed whatever the gate says of them. Their words rarely resemble the question (a note names a
+    source: "SS1/19", a URL), so the gate's score only apportions the citer's value among its references."""
+    said = run_text(language)["note_followed"]
+    return [GateVerdict(ReferenceDecision(follow=True, reason=said.format(score=verdict.score)), verdict.score)
+            if item.reference.relation == "note" and not verdict.decision.follow else verdict
+            for item, verdict in zip(pending, verdicts, strict=True)]
 
 
 class RabbitholeFollower:
@@ -205,7 +216,7 @@ class RabbitholeFollower:
             return []
         cosine = self.kb.similarity([t for item in pending for t in item.targets]
                                     + [h.result for item in pending for h in item.holders], anchor)
-        verdicts = self._gate(pending, anchor, language, cosine)
+        verdicts = follow_notes(pending, self._gate(pending, anchor, language, cosine), language)
         # rank: each reference gets its share of its citer's value; best-first over the whole level
         shares: dict[int, float] = {}
         by_citer: dict[str, list[int]] = {}
@@ -243,7 +254,7 @@ class RabbitholeFollower:
             best = max((child.own_relevance for child in children),
                        default=max((holder.own_relevance for holder in item.holders), default=0.0))
             policy.followed(item.reference.key, item.citer.chunk_id, item.resolution.doc, chosen, best,
-                            citer_doc=item.citer.result.doc)
+                            citer_doc=item.citer.result.doc, counts_for_refusal=item.reference.relation != "note")
             # the reference carries what it resolved to (seed 000's nested_chunks)
             item.reference.nested_chunks = [
                 NestedChunk(chunk=child.result.text, document=child.result.doc, page=child.result.page_start,

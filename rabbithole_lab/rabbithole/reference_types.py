@@ -4,6 +4,7 @@
     delegates                an enabling clause: "durch Rechtsverordnung nach § 10", "rules made under section 137G"
     applies_correspondingly  the cited rule applies here too: "§ 5 gilt entsprechend", "7.2 applies correspondingly"
     annex                    an annex or appendix of the law: "Anlage 4", "Appendix 1", "Schedule 2"
+    note                     a footnote of the passage: "… from that jurisdiction. 53", "footnote 53"
 
 The kind is on the reference, on its edge in the graph and in the tables. The phrases of each language are
 listed once, here.
@@ -16,10 +17,11 @@ from typing import Literal
 
 from rabbithole_lab.records import DetectedReference
 
-Relation = Literal["cites", "delegates", "applies_correspondingly", "annex"]
-RELATIONS: tuple[Relation, ...] = ("cites", "delegates", "applies_correspondingly", "annex")
+Relation = Literal["cites", "delegates", "applies_correspondingly", "annex", "note"]
+RELATIONS: tuple[Relation, ...] = ("cites", "delegates", "applies_correspondingly", "annex", "note")
 ANNEX_UNITS = {"Anlage", "Anlagen", "Anhang", "Anh.", "annex", "annexes", "appendix", "appendices", "schedule",
                "schedules"}
+NOTE_UNITS = {"footnote", "footnotes", "Fußnote", "Fußnoten"}
 WINDOW_CHARS = 80  # how far around a reference its verb is looked for, within its sentence
 
 # the words before a reference that make it the source of a power to legislate
@@ -47,6 +49,8 @@ def relation_of(reference: DetectedReference, text: str, language: str) -> Relat
     """The kind of `reference`, by the words around it in `text` ("de"/"en")."""
     if reference.unit in ANNEX_UNITS:
         return "annex"
+    if reference.unit in NOTE_UNITS:
+        return "note"
     before = _CLAUSE_END.split(text[max(0, reference.start - WINDOW_CHARS):reference.start])[-1]
     if _DELEGATES_BEFORE[language].search(before):
         return "delegates"

@@ -70,15 +70,17 @@ class StopPolicy:
         return ""
 
     def followed(self, reference_key: str, citer_chunk: str, target_doc: str | None,
-                 targets: list[VectorResult], best_relevance: float, citer_doc: str | None = None) -> None:
-        """Count a followed reference; the first few decide on early refusal."""
+                 targets: list[VectorResult], best_relevance: float, citer_doc: str | None = None,
+                 counts_for_refusal: bool = True) -> None:
+        """Count a followed reference; the first few that `counts_for_refusal` decide on early refusal (a
+        footnote followed without the gate says nothing on whether following fits the question)."""
         self.visited.add(reference_key)
         self._followed_from[citer_chunk] += 1
         other = _other_document(target_doc, citer_doc)
         if other:
             self._followed_into[other] += 1
         self.tokens += sum(estimate_tokens(target.text) for target in targets)
-        if len(self._first_relevances) < self.settings.early_refusal_count:
+        if counts_for_refusal and len(self._first_relevances) < self.settings.early_refusal_count:
             self._first_relevances.append(best_relevance)
             if (len(self._first_relevances) == self.settings.early_refusal_count
                     and all(r < self.settings.early_refusal_threshold for r in self._first_relevances)):

@@ -680,3 +680,32 @@ def test_a_passage_search_did_not_rank_joins_through_the_citation_index_once_rea
     # one backlink place, taken by a ranked citer: the index is not read for it
     ranked = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run([*hits, citing], ANCHOR, "de")
     assert [c.rank for c in ranked.candidates if c.kind == "backlink"] == [2]
+
+
+def test_a_footnote_of_the_passage_is_followed_whatever_the_gate_says(tmp_path, settings):
+    """A footnote marker ends a sentence of the passage; the note names its source in words unlike the question.
+    The note is followed though the gate would refuse it, and its low relevance does not stop following early;
+    a plain reference of the same passage still goes through the gate."""
+    kb = _rulebook_resolver(tmp_path, settings, {
+        "SS9-30 Board oversight.md":
+            "# SS9/30 Board oversight\n\n"
+            "## [PID a1] 4.2 (Chapter 4 Board composition)\n\n"
+            "The board should appoint a chair who is independent of the executives on appointment. 7 Where this "
+            "is not the case, the firm should explain how the board oversees the executives, see 6.3 .\n\n"
+            "## [PID a2] Footnote 7 (Chapter 4 Board composition)\n\n"
+            "7. See the Lighthouse Code of Conduct, 2019 edition; https://example.org/lighthouse .\n\n"
+            "## [PID a3] 6.3 (Chapter 6 Record keeping)\n\n"
+            "Minutes are archived for ten years in the vault.\n",
+    }).kb
+    question = "Must the chair of the board be independent of the executives when appointed?"
+    [seed] = [hit for hit in kb.section_lookup("SS9-30 Board oversight.md", "4.2")][:1]
+    gate = ExtractiveDecider(kb.index.embedder, threshold=0.99)  # it refuses everything
+    follower = build_follower(kb, settings, gate, references=_references(
+        settings, early_refusal_count=1, early_refusal_threshold=1.01, max_cited_by=0))
+    trail = follower.run([seed], question, "en")
+    note = next(edge for edge in trail.edges if edge.to_sections[0].startswith("Footnote 7"))
+    assert (note.relation, note.decision) == ("note", "followed")
+    assert any(c.kind == "followed" and c.result.section.startswith("Footnote 7") for c in trail.candidates)
+    rule = next(edge for edge in trail.edges if edge.to_sections[0].startswith("6.3"))
+    assert rule.relation == "cites" and rule.decision == "skipped"
+    assert run_text("en")["early_refusal"] not in trail.stop_reasons

@@ -595,6 +595,7 @@ def test_a_publication_is_cited_by_its_code():
     ("Chapter 6 applies to a mutual with the necessary modifications.", "en", "applies_correspondingly"),
     ("The template is in Appendix 3.", "en", "annex"),
     ("Section 4 sets out the scope.", "en", "cites"),
+    ("The chair should be independent on appointment. 7 Where this is not the case, explain why.", "en", "note"),
 ])
 def test_a_reference_says_what_it_does_in_either_language(text, language, relation):
     [reference] = detect_references_regex(text, "Ordnung.pdf", language)
