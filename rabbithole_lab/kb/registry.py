@@ -188,6 +188,13 @@ class DocumentRegistry:
                         return name.strip()
         return Path(filename).stem
 
+    def tagged(self, tag: str) -> set[str]:
+        """The documents whose name carries `tag` in parentheses: a rulebook that split an act among its parts
+        tags each part with it ("Disclosure (CRR)", "Trading Book (CRR)"), so an article "of the CRR" stands in
+        one of them."""
+        marker = f"({tag.strip()})".lower()
+        return {entry.filename for entry in self.entries if any(marker in name.lower() for name in entry.synonyms)}
+
     def collection_of(self, filename: str) -> str | None:
         return next((e.collection for e in self.entries if e.filename == filename), None)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -189,7 +190,8 @@ class ReferenceResolver:
             joined = self._in_joined_book(reference)
             if joined is not None:
                 return joined
-            elsewhere = self._unique_elsewhere(reference, doc, collection)
+            elsewhere = (self._unique_elsewhere(reference, doc, collection)
+                         or self._in_family(reference, doc, collection))
             if elsewhere is not None:
                 return elsewhere
             if self._numbering_known(reference, doc, collection):
@@ -199,6 +201,9 @@ class ReferenceResolver:
             if scoped:
                 return Resolution("scoped", scoped, doc, collection, scoped[0].score)
         if reference.book and not doc:
+            family = self._in_family(reference, None, collection)
+            if family is not None:
+                return family
             logger.debug("Book %r of %r is not in the registry", reference.book, reference.original_text)
             return Resolution("not_in_collection")  # a law we do not hold: searching would only add noise
         broad = self.kb.search(f"{reference.original_text} {query_hint}".strip(), k=self.broad_k + 2)
@@ -267,13 +272,28 @@ class ReferenceResolver:
         the one other document of the collection that has every named section, if exactly one has."""
         if reference.book or len(reference.sections) > MAX_ELSEWHERE_SECTIONS:
             return None
+        return self._sole_holder(reference, collection, lambda holder: holder != doc)
+
+    def _in_family(self, reference: DetectedReference, doc: str | None,
+                   collection: str | None) -> Resolution | None:
+        """A book that names a family of documents ("Article 449 of the CRR", where the parts "Disclosure (CRR)",
+        "Trading Book (CRR)", … each carry the tag), when the registry names no document for it or one that
+        lacks the section: the one document of the family that has every named section."""
+        family = self.kb.registry.tagged(reference.book) if reference.book else set()
+        if len(family) < 2:
+            return None
+        return self._sole_holder(reference, collection, lambda holder: holder in family and holder != doc)
+
+    def _sole_holder(self, reference: DetectedReference, collection: str | None,
+                     allowed: Callable[[str], bool]) -> Resolution | None:
+        """The one `allowed` document that has every section the reference names, if exactly one has."""
         holders: set[str] | None = None
         hits: dict[str, list[VectorResult]] = {}
         for label in section_labels(reference):
             key = (label, collection)
             if key not in self._holders:
                 self._holders[key] = self.kb.documents_with_section(label, collection)
-            by_doc = {holder: chunks for holder, chunks in self._holders[key].items() if holder != doc}
+            by_doc = {holder: chunks for holder, chunks in self._holders[key].items() if allowed(holder)}
             holders = set(by_doc) if holders is None else holders & set(by_doc)
             for holder, chunks in by_doc.items():
                 hits.setdefault(holder, []).extend(chunks)

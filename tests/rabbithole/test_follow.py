@@ -137,6 +137,26 @@ def test_a_part_chapter_or_schedule_is_not_a_section_of_the_same_number(tmp_path
     assert sections("paragraph 2 of Schedule 1 to FSMR", "COBS.md")[1] != ["1"]
 
 
+def test_an_article_of_an_act_split_among_tagged_parts_resolves_in_the_part_that_holds_it(tmp_path, settings):
+    """A rulebook splits an act among parts tagged with its name ("Harbour Dues (HDR)", "Pilotage (HDR)"): an
+    article "of the HDR" stands in the one part that has it, whichever part the name alone would reach."""
+    resolver = _rulebook_resolver(tmp_path, settings, {
+        "harbour-dues-hdr.md": "# Harbour Dues (HDR)\n\n## [PID a] Article 12 Dues for berths\n\n"
+                               "A berth costs four crowns a night.\n\n## [PID b] Article 13 Waivers\n\n"
+                               "Dues are waived for lifeboats.\n",
+        "pilotage-hdr.md": "# Pilotage (HDR)\n\n## [PID c] Article 40 Compulsory pilotage\n\n"
+                           "A vessel over 80 metres takes a pilot.\n",
+        "guide.md": "# Guide to the harbour\n\n## [PID d] 1.1 (Chapter 1 Scope)\n\nShips follow Article 40 of the "
+                    "HDR when entering.\n",
+    })
+    for text, doc in (("Article 40 of the HDR", "pilotage-hdr.md"), ("Article 13 of the HDR", "harbour-dues-hdr.md")):
+        resolution = resolver.resolve(_ref(text, "guide.md"), "entering the harbour")
+        assert (resolution.path, {r.doc for r in resolution.results}) == ("section_index", {doc}), text
+    # no part of the family has it: nothing is guessed
+    assert resolver.resolve(_ref("Article 99 of the HDR", "guide.md"), "harbour").path != "section_index"
+    assert resolver.kb.registry.tagged("HDR") == {"harbour-dues-hdr.md", "pilotage-hdr.md"}
+
+
 def test_a_bare_paragraph_is_a_paragraph_of_the_citing_rule(tmp_path, settings):
     resolver = _rulebook_resolver(tmp_path, settings, {
         "FUNDS.md": "# FUNDS\n\n## [PID a] 17.1.4.(1)\n\nA Fund Administrator must keep records.\n\n"
