@@ -34,7 +34,7 @@ from rabbithole_lab.rabbithole.collect import (
     unique_new_chunks,
 )
 from rabbithole_lab.rabbithole.gate import GateInput, GateVerdict, ReferenceDecider, gate_references
-from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, reference_shares
+from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, landed_value, reference_shares
 from rabbithole_lab.rabbithole.relevance import (
     CITATION_DECAY,
     Scored,
@@ -241,10 +241,10 @@ class RabbitholeFollower:
             if reason:
                 trail.edges.append(skipped_edge(item.citer, item.reference, reason, item.resolution, verdict.score))
                 continue
-            value = cited_value(item.citer.value, shares[index])
+            chosen = self._choose(targets, cosine, item.reference.paragraphs_of(targets[0].section if targets else ""))
+            value = landed_value(cited_value(item.citer.value, shares[index]), len(item.holders) + len(chosen))
             for holder in item.holders:  # what the context holds already gains the citation's weight
                 holder.value += value
-            chosen = self._choose(targets, cosine, item.reference.paragraphs_of(targets[0].section if targets else ""))
             children = [self._followed(target, item, value, anchor, language, cosine) for target in chosen]
             for child in children:
                 pool.add(child)

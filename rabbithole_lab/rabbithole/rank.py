@@ -8,7 +8,8 @@ retrieval and citation, not from thresholds:
 - a citing passage passes its value on to what it cites, apportioned by the gate: a reference
   gets the share of its citer's value that its gate score has among all references the citer
   offered. A provision that cites one section hands it all of its weight; one that lists ten
-  hands each what the question makes of it.
+  hands each what the question makes of it. A reference that lands on several passages (a range
+  "paragraphs 4.29 - 4.47", a whole chapter) splits its part among them, so a range does not multiply it.
 
 A backlink (a hit citing a better-ranked hit) adds the cited hit's value, split among all hits
 that cite it, up to the cited hit's own value. Another chunk of a hit's section is worth the hit's value
@@ -37,6 +38,11 @@ def reference_shares(gate_scores: list[float]) -> list[float]:
 def cited_value(citer_value: float, share: float) -> float:
     """What a followed target inherits from the passage that cites it."""
     return citer_value * share
+
+
+def landed_value(reference_value: float, passages: int) -> float:
+    """What each passage a reference lands on (new to the context or held by it already) gains."""
+    return reference_value / max(passages, 1)
 
 
 def backlink_value(own_value: float, cited_seed_value: float, citers_of_seed: int) -> float:

@@ -729,3 +729,24 @@ def test_a_footnote_of_the_passage_is_followed_whatever_the_gate_says(tmp_path, 
     rule = next(edge for edge in trail.edges if edge.to_sections[0].startswith("6.3"))
     assert rule.relation == "cites" and rule.decision == "skipped"
     assert run_text("en")["early_refusal"] not in trail.stop_reasons
+
+
+def test_a_range_of_held_passages_shares_what_the_reference_is_worth(tmp_path, settings):
+    """A passage citing a range lands on every passage in it; when search holds them all, they share the
+    reference's part of the citer's value: a range does not multiply it, and the last of them does not
+    overtake the passage that cites them."""
+    rules = "".join(f"## [PID r{n}] 2.{n} (Chapter 2 Tide tables)\n\nThe tides at the {quay} quay.\n\n"
+                    for n, quay in enumerate(("north", "south", "east", "west"), start=1))
+    kb = _rulebook_resolver(tmp_path, settings, {
+        "tides.md": "# Tides\n\n## [PID s] 1.1 (Chapter 1 Pilots)\n\nPilots read the tide tables in paragraphs "
+                    "2.1 - 2.4 before every harbour entry.\n\n" + rules}).kb
+    lookup = [kb.section_lookup("tides.md", label)[0] for label in
+              ("1.1 (Chapter 1 Pilots)", *(f"2.{n} (Chapter 2 Tide tables)" for n in range(1, 5)))]
+    gate = ExtractiveDecider(kb.index.embedder, threshold=0.0)  # follows everything
+    follower = build_follower(kb, settings, gate, references=_references(settings, max_cited_by=0))
+    trail = follower.run(lookup, "Which tide tables do harbour pilots read?", "en")
+    citer, *held = [next(c for c in trail.candidates if c.chunk_id == hit.chunk_id) for hit in lookup]
+    assert any(e.decision == "followed" and len(e.to_sections) > 1 for e in trail.edges)
+    gained = [c.value - hit_value(c.rank) for c in held]
+    assert all(g > 0 for g in gained) and sum(gained) <= citer.value + 1e-9
+    assert max(c.value for c in held) < citer.value
