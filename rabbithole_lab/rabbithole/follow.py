@@ -54,11 +54,12 @@ logger = logging.getLogger(__name__)
 
 def follow_notes(pending: list[PendingReference], verdicts: list[GateVerdict], language: str) -> list[GateVerdict]:
     """A footnote of a passage is the passage's own annotation: the passage was judged worth reading, so its
-    notes are followed whatever the gate says of them. Their words rarely resemble the question (a note names a
-    source: "SS1/19", a URL), so the gate's score only apportions the citer's value among its references."""
+    notes are followed whatever the gate's threshold says of them. Their words rarely resemble the question (a
+    note names a source: "SS1/19", a URL), so the gate's score only apportions the citer's value among its
+    references. A note scored 0 (a model's gate saying no) would be worth nothing, and is not followed."""
     said = run_text(language)["note_followed"]
     return [GateVerdict(ReferenceDecision(follow=True, reason=said.format(score=verdict.score)), verdict.score)
-            if item.reference.relation == "note" and not verdict.decision.follow else verdict
+            if item.reference.relation == "note" and not verdict.decision.follow and verdict.score > 0 else verdict
             for item, verdict in zip(pending, verdicts, strict=True)]
 
 

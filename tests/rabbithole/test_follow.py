@@ -730,6 +730,14 @@ def test_a_footnote_of_the_passage_is_followed_whatever_the_gate_says(tmp_path, 
     assert rule.relation == "cites" and rule.decision == "skipped"
     assert run_text("en")["early_refusal"] not in trail.stop_reasons
 
+    class Refuses:  # a model's gate: a plain no, worth nothing, so the note would add nothing either
+        def decide_reference(self, item, anchor, language):
+            return ReferenceDecision(follow=False, reason="not needed")
+
+    refused = build_follower(kb, settings, Refuses(), references=_references(settings, max_cited_by=0))
+    trail = refused.run([seed], question, "en")
+    assert not any(c.kind == "followed" for c in trail.candidates)
+
 
 def test_a_range_of_held_passages_shares_what_the_reference_is_worth(tmp_path, settings):
     """A passage citing a range lands on every passage in it; when search holds them all, they share the
