@@ -20,6 +20,8 @@ ReferenceType = Literal[
     "document_mention",
 ]
 Tier = Literal["primary", "secondary", "tertiary"]
+# what a reference does (rabbithole/reference_types.py reads it from the words around the reference)
+Relation = Literal["cites", "delegates", "applies_correspondingly", "annex", "note"]
 TIER_WEIGHTS: dict[str, float] = {"primary": 1.0, "secondary": 0.7, "tertiary": 0.4}
 
 
@@ -132,7 +134,7 @@ class DetectedReference(BaseModel):
     extraction_method: Literal["regex", "llm"] = "regex"
     resolution: str = Field("", description="How it was resolved: section_index, scoped, broad, external, "
                                             "not_in_collection, section_not_found, none")
-    relation: Literal["cites", "delegates", "applies_correspondingly", "annex", "note"] = Field(
+    relation: Relation = Field(
         "cites", description="What the reference does, read from the words around it "
         "(rabbithole/reference_types.py): cites, delegates (an enabling clause), applies_correspondingly, annex, "
         "note (a footnote of the passage)")
@@ -218,7 +220,7 @@ class ReferenceEdge(BaseModel):
     to_sections: list[str] = Field(default_factory=list)
     to_paragraphs: list[str] = Field(default_factory=list, description="The paragraphs (Absätze) of the one "
                                      "cited section the reference names ('§ 9g Absatz 5'); empty: all of it")
-    relation: Literal["cites", "delegates", "applies_correspondingly", "annex", "note"] = Field(
+    relation: Relation = Field(
         "cites", description="What the reference does: cites, delegates, applies_correspondingly, annex, note")
 
 

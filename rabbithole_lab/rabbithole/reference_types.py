@@ -13,12 +13,9 @@ listed once, here.
 from __future__ import annotations
 
 import re
-from typing import Literal
 
-from rabbithole_lab.records import DetectedReference
+from rabbithole_lab.records import DetectedReference, Relation
 
-Relation = Literal["cites", "delegates", "applies_correspondingly", "annex", "note"]
-RELATIONS: tuple[Relation, ...] = ("cites", "delegates", "applies_correspondingly", "annex", "note")
 ANNEX_UNITS = {"Anlage", "Anlagen", "Anhang", "Anh.", "annex", "annexes", "appendix", "appendices", "schedule",
                "schedules"}
 NOTE_UNITS = {"footnote", "footnotes", "Fußnote", "Fußnoten"}
