@@ -51,15 +51,24 @@ def _no_blocking_dialog(page, timeout_ms: int = 60_000) -> None:
 
 
 def _run_all(page) -> None:
-    """Run > Run All Cells, retried until a cell prompt shows that execution started."""
+    """Run > Run All Cells; if the cells did not all start, Kernel > Restart Kernel and Run All Cells, which
+    runs every cell in order in one fresh kernel."""
     # every code cell queued or run: one started cell is not enough (a Run All right after the kernel came
     # up has been seen to run only the first cell)
     started = ("() => { const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];"
                " return prompts.length > 0 && prompts.every(p => /\\[(\\*|\\d+)\\]/.test(p.textContent)); }")
-    for _ in range(3):
+    # a kernel picker accepted after a Run All swaps the kernel under queued cells: the later cells then ran
+    # in the new kernel without the parameters cell (seen in CI as "name 'kb' is not defined"); a restart
+    # and run all puts every cell in one kernel again
+    for attempt in range(3):
         _no_blocking_dialog(page)
-        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        if attempt == 0:
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+        else:
+            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Kernel$")).click()
+            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Restart Kernel and Run All Cells")).click()
+            page.locator(".jp-Dialog .jp-mod-accept").click()
         try:
             page.wait_for_function(started, timeout=20_000)
             return
