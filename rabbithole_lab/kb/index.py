@@ -359,14 +359,17 @@ class ChromaIndex:
             found.update(fetched)
         return found
 
-    def get_chunks(self, collection: str, ids: list[str] | None = None, where: dict | None = None) -> list[Chunk]:
+    def get_chunks(self, collection: str, ids: list[str] | None = None, where: dict | None = None,
+                   containing: str | None = None) -> list[Chunk]:
+        """Chunks by id, by metadata (`where`) and/or by a piece of their text (`containing`, exact)."""
         handle = self._collection(collection)
         if ids is not None and not ids:
             return []
-        if ids is not None and where is None:
+        if ids is not None and where is None and containing is None:
             by_id = self._chunks_by_id(collection, ids)
             return [by_id[cid] for cid in ids if cid in by_id]
-        got = handle.get(ids=ids, where=where, include=["documents", "metadatas"])
+        got = handle.get(ids=ids, where=where, include=["documents", "metadatas"],
+                         where_document={"$contains": containing} if containing else None)
         by_id = {
             cid: chunk_from(cid, text, meta)
             for cid, text, meta in zip(got["ids"], got["documents"], got["metadatas"], strict=True)

@@ -22,6 +22,7 @@ from rabbithole_lab.kb.sections import (
     numbering_kind,
     parent_keys,
     section_key,
+    shows_name,
 )
 from rabbithole_lab.language import STEMMER_LANGUAGE_CODES
 from rabbithole_lab.records import Chunk, VectorResult
@@ -322,6 +323,17 @@ class KnowledgeBase:
             )
             for chunk in chunks:  # get_chunks returns them by document, in reading order
                 found.setdefault(chunk.doc, []).append(result_of(chunk, 1.0, "section"))
+        return found
+
+    def documents_showing(self, name: str, collection: str | None = None,
+                          doc: str | None = None) -> dict[str, list[VectorResult]]:
+        """Every document (or only `doc`) with a passage that opens with `name` as its own label ("Fundamental
+        Rule 7: A firm must …", `sections.shows_name`), with those passages in reading order."""
+        found: dict[str, list[VectorResult]] = {}
+        for target in self._targets(collection, doc):
+            for chunk in self.index.get_chunks(target, where={"doc": doc} if doc else None, containing=name):
+                if shows_name(chunk.text, name):
+                    found.setdefault(chunk.doc, []).append(result_of(chunk, 1.0, "section"))
         return found
 
     def similarity(self, results: list[VectorResult], query: str) -> dict[str, float]:

@@ -84,6 +84,15 @@ _UNIT_AFTER = re.compile(r"\s*(?:%|per\s*cent|percent|million|billion|bn|m\b|yea
                          re.IGNORECASE)
 
 
+# A rule a part names in its own text, at a passage's opening ("Fundamental Rule 7: A firm must deal with its
+# regulators …", "Individual Conduct Rule 2: You must act with due skill …"), cited by that name: "Fundamental
+# Rules 3, 5, 6 and 8", "PRA Fundamental Rule 7". The number is the name's, not a section number (the rule
+# stands as 2.7), so it resolves only where a passage shows the name (`resolve.ReferenceResolver`).
+NAMED_RULE_UNIT = "named rule"
+_NAMED_RULES = re.compile(
+    rf"(?<![\w’'-])(?P<name>(?:[A-Z]{{2,5}}\s+)?(?:[A-Z][a-z]+\s+){{1,3}})(?P<unit>Rule|Standard|Principle)s?\s+"
+    rf"(?P<num>\d{{1,2}}[A-Z]?(?:{_LIST_NEXT}\d{{1,2}}[A-Z]?)*)(?![\w.%/]|\.\d|\s*:)")
+
 # a chapter's headings named by their item labels: "Chapter 2 (vi) and (vii)", "Chapter 2 (i) (b), (c) and (ii)"
 _CHAPTER_ITEMS = re.compile(r"\bChapter\s+(?P<num>\d{1,3}[A-Z]?)\s*(?P<items>\([ivx]{1,5}\)|\([a-z]\))"
                             r"(?P<more>(?:\s*,?\s*(?:and\s+|or\s+)?\((?:[ivx]{1,5}|[a-z])\))*)")
@@ -151,6 +160,26 @@ def named_rule_references(text: str) -> list[DetectedReference]:
     return out
 
 
+def rule_name_references(text: str, doc: str | None) -> list[DetectedReference]:
+    """Rules cited by the name a part gives them ("Fundamental Rules 3 and 5"): one section per number, each the
+    whole name ("Fundamental Rule 3"), as the passage that holds the rule shows it. A block naming itself
+    ("Fundamental Rule 1: A firm must …") cites nothing."""
+    out = []
+    for match in _NAMED_RULES.finditer(text):
+        words = match.group("name").split()
+        while words and words[0] in _NOT_PART_NAMES:
+            words = words[1:]
+        if not words or words[-1] in _NOT_PART_NAMES:
+            continue
+        name = f"{' '.join(words)} {match.group('unit')}"
+        start = match.start("name") + match.group("name").index(words[0])
+        sections = [f"{name} {number}" for number in re.findall(r"\d{1,2}[A-Z]?", match.group("num"))]
+        cited = text[start:match.end()]
+        out.append(DetectedReference(type="section", target=cited, original_text=cited, start=start, end=match.end(),
+                                     sections=sections, unit=NAMED_RULE_UNIT, document_context=doc,
+                                     extraction_method="regex"))
+    return out
+
 def titled_chapter_references(text: str, doc: str | None) -> list[DetectedReference]:
     """Chapters of a part named by its title before them ("Conditions Governing Business Chapters 2 and 3").
     The title counts only as a document's whole name (`book_exact`); words that name none ("Responses to
@@ -211,5 +240,6 @@ def chapter_heading_references(text: str, doc: str | None) -> list[DetectedRefer
 
 
 def english_rulebook_references(text: str, doc: str | None) -> list[DetectedReference]:
-    return [*named_rule_references(text), *bare_rule_references(text, doc), *footnote_markers(text, doc),
+    return [*rule_name_references(text, doc), *named_rule_references(text), *bare_rule_references(text, doc),
+            *footnote_markers(text, doc),
             *document_codes(text), *chapter_heading_references(text, doc), *titled_chapter_references(text, doc)]

@@ -26,6 +26,7 @@ from rabbithole_lab.kb.sections import (
     section_key,
 )
 from rabbithole_lab.rabbithole.citation_grammar import MAX_RANGE_EXPANSION
+from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT
 from rabbithole_lab.rabbithole.references import unit_kind
 from rabbithole_lab.records import DetectedReference, VectorResult
 
@@ -177,6 +178,8 @@ class ReferenceResolver:
         return self._resolve_citation(reference, query_hint)
 
     def _resolve_section(self, reference: DetectedReference, query_hint: str) -> Resolution:
+        if reference.unit == NAMED_RULE_UNIT:
+            return self._by_shown_name(reference)
         doc, collection = self.target_document(reference)
         if doc:
             # a heading block before the section index: "Chapter 2 (d)" read as a section key would be rule 2
@@ -230,6 +233,32 @@ class ReferenceResolver:
         labels = [f"{rule}{section}" if re.match(r"\(\d", section) else citing_section for section in sections]
         hits = [hit for label in dict.fromkeys(labels) for hit in self.kb.section_lookup(doc, label)]
         return Resolution("section_index", hits, doc, self.kb.registry.collection_of(doc), 1.0) if hits else None
+
+    def _by_shown_name(self, reference: DetectedReference) -> Resolution:
+        """Rules cited by the name a part gives them ("Fundamental Rules 3 and 5"): the passages that open with
+        that name ("Fundamental Rule 3: A firm must …"), in the citing document, else in the one document of
+        the collection that shows it. Words the rule's own name lacks ("PRA Fundamental Rule 7") are dropped
+        from the front. Nothing is searched for a name no passage shows: its number is no section number."""
+        citing = reference.document_context
+        collection = self.kb.registry.collection_of(citing) if citing else None
+        hits: list[VectorResult] = []
+        for label in section_labels(reference):
+            words = label.split()
+            for first in range(len(words) - 2):  # at least one word of the name before its unit and number
+                holders = self._showing(" ".join(words[first:]), collection)
+                found = holders.get(citing or "") or (next(iter(holders.values())) if len(holders) == 1 else [])
+                if found:
+                    hits += found
+                    break
+        if not hits:
+            return Resolution("none", doc=citing, collection=collection)
+        return Resolution("section_index", hits, hits[0].doc, hits[0].collection or collection, 1.0)
+
+    def _showing(self, name: str, collection: str | None) -> dict[str, list[VectorResult]]:
+        key = (f"shown: {name}", collection)
+        if key not in self._holders:
+            self._holders[key] = self.kb.documents_showing(name, collection)
+        return self._holders[key]
 
     def _numbering_known(self, reference: DetectedReference, doc: str, collection: str | None) -> bool:
         """The document numbers its sections the way the reference does, and its index knows that numbering

@@ -157,6 +157,29 @@ def test_an_article_of_an_act_split_among_tagged_parts_resolves_in_the_part_that
     assert resolver.kb.registry.tagged("HDR") == {"harbour-dues-hdr.md", "pilotage-hdr.md"}
 
 
+def test_a_rule_cited_by_the_name_its_part_gives_it_resolves_to_the_passage_that_shows_the_name(tmp_path, settings):
+    """"Core Rules 1 and 2" are the passages that open "Core Rule 1: …" and "Core Rule 2: …" (rules 2.1 and 2.2 of
+    another document), not sections 1 and 2 of the citing guide."""
+    resolver = _rulebook_resolver(tmp_path, settings, {
+        "core-rules.md": "# Core Rules\n\n## [PID a] 1.1 (Chapter 1 Application)\n\nThis Part applies to every "
+                         "harbour firm.\n\n## [PID b] 2.1 (Chapter 2 Core Rules)\n\nCore Rule 1: A firm must act "
+                         "with integrity.\n\n## [PID c] 2.2 (Chapter 2 Core Rules)\n\nCore Rule 2: A firm must keep "
+                         "its moorings safe.\n",
+        "pilot-rules.md": "# Pilot Rules\n\n## [PID d] 3.2 (Chapter 3 Pilots)\n\nPilot Core Rule 2: A pilot must "
+                          "stay sober on duty.\n",
+        "guide.md": "# Guide to the harbour\n\n## [PID e] 1.1 (Chapter 1 Scope)\n\nFirms meet their obligations "
+                    "when they moor a ship.\n\n## [PID f] 2.1 (Chapter 2 Ships)\n\nA ship is moored safely.\n",
+    })
+    named = resolver.resolve(_ref("Firms meet their obligations under the Harbour Core Rules 1 and 2 when they moor "
+                                  "a ship.", "guide.md"), "mooring a ship")
+    assert (named.path, [(r.doc, r.section) for r in named.results]) == ("section_index", [
+        ("core-rules.md", "2.1 (Chapter 2 Core Rules)"), ("core-rules.md", "2.2 (Chapter 2 Core Rules)")])
+    # a longer name is another rule: "Pilot Core Rule 2" is not "Core Rule 2"
+    pilot = resolver.resolve(_ref("Pilots on board follow Pilot Core Rule 2 at all times.", "guide.md"), "pilots")
+    assert [(r.doc, r.section) for r in pilot.results] == [("pilot-rules.md", "3.2 (Chapter 3 Pilots)")]
+    # a name no passage shows is searched nowhere
+    assert resolver.resolve(_ref("Firms also follow Core Rule 9 when they sail.", "guide.md"), "sailing").path == "none"
+
 def test_a_bare_paragraph_is_a_paragraph_of_the_citing_rule(tmp_path, settings):
     resolver = _rulebook_resolver(tmp_path, settings, {
         "FUNDS.md": "# FUNDS\n\n## [PID a] 17.1.4.(1)\n\nA Fund Administrator must keep records.\n\n"

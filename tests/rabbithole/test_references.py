@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from rabbithole_lab.cli import main as cli_main
 from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry
+from rabbithole_lab.kb.sections import shows_name
+from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT
 from rabbithole_lab.rabbithole.reference_merge import detect_references, merge_hybrid
 from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label, overlaps
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver
@@ -523,6 +525,25 @@ def test_a_part_named_by_one_word_is_read_only_as_that_parts_whole_name():
     assert resolver.target_document(word) == (None, None)
     assert resolver.target_document(found[0]) == ("reporting.md", "corpus")
 
+
+def test_rules_cited_by_the_name_their_part_gives_them():
+    """A part names its rules in their text ("Core Rule 2: A firm must …", held as rule 2.2); other documents
+    cite them by that name, and the number is the name's, not a section number."""
+    found = detect_references_regex("Firms meet their obligations under Core Rules 2, 4 and 5 and the PRA Core "
+                                    "Rule 7 when they book trades abroad.", "guide.md", "en")
+    assert [(r.unit, r.sections, r.book) for r in found] == [
+        (NAMED_RULE_UNIT, ["Core Rule 2", "Core Rule 4", "Core Rule 5"], None),
+        (NAMED_RULE_UNIT, ["PRA Core Rule 7"], None)]
+    [standard] = detect_references_regex("Staff must also meet Individual Conduct Standard 2 at all times.", "g.md",
+                                         "en")
+    assert standard.sections == ["Individual Conduct Standard 2"]
+    # the passage that shows a rule's name names itself: it cites nothing by that name
+    own = detect_references_regex("Core Rule 1: A firm must act with integrity in all it does.", "core.md", "en")
+    assert all(reference.unit != NAMED_RULE_UNIT for reference in own)
+    # the passage shows the name at its opening, below a passage corpus's heading line; a longer name is another
+    assert shows_name("[PID 0a] 2.2 (Chapter 2 Core Rules)\nCore Rule 2 : A firm must keep records.", "Core Rule 2")
+    assert not shows_name("Pilot Core Rule 2: A pilot must stay sober.", "Core Rule 2")
+    assert not shows_name("A firm must follow Core Rule 2: it keeps records.", "Core Rule 2")
 
 def test_chapters_after_a_parts_title_are_that_parts_only_when_the_title_is_a_documents_whole_name():
     text = ("Quay Handling Chapters 2 and 3, supplemented by Non-Crane II Firms – Governance Chapter 7, apply. "
