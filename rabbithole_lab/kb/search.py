@@ -242,8 +242,10 @@ class KnowledgeBase:
         """All chunks of one section of one document, in reading order (exact, no ranking).
 
         Matches the label ("§ 78", "Anlage 4") or its key ("70(1)" for "Part 6.Chapter 1.70.(1)");
-        a sub-paragraph falls back to its parent ("3.10.7(g)" -> "3.10.7"), and a rule that exists only as
-        its paragraphs to them ("19.14.2" -> "19.14.2.(1)", "19.14.2.(2)").
+        a sub-paragraph falls back to its parent ("3.10.7(g)" -> "3.10.7"), and a rule to its paragraphs:
+        "19.14.2" -> "19.14.2.(1)", "19.14.2.(2)", beside the rule's own passages if it has any ("Article 8"
+        of a regulation is its paragraphs "Article 8(1)" … and the passage "Article 8" that lists its
+        amending instruments).
         """
         label = canonical_section(section)
         targets = self._targets(collection, doc)
@@ -252,10 +254,14 @@ class KnowledgeBase:
             if chunks:
                 chunks.sort(key=lambda chunk: chunk.char_start)
                 return [result_of(chunk, 1.0, "section") for chunk in chunks]
-        for key in parent_keys(section_key(label)):
+        own = section_key(label)
+        for key in parent_keys(own):
             for target in targets:
                 chunks = self.index.get_chunks(target, where={"$and": [{"doc": doc}, {"section_key": key}]})
                 if chunks:
+                    if key == own:  # "Article 8" is also its paragraphs "Article 8(1)", "Article 8(2)", …
+                        held = {chunk.id for chunk in chunks}
+                        chunks += [chunk for chunk in self._sub_paragraphs(target, doc, key) if chunk.id not in held]
                     chunks.sort(key=lambda chunk: chunk.char_start)
                     return [result_of(chunk, 1.0, "section") for chunk in chunks]
         # "Rule 19.14.2" of a rulebook that has only its paragraphs "19.14.2.(1)", "19.14.2.(2)", …

@@ -180,6 +180,25 @@ def test_a_rule_cited_by_the_name_its_part_gives_it_resolves_to_the_passage_that
     # a name no passage shows is searched nowhere
     assert resolver.resolve(_ref("Firms also follow Core Rule 9 when they sail.", "guide.md"), "sailing").path == "none"
 
+def test_an_article_held_paragraph_by_paragraph_is_its_paragraphs_and_its_own_passage(tmp_path, settings):
+    """A regulation holds "Article 8" as its paragraphs "Article 8(1)", "Article 8(2)" and, after them, a passage
+    "Article 8" that lists the instruments amending it: a reference to Article 8 reaches all of them, so
+    following can take the paragraph closest to the question rather than that list."""
+    resolver = _rulebook_resolver(tmp_path, settings, {
+        "harbour-regulation.md": "# Harbour Regulation\n\n## [PID a] Article 8(1) Ban on resale\n\nA berth shall "
+                                 "not be resold to another vessel.\n\n## [PID b] Article 8(2) Ban on resale\n\nA "
+                                 "resold berth is void.\n\n## [PID c] Article 8 Ban on resale\n\nLegal Instruments "
+                                 "that change this Article\n\n## [PID d] Article 9(1) Fees\n\nThe fee for a berth "
+                                 "resold in breach of Article 8 is doubled.\n",
+    })
+    resolution = resolver.resolve(_ref("The fee for a berth resold in breach of Article 8 is doubled.",
+                                       "harbour-regulation.md"), "may a berth be resold")
+    assert (resolution.path, [r.section for r in resolution.results]) == ("section_index", [
+        "Article 8(1) Ban on resale", "Article 8(2) Ban on resale", "Article 8 Ban on resale"])
+    # a paragraph named alone is that paragraph
+    paragraph = resolver.resolve(_ref("A berth resold against Article 8(2) is void.", "harbour-regulation.md"), "")
+    assert [r.section for r in paragraph.results] == ["Article 8(2) Ban on resale"]
+
 def test_a_bare_paragraph_is_a_paragraph_of_the_citing_rule(tmp_path, settings):
     resolver = _rulebook_resolver(tmp_path, settings, {
         "FUNDS.md": "# FUNDS\n\n## [PID a] 17.1.4.(1)\n\nA Fund Administrator must keep records.\n\n"
