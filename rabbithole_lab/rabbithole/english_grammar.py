@@ -27,8 +27,11 @@ RULE_NUMBER = r"\d{1,3}[A-Z]{0,2}\d{0,2}(?:\.\d{1,3}[A-Z]{0,2})+(?:\(\w{1,4}\))*
 _CUE = (r"(?i:pursuant\s+to|in\s+accordance\s+with|referred\s+to\s+in|set\s+out\s+in|described\s+in|"
         r"specified\s+in|required\s+by|provided\s+(?:for\s+)?in|as\s+per|notwithstanding|within|under|see|in|"
         r"to|by|with|at|and|or|of)")
+# in a list, a rule's sub-units may stand after a space, as a page prints them ("Reporting 3.3 (5)(d), 3.4 and
+# 3.7A"): the list goes on after them
+_LISTED_RULE = rf"{RULE_NUMBER}(?:\s\(\w{{1,4}}\)(?:\(\w{{1,4}}\))*)?"
 _LIST_NEXT = r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|to)\s+|\s*[-–]\s*)"
-_CUED_RULE = re.compile(rf"\b{_CUE}\s+(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)(?![\w%]|\.\d)"
+_CUED_RULE = re.compile(rf"\b{_CUE}\s+(?P<num>{_LISTED_RULE}(?:{_LIST_NEXT}{_LISTED_RULE})*)(?![\w%]|\.\d)"
                         rf"(?!\s*(?:%|per\s*cent|percent))")
 # "… in accordance with 19 to 23": whole-number rules, cued and in a range or list
 _CUED_WHOLE_RULES = re.compile(rf"\b(?:in\s+accordance\s+with|under|pursuant\s+to|referred\s+to\s+in)\s+"
@@ -37,17 +40,17 @@ _PLACED_RULE = re.compile(rf"(?<![\w.(£$€%/-])(?P<num>{RULE_NUMBER})\s+(?:abo
 # a rule as the subject of its clause: "2.1 has effect as if …", "22.3 and 22.4 do not apply"
 _SUBJECT_RULE = re.compile(rf"(?:^|(?<=[,;:]\s)|(?<=\.\s))(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)"
                            r"(?=\s+(?:has|have|applies|apply|does|do|requires|require|shall|must|is|are)\b)")
-_NUMBER_IN_LIST = re.compile(rf"{RULE_NUMBER}|\d{{1,3}}[A-Z]{{0,2}}(?![a-z])")
+_NUMBER_IN_LIST = re.compile(rf"{_LISTED_RULE}|\d{{1,3}}[A-Z]{{0,2}}(?![a-z])")
 # "Matching Adjustment 4.16", "Insurance – Senior Management Functions 8.2", "Own Funds 3A": a part of the
 # rulebook named by its title, then the rule; the title must be one the registry knows to resolve
 _PART_WORD = r"[A-Z][a-z][A-Za-z’']*"  # a title-cased word: an acronym ("ICRP Publication 103") names no part
 # "Conditions Governing Business 3.2 and 3.3": the list that follows is the same part's
 _NAMED_RULE = re.compile(
     rf"(?P<book>{_PART_WORD}(?:\s+(?:[–-]\s+)?(?:{_PART_WORD}|of|and|for|the|to|in)){{1,6}}?)\s+"
-    rf"(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*|\d{{1,3}}[A-Z]{{0,2}}(?:\(\w{{1,4}}\))*)(?![\w%]|\.\d)")
+    rf"(?P<num>{_LISTED_RULE}(?:{_LIST_NEXT}{_LISTED_RULE})*|\d{{1,3}}[A-Z]{{0,2}}(?:\(\w{{1,4}}\))*)(?![\w%]|\.\d)")
 # "Reporting 3.3 (5)(d)", "Fees 3.7": a part named by one word, with a rule number (a dot in it)
 _ONE_WORD_NAMED_RULE = re.compile(
-    rf"(?<![\w’'.-])(?P<book>[A-Z][a-z][a-z’'-]+)\s+(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)"
+    rf"(?<![\w’'.-])(?P<book>[A-Z][a-z][a-z’'-]+)\s+(?P<num>{_LISTED_RULE}(?:{_LIST_NEXT}{_LISTED_RULE})*)"
     rf"(?![\w%]|\.\d)")
 # "Conditions Governing Business Chapters 2 and 3", "Non-Solvency II Firms – Governance Chapter 7": a part's
 # title before the chapters it names (read only as a document's whole name: "Responses to Chapter 2" is none)
@@ -121,6 +124,11 @@ def _reference(unit: str, number: str, start: int, end: int, text: str, doc: str
                              extraction_method="regex")
 
 
+def _rule_label(number: str) -> str:
+    """A rule number as the section index keys it: "3.3 (5)(d)" -> "3.3(5)(d)"."""
+    return re.sub(r"\s+(?=\()", "", number)
+
+
 def bare_rule_references(text: str, doc: str | None) -> list[DetectedReference]:
     """Rule numbers cited without a unit word: after a citing verb or preposition (with the list or range that
     follows it), placed "above"/"below", or the subject of their clause."""
@@ -130,7 +138,7 @@ def bare_rule_references(text: str, doc: str | None) -> list[DetectedReference]:
             offset = match.start("num")
             for number in _NUMBER_IN_LIST.finditer(match.group("num")):
                 start, end = offset + number.start(), offset + number.end()
-                found.setdefault(start, _reference("rule", number.group(0), start, end, text, doc))
+                found.setdefault(start, _reference("rule", _rule_label(number.group(0)), start, end, text, doc))
     return list(found.values())
 
 
@@ -147,13 +155,13 @@ def named_rule_references(text: str) -> list[DetectedReference]:
             continue
         book = " ".join(words)
         start = match.start("book") + match.group("book").index(words[0])
-        numbers = [number.group(0) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
+        numbers = [_rule_label(number.group(0)) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
         out.append(_reference("rule", numbers[0], start, match.end("num"), text, None, book, numbers))
     for match in _ONE_WORD_NAMED_RULE.finditer(text):
         inside = any(named.start <= match.start("book") < named.end for named in out)  # "Matching Adjustment 4.16"
         cue = re.fullmatch(_CUE, match.group("book"))  # "Notwithstanding 2.1" cites this document's rule
         if match.group("book") not in _NOT_PART_NAMES and not inside and not cue:
-            numbers = [number.group(0) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
+            numbers = [_rule_label(number.group(0)) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
             found = _reference("rule", numbers[0], match.start("book"), match.end("num"), text, None,
                                match.group("book"), numbers)
             out.append(found.model_copy(update={"book_exact": True}))
@@ -192,7 +200,7 @@ def titled_chapter_references(text: str, doc: str | None) -> list[DetectedRefere
         if not words or words[-1] in _NOT_PART_NAMES:
             continue
         start = match.start("book") + match.group("book").index(words[0])
-        numbers = [number.group(0) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
+        numbers = [_rule_label(number.group(0)) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
         found = _reference(match.group("unit").lower(), numbers[0], start, match.end("num"), text, None,
                            " ".join(words), numbers)
         out.append(found.model_copy(update={"book_exact": True, "document_context": doc}))

@@ -506,7 +506,14 @@ def test_a_part_named_by_one_word_is_read_only_as_that_parts_whole_name():
     found = detect_references_regex("Firms report as required by Reporting 3.3 (5)(d) and pay under Fees 3.7 "
                                     "and 3.8.", "Handbook.md", "en")
     assert [(r.sections, r.book, r.book_exact) for r in found] == [
-        (["3.3"], "Reporting", True), (["3.7", "3.8"], "Fees", True)]
+        (["3.3(5)(d)"], "Reporting", True), (["3.7", "3.8"], "Fees", True)]
+    # the list goes on after sub-units printed with a space: the rest of it is the same part's, not the citing
+    # document's own rules
+    [listed] = detect_references_regex("Firms disclose pursuant to Reporting 3.3 (5)(d), 3.4, 3.6B and 3.7A to 3.7C "
+                                       "each year.", "Handbook.md", "en")
+    assert (listed.sections, listed.book) == (["3.3(5)(d)", "3.4", "3.6B", "3.7A", "3.7C"], "Reporting")
+    assert _found("A firm keeps its records pursuant to 4.1 (a) and 4.2 up to date.") == [
+        ("rule", ["4.1(a)"], None), ("rule", ["4.2"], None)]
     # a citing word before a bare rule is no part's name; a longer title keeps its own reading
     assert _found("Notwithstanding 2.1, the board may delegate.") == [("rule", ["2.1"], None)]
     assert [(r.book, r.book_exact) for r in detect_references_regex(
