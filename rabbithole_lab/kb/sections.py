@@ -35,11 +35,14 @@ def embedding_text(chunk_text: str) -> str:
     return _PID_MARKER.sub("", chunk_text, count=1)
 
 
+def passage_body(chunk_text: str) -> str:
+    """The passage's own text, below the heading line a passage corpus gives it ("[PID …] 2.7 (Chapter 2 …)")."""
+    return chunk_text.split("\n", 1)[1] if _PID_MARKER.match(chunk_text) and "\n" in chunk_text else chunk_text
+
+
 def shows_name(chunk_text: str, name: str) -> bool:
-    """The passage opens with `name` as its own label ("Fundamental Rule 7: A firm must …"), below the heading
-    line a passage corpus gives it."""
-    body = chunk_text.split("\n", 1)[1] if _PID_MARKER.match(chunk_text) and "\n" in chunk_text else chunk_text
-    return re.match(rf"\s*{re.escape(name)}\s*:", body) is not None
+    """The passage opens with `name` as its own label ("Fundamental Rule 7: A firm must …")."""
+    return re.match(rf"\s*{re.escape(name)}\s*:", passage_body(chunk_text)) is not None
 
 
 # The one normaliser of section labels: headings at ingestion, references, lookups and BM25 tokens

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from rabbithole_lab.kb.sections import canonical_section, parent_keys, section_key
+from rabbithole_lab.kb.sections import canonical_section, parent_keys, passage_body, section_key
+from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT, shown_rule_name
 from rabbithole_lab.rabbithole.resolve import MAX_SECTIONS_PER_REFERENCE, section_labels
 from rabbithole_lab.records import DetectedReference
 
@@ -40,12 +41,25 @@ def seed_keys(doc: str, section: str) -> list[SectionKey]:
     return [*own, *((doc, unit) for unit in units), (doc, f"chapter{parts[0]}")]
 
 
+# a rule cited by the name its part gives it ("Fundamental Rule 7") names no document: its key is the name's,
+# in any document of the collection (`shown_keys`)
+ANY_DOCUMENT = ""
+
+
+def shown_keys(chunk_text: str) -> list[SectionKey]:
+    """The key of the name a passage gives its rule at its opening ("Fundamental Rule 7: …"), if it gives one."""
+    name = shown_rule_name(passage_body(chunk_text))
+    return [(ANY_DOCUMENT, section_key(name))] if name else []
+
+
 def cited_keys(
     reference: DetectedReference, target_document: Callable[[DetectedReference], str | None]
 ) -> list[SectionKey]:
     """Every (doc, section key) the reference may name, most specific first."""
     if reference.type not in ("legal_section", "section") or not reference.sections:
         return []
+    if reference.unit == NAMED_RULE_UNIT:  # the name as cited, exactly: "Pilot Core Rule 2" is not "Core Rule 2"
+        return [(ANY_DOCUMENT, section_key(name)) for name in section_labels(reference, MAX_SECTIONS_PER_REFERENCE)]
     doc = target_document(reference)
     if not doc:
         return []

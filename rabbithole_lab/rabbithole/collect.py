@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys, seed_keys
+from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys, seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.rank import new_terms_share
 from rabbithole_lab.rabbithole.references import is_own_label
@@ -174,7 +174,7 @@ def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Det
     for seed in reversed(seeds):  # the better seed wins a key
         if seed.result.section:
             keys = seed_keys(seed.result.doc, seed.result.section)
-            own[keys[0]] = seed
+            own.update({key: seed for key in [keys[0], *shown_keys(seed.result.text)]})
             holding.update({key: seed for key in keys[1:]})
     exact, by_chapter = [], []
     for hit in hits:

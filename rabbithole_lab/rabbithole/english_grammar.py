@@ -92,8 +92,11 @@ _UNIT_AFTER = re.compile(r"\s*(?:%|per\s*cent|percent|million|billion|bn|m\b|yea
 # Rules 3, 5, 6 and 8", "PRA Fundamental Rule 7". The number is the name's, not a section number (the rule
 # stands as 2.7), so it resolves only where a passage shows the name (`resolve.ReferenceResolver`).
 NAMED_RULE_UNIT = "named rule"
+_RULE_NAME = r"(?:[A-Z]{2,5}\s+)?(?:[A-Z][a-z]+\s+){1,3}"  # "Fundamental ", "CTP Fundamental ", "Individual Conduct "
+_NAMED_UNIT = r"Rule|Standard|Principle"
+_SHOWN_NAME = re.compile(rf"\s*(?P<name>{_RULE_NAME}(?:{_NAMED_UNIT})\s+\d{{1,2}}[A-Z]?)\s*:")
 _NAMED_RULES = re.compile(
-    rf"(?<![\w’'-])(?P<name>(?:[A-Z]{{2,5}}\s+)?(?:[A-Z][a-z]+\s+){{1,3}})(?P<unit>Rule|Standard|Principle)s?\s+"
+    rf"(?<![\w’'-])(?P<name>{_RULE_NAME})(?P<unit>{_NAMED_UNIT})s?\s+"
     rf"(?P<num>\d{{1,2}}[A-Z]?(?:{_LIST_NEXT}\d{{1,2}}[A-Z]?)*)(?![\w.%/]|\.\d|\s*:)")
 
 # a chapter's headings named by their item labels: "Chapter 2 (vi) and (vii)", "Chapter 2 (i) (b), (c) and (ii)"
@@ -166,6 +169,20 @@ def named_rule_references(text: str) -> list[DetectedReference]:
                                match.group("book"), numbers)
             out.append(found.model_copy(update={"book_exact": True}))
     return out
+
+
+def shown_rule_name(body: str) -> str | None:
+    """The name a passage gives its rule at its opening ("Fundamental Rule 7: A firm must …" -> "Fundamental Rule
+    7"), if it gives one."""
+    match = _SHOWN_NAME.match(body)
+    return " ".join(match.group("name").split()) if match else None
+
+
+def name_variants(name: str) -> list[str]:
+    """A rule's name as cited, then without the words before the rule's own name that a citation may add: "PRA
+    Fundamental Rule 7" -> ["PRA Fundamental Rule 7", "Fundamental Rule 7"] (one word of the name stays)."""
+    words = name.split()
+    return [" ".join(words[first:]) for first in range(max(1, len(words) - 2))]
 
 
 def rule_name_references(text: str, doc: str | None) -> list[DetectedReference]:

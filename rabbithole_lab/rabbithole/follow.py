@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from rabbithole_lab.kb.search import KnowledgeBase, result_of
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.rabbithole.backlinks import seed_keys
+from rabbithole_lab.rabbithole.backlinks import seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.citation_grammar import opens_paragraph
 from rabbithole_lab.rabbithole.citation_index import CLOSEST_INDEXED_CITERS, CitationIndex
@@ -188,7 +188,7 @@ class RabbitholeFollower:
         citing: list[tuple[str, str]] = []  # (collection, chunk id)
         for seed in seeds:
             if seed.result.section:
-                keys = seed_keys(seed.result.doc, seed.result.section)
+                keys = [*seed_keys(seed.result.doc, seed.result.section), *shown_keys(seed.result.text)]
                 citing += [(seed.result.collection, cid)
                            for cid in self.citation_index.citers(seed.result.collection, keys) if cid not in held]
         if not citing:

@@ -26,7 +26,7 @@ from rabbithole_lab.kb.sections import (
     section_key,
 )
 from rabbithole_lab.rabbithole.citation_grammar import MAX_RANGE_EXPANSION
-from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT
+from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT, name_variants
 from rabbithole_lab.rabbithole.references import unit_kind
 from rabbithole_lab.records import DetectedReference, VectorResult
 
@@ -243,9 +243,8 @@ class ReferenceResolver:
         collection = self.kb.registry.collection_of(citing) if citing else None
         hits: list[VectorResult] = []
         for label in section_labels(reference):
-            words = label.split()
-            for first in range(len(words) - 2):  # at least one word of the name before its unit and number
-                holders = self._showing(" ".join(words[first:]), collection)
+            for name in name_variants(label):
+                holders = self._showing(name, collection)
                 found = holders.get(citing or "") or (next(iter(holders.values())) if len(holders) == 1 else [])
                 if found:
                     hits += found

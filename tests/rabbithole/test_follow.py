@@ -605,6 +605,36 @@ def test_a_reference_to_a_numbered_chapter_cites_the_rules_in_it():
     assert [(citer.chunk_id, cited.chunk_id) for citer, cited, _ in found] == [("d", "a"), ("b", "a")]
 
 
+def test_a_passage_citing_a_rule_by_the_name_its_part_gives_it_is_a_backlink_of_that_rule(tmp_path, settings):
+    """The best hit shows its rule's name ("Core Rule 2: …"); a guide citing "Core Rule 2" cites it, whatever
+    document the guide is in, and the citation index finds it too; "Pilot Core Rule 2" is another rule."""
+    from rabbithole_lab.rabbithole.backlinks import shown_keys
+    from rabbithole_lab.rabbithole.citation_index import CitationIndex
+
+    def hit(chunk_id, doc, section, text):
+        result = VectorResult(chunk_id=chunk_id, text=text, doc=doc, collection="c", page_start=1, page_end=1,
+                              section=section)
+        return Candidate(result, "hit", 0, 0.5, 0.0)
+
+    best = hit("a", "core-rules.md", "2.2 (Chapter 2 Core Rules)",
+               "[PID a] 2.2 (Chapter 2 Core Rules)\nCore Rule 2: A firm must keep its moorings safe.")
+    citer = hit("b", "guide.md", "1.2 (Chapter 1 Scope)", "Harbour masters check that firms meet Core Rule 2 daily.")
+    other = hit("c", "guide.md", "1.3 (Chapter 1 Scope)", "Pilots on board follow Pilot Core Rule 2 at all times.")
+    found = collect_backlinks([best, citer, other], [best], detect_references_regex,
+                              lambda reference: reference.document_context)
+    assert [(c.chunk_id, cited.chunk_id) for c, cited, _ in found] == [("b", "a")]
+    kb = _rulebook_resolver(tmp_path, settings, {
+        "core-rules.md": "# Core Rules\n\n## [PID a] 2.2 (Chapter 2 Core Rules)\n\nCore Rule 2: A firm must keep its "
+                         "moorings safe.\n",
+        "guide.md": "# Guide to the harbour\n\n## [PID b] 1.2 (Chapter 1 Scope)\n\nHarbour masters check that firms "
+                    "meet Core Rule 2 daily.\n\n## [PID c] 1.3 (Chapter 1 Scope)\n\nPilots on board follow Pilot Core "
+                    "Rule 2 at all times.\n",
+    }).kb
+    [rule] = kb.section_lookup("core-rules.md", "2.2")
+    citers = CitationIndex(kb, lambda reference: reference.document_context).citers(rule.collection,
+                                                                                    shown_keys(rule.text))
+    assert [kb.index.get_chunks(rule.collection, ids=citers)[0].section] == ["1.2 (Chapter 1 Scope)"]
+
 def test_a_section_cites_a_seed_once_however_many_of_its_chunks_do():
     def hit(chunk_id, section, text):
         result = VectorResult(chunk_id=chunk_id, text=text, doc="Guide.md", collection="c", page_start=1, page_end=1,
