@@ -151,13 +151,11 @@ def named_rule_references(text: str) -> list[DetectedReference]:
     would otherwise match any title holding it."""
     out: list[DetectedReference] = []
     for match in _NAMED_RULE.finditer(text):
-        words = match.group("book").split()
-        while words and words[0] in _NOT_PART_NAMES:
-            words = words[1:]
-        if len(words) < 2 or words[-1] in _NOT_PART_NAMES or not any(w[:1].isupper() for w in words[1:]):
+        title = _title_words(match, "book")
+        if title is None or len(title[0]) < 2 or not any(w[:1].isupper() for w in title[0][1:]):
             continue
+        words, start = title
         book = " ".join(words)
-        start = match.start("book") + match.group("book").index(words[0])
         numbers = [_rule_label(number.group(0)) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
         out.append(_reference("rule", numbers[0], start, match.end("num"), text, None, book, numbers))
     for match in _ONE_WORD_NAMED_RULE.finditer(text):
@@ -169,6 +167,17 @@ def named_rule_references(text: str) -> list[DetectedReference]:
                                match.group("book"), numbers)
             out.append(found.model_copy(update={"book_exact": True}))
     return out
+
+
+def _title_words(match: re.Match, group: str) -> tuple[list[str], int] | None:
+    """The words of a title before a number, without leading words that name no title ("Under", "The"), and
+    where they start; None when none is left or the last names a unit ("… Rule")."""
+    words = match.group(group).split()
+    while words and words[0] in _NOT_PART_NAMES:
+        words = words[1:]
+    if not words or words[-1] in _NOT_PART_NAMES:
+        return None
+    return words, match.start(group) + match.group(group).index(words[0])
 
 
 def shown_rule_name(body: str) -> str | None:
@@ -191,13 +200,10 @@ def rule_name_references(text: str, doc: str | None) -> list[DetectedReference]:
     ("Fundamental Rule 1: A firm must …") cites nothing."""
     out = []
     for match in _NAMED_RULES.finditer(text):
-        words = match.group("name").split()
-        while words and words[0] in _NOT_PART_NAMES:
-            words = words[1:]
-        if not words or words[-1] in _NOT_PART_NAMES:
+        if (title := _title_words(match, "name")) is None:
             continue
+        words, start = title
         name = f"{' '.join(words)} {match.group('unit')}"
-        start = match.start("name") + match.group("name").index(words[0])
         sections = [f"{name} {number}" for number in re.findall(r"\d{1,2}[A-Z]?", match.group("num"))]
         cited = text[start:match.end()]
         out.append(DetectedReference(type="section", target=cited, original_text=cited, start=start, end=match.end(),
@@ -205,18 +211,16 @@ def rule_name_references(text: str, doc: str | None) -> list[DetectedReference]:
                                      extraction_method="regex"))
     return out
 
+
 def titled_chapter_references(text: str, doc: str | None) -> list[DetectedReference]:
     """Chapters of a part named by its title before them ("Conditions Governing Business Chapters 2 and 3").
     The title counts only as a document's whole name (`book_exact`); words that name none ("Responses to
     Chapter 2") leave the chapters in the citing document, as they were read without the title."""
     out = []
     for match in _TITLED_CHAPTERS.finditer(text):
-        words = match.group("book").split()
-        while words and words[0] in _NOT_PART_NAMES:
-            words = words[1:]
-        if not words or words[-1] in _NOT_PART_NAMES:
+        if (title := _title_words(match, "book")) is None:
             continue
-        start = match.start("book") + match.group("book").index(words[0])
+        words, start = title
         numbers = [_rule_label(number.group(0)) for number in _NUMBER_IN_LIST.finditer(match.group("num"))]
         found = _reference(match.group("unit").lower(), numbers[0], start, match.end("num"), text, None,
                            " ".join(words), numbers)
