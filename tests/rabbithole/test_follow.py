@@ -582,24 +582,27 @@ def test_backlink_keys_match_sections_exactly():
     assert cited_keys(detect_references_regex("nach § 9 BGB", "QStrV.pdf")[0], lambda r: None) == []
 
 
+def _hit(chunk_id, doc, section, text):
+    """A first-stage hit with the given text, for backlink tests."""
+    result = VectorResult(chunk_id=chunk_id, text=text, doc=doc, collection="c", page_start=1, page_end=1,
+                          section=section)
+    return Candidate(result, "hit", 0, 0.5, 0.0)
+
+
 def test_a_reference_to_a_numbered_chapter_cites_the_rules_in_it():
     assert seed_keys("Fees.md", "3A.1 (Chapter 3A Fee Tables)") == [
         ("Fees.md", "3a.1"), ("Fees.md", "3a"), ("Fees.md", "chapter3a")]
     assert seed_keys("Fees.md", "3.2.4(a)")[:2] == [("Fees.md", "3.2.4(a)"), ("Fees.md", "3.2.4")]
     assert seed_keys("QStrG.pdf", "§ 12") == [("QStrG.pdf", "§ 12")]  # a law's section holds no numbered rules
 
-    def hit(chunk_id, doc, section, text):
-        result = VectorResult(chunk_id=chunk_id, text=text, doc=doc, collection="c", page_start=1, page_end=1,
-                              section=section)
-        return Candidate(result, "hit", 0, 0.5, 0.0)
-
     def target_document(reference):
         return {"Licence Fees": "Fees.md"}.get(reference.book or "", reference.document_context)
 
-    best = hit("a", "Fees.md", "3A.1 (Chapter 3A Fee Tables)", "3A.1 The fee for a licence is set out below.")
-    chapter = hit("b", "Guide.md", "1.2 (Chapter 1 Scope)", "Firms pay what Licence Fees 3A lists per licence.")
-    other = hit("c", "Guide.md", "1.3 (Chapter 1 Scope)", "Firms pay the fees that Licence Fees 3B lists for renewals.")
-    rule = hit("d", "Guide.md", "1.4 (Chapter 1 Scope)", "The fee in Licence Fees 3A.1 is due on application.")
+    best = _hit("a", "Fees.md", "3A.1 (Chapter 3A Fee Tables)", "3A.1 The fee for a licence is set out below.")
+    chapter = _hit("b", "Guide.md", "1.2 (Chapter 1 Scope)", "Firms pay what Licence Fees 3A lists per licence.")
+    other = _hit("c", "Guide.md", "1.3 (Chapter 1 Scope)",
+                 "Firms pay the fees that Licence Fees 3B lists for renewals.")
+    rule = _hit("d", "Guide.md", "1.4 (Chapter 1 Scope)", "The fee in Licence Fees 3A.1 is due on application.")
     found = collect_backlinks([best, chapter, other, rule], [best], detect_references_regex, target_document)
     # the rule cited by its own number first, then the chapter that holds it; a sibling chapter cites nothing
     assert [(citer.chunk_id, cited.chunk_id) for citer, cited, _ in found] == [("d", "a"), ("b", "a")]
@@ -611,15 +614,10 @@ def test_a_passage_citing_a_rule_by_the_name_its_part_gives_it_is_a_backlink_of_
     from rabbithole_lab.rabbithole.backlinks import shown_keys
     from rabbithole_lab.rabbithole.citation_index import CitationIndex
 
-    def hit(chunk_id, doc, section, text):
-        result = VectorResult(chunk_id=chunk_id, text=text, doc=doc, collection="c", page_start=1, page_end=1,
-                              section=section)
-        return Candidate(result, "hit", 0, 0.5, 0.0)
-
-    best = hit("a", "core-rules.md", "2.2 (Chapter 2 Core Rules)",
-               "[PID a] 2.2 (Chapter 2 Core Rules)\nCore Rule 2: A firm must keep its moorings safe.")
-    citer = hit("b", "guide.md", "1.2 (Chapter 1 Scope)", "Harbour masters check that firms meet Core Rule 2 daily.")
-    other = hit("c", "guide.md", "1.3 (Chapter 1 Scope)", "Pilots on board follow Pilot Core Rule 2 at all times.")
+    best = _hit("a", "core-rules.md", "2.2 (Chapter 2 Core Rules)",
+                "[PID a] 2.2 (Chapter 2 Core Rules)\nCore Rule 2: A firm must keep its moorings safe.")
+    citer = _hit("b", "guide.md", "1.2 (Chapter 1 Scope)", "Harbour masters check that firms meet Core Rule 2 daily.")
+    other = _hit("c", "guide.md", "1.3 (Chapter 1 Scope)", "Pilots on board follow Pilot Core Rule 2 at all times.")
     found = collect_backlinks([best, citer, other], [best], detect_references_regex,
                               lambda reference: reference.document_context)
     assert [(c.chunk_id, cited.chunk_id) for c, cited, _ in found] == [("b", "a")]
@@ -635,16 +633,14 @@ def test_a_passage_citing_a_rule_by_the_name_its_part_gives_it_is_a_backlink_of_
                                                                                     shown_keys(rule.text))
     assert [kb.index.get_chunks(rule.collection, ids=citers)[0].section] == ["1.2 (Chapter 1 Scope)"]
 
-def test_a_section_cites_a_seed_once_however_many_of_its_chunks_do():
-    def hit(chunk_id, section, text):
-        result = VectorResult(chunk_id=chunk_id, text=text, doc="Guide.md", collection="c", page_start=1, page_end=1,
-                              section=section)
-        return Candidate(result, "hit", 0, 0.5, 0.0)
 
-    best = hit("a", "3A.1 (Chapter 3A Fee Tables)", "3A.1 The fee for a licence is set out below.")
-    first = hit("b", "3B.1 (Chapter 3B Renewals)", "(a) a renewal costs the fee set out in 3A.1 for a licence;")
-    second = hit("c", "3B.1 (Chapter 3B Renewals)", "(b) a late renewal costs twice the fee referred to in 3A.1;")
-    other = hit("d", "1.5 (Chapter 1 Introduction)", "Firms pay the fees of rule 3A.1 on application.")
+def test_a_section_cites_a_seed_once_however_many_of_its_chunks_do():
+    guide = "Guide.md"
+    best = _hit("a", guide, "3A.1 (Chapter 3A Fee Tables)", "3A.1 The fee for a licence is set out below.")
+    first = _hit("b", guide, "3B.1 (Chapter 3B Renewals)", "(a) a renewal costs the fee set out in 3A.1 for a licence;")
+    second = _hit("c", guide, "3B.1 (Chapter 3B Renewals)",
+                  "(b) a late renewal costs twice the fee referred to in 3A.1;")
+    other = _hit("d", guide, "1.5 (Chapter 1 Introduction)", "Firms pay the fees of rule 3A.1 on application.")
     found = collect_backlinks([best, first, second, other], [best], detect_references_regex,
                               lambda reference: reference.document_context)
     assert [citer.chunk_id for citer, _, _ in found] == ["b", "c", "d"]
