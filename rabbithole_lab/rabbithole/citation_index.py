@@ -32,7 +32,7 @@ from rabbithole_lab.records import DetectedReference
 logger = logging.getLogger(__name__)
 
 # bump when the rules detect differently, so a kept file is read again
-CITATION_INDEX_VERSION = 6
+CITATION_INDEX_VERSION = 7
 _KEPT_FIELDS = ("type", "target", "original_text", "book", "sections", "unit", "document_context", "book_exact")
 _FILE = "citers.json"
 # of the passages the index names as citing a best hit, backlinks read the closest to the question: a rule

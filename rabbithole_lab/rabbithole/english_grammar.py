@@ -26,7 +26,7 @@ RULE_NUMBER = r"\d{1,3}[A-Z]{0,2}\d{0,2}(?:\.\d{1,3}[A-Z]{0,2})+(?:\(\w{1,4}\))*
 # words after which a bare rule number is cited: "pursuant to 4.1", "set out in 3.2", "see 2.7", "under 5.1"
 _CUE = (r"(?i:pursuant\s+to|in\s+accordance\s+with|referred\s+to\s+in|set\s+out\s+in|described\s+in|"
         r"specified\s+in|required\s+by|provided\s+(?:for\s+)?in|as\s+per|notwithstanding|within|under|see|in|"
-        r"to|by|with|at|and|or|of)")
+        r"to|by|with|at|and|or|of|unless|except|but|if|where)")
 # in a list, a rule's sub-units may stand after a space, as a page prints them ("Reporting 3.3 (5)(d), 3.4 and
 # 3.7A"): the list goes on after them
 _LISTED_RULE = rf"{RULE_NUMBER}(?:\s\(\w{{1,4}}\)(?:\(\w{{1,4}}\))*)?"
@@ -40,6 +40,14 @@ _PLACED_RULE = re.compile(rf"(?<![\w.(£$€%/-])(?P<num>{RULE_NUMBER})\s+(?:abo
 # a rule as the subject of its clause: "2.1 has effect as if …", "22.3 and 22.4 do not apply"
 _SUBJECT_RULE = re.compile(rf"(?:^|(?<=[,;:]\s)|(?<=\.\s))(?P<num>{RULE_NUMBER}(?:{_LIST_NEXT}{RULE_NUMBER})*)"
                            r"(?=\s+(?:has|have|applies|apply|does|do|requires|require|shall|must|is|are)\b)")
+# a list item that opens with the rules it applies: "(a) 3.7 for firms in their first fee year ;", "(9) 2.3 , 2.7
+# and 3 of the Risk Control Part" (no rule number starts with 0: "(a) 0.9 for long-term obligations" is a factor)
+_ITEM_RULE = re.compile(rf"(?:^|(?<=[\s:;]))\((?:[a-z]{{1,2}}|[ivx]{{1,5}}|\d{{1,2}})\)\s+"
+                        rf"(?P<num>(?!0){_LISTED_RULE}(?:{_LIST_NEXT}{_LISTED_RULE})*)(?![\w%]|\.\d)")
+# "2.3 , 2.7 and 3 of the Risk Control Part", "6.4(7) and 6.4(8) of the Credit Unions Part": the rules are that
+# part's, named by its whole title (after the cited list, with any whole chapters in it)
+_OF_PART = re.compile(r"(?:\s*(?:,|and|or)\s*\d{1,3}[A-Z]?)*\s+of\s+the\s+(?P<book>[A-Z][A-Za-z’'-]*"
+                      r"(?:,?\s+(?:[–-]\s+)?(?:[A-Z][A-Za-z’'-]*|of|and|for|the|to|in)){0,6}?)\s+Part\b")
 _NUMBER_IN_LIST = re.compile(rf"{_LISTED_RULE}|\d{{1,3}}[A-Z]{{0,2}}(?![a-z])")
 # "Matching Adjustment 4.16", "Insurance – Senior Management Functions 8.2", "Own Funds 3A": a part of the
 # rulebook named by its title, then the rule; the title must be one the registry knows to resolve
@@ -127,6 +135,12 @@ def _reference(unit: str, number: str, start: int, end: int, text: str, doc: str
                              extraction_method="regex")
 
 
+def _part_rule(number: str, start: int, end: int, text: str, part: str) -> DetectedReference:
+    """A rule of the part a title names as a whole ("… of the Risk Control Part"): that part's, or none."""
+    found = _reference("rule", number, start, end, text, None, part)
+    return found.model_copy(update={"book_exact": True, "document_context": part})
+
+
 def _rule_label(number: str) -> str:
     """A rule number as the section index keys it: "3.3 (5)(d)" -> "3.3(5)(d)"."""
     return re.sub(r"\s+(?=\()", "", number)
@@ -134,14 +148,20 @@ def _rule_label(number: str) -> str:
 
 def bare_rule_references(text: str, doc: str | None) -> list[DetectedReference]:
     """Rule numbers cited without a unit word: after a citing verb or preposition (with the list or range that
-    follows it), placed "above"/"below", or the subject of their clause."""
+    follows it), placed "above"/"below", the subject of their clause, or opening a list item; "… of the Risk
+    Control Part" after them names the part they are in."""
     found: dict[int, DetectedReference] = {}
-    for pattern in (_CUED_RULE, _CUED_WHOLE_RULES, _PLACED_RULE, _SUBJECT_RULE):
+    for pattern in (_CUED_RULE, _CUED_WHOLE_RULES, _PLACED_RULE, _SUBJECT_RULE, _ITEM_RULE):
         for match in pattern.finditer(text):
+            if _UNIT_AFTER.match(text, match.end("num")):  # "(b) 2.5 times the …", "(a) 1.5 million"
+                continue
+            part = _OF_PART.match(text, match.end("num"))
+            book = " ".join(part.group("book").split()) if part else None
             offset = match.start("num")
             for number in _NUMBER_IN_LIST.finditer(match.group("num")):
                 start, end = offset + number.start(), offset + number.end()
-                found.setdefault(start, _reference("rule", _rule_label(number.group(0)), start, end, text, doc))
+                found.setdefault(start, _reference("rule", _rule_label(number.group(0)), start, end, text, doc)
+                                 if book is None else _part_rule(_rule_label(number.group(0)), start, end, text, book))
     return list(found.values())
 
 

@@ -826,3 +826,37 @@ def test_a_range_of_held_passages_shares_what_the_reference_is_worth(tmp_path, s
     gained = [c.value - hit_value(c.rank) for c in held]
     assert all(g > 0 for g in gained) and sum(gained) <= citer.value + 1e-9
     assert max(c.value for c in held) < citer.value
+
+
+def test_further_down_the_ranking_a_citer_search_did_not_rank_may_take_the_place_by_closeness(tmp_path, settings):
+    """Two passages cite the best hit, rule 3.7: one search ranked far down, one it did not rank at all. Below the
+    hits search put on top, its order is no evidence: the one closer to the question takes the backlink place. A
+    citer among the top hits keeps the place whatever its closeness."""
+    kb = _rulebook_resolver(tmp_path, settings, {
+        "fees.md": "# Fees\n\n"
+                   "## [PID a] 3.6 (Chapter 3 Periodic Fees)\n\nThe periodic fee a firm pays in its first fee year "
+                   "is worked out under: (a) 3.7 for firms in their first fee year ;\n\n"
+                   "## [PID b] 3.7 (Chapter 3 Periodic Fees)\n\nA firm pays the minimum periodic fee of its fee "
+                   "block, reduced pro rata to the months left in that year.\n\n"
+                   "## [PID c] 5.2 (Chapter 5 Special project fees)\n\nSpecial project fees for a restructuring of "
+                   "the firm's legal entities are charged on top of the amounts under 3.7 .\n\n"
+                   "## [PID d] 1.1 (Chapter 1 Application)\n\nThis Part applies to every firm.\n\n"
+                   "## [PID e] 2.1 (Chapter 2 Definitions)\n\nA fee block is a group of firms of one kind.\n",
+    }).kb
+    question = "What periodic fee does a firm pay in its first fee year?"
+    [rule] = kb.section_lookup("fees.md", "3.7")[:1]
+    [application] = kb.section_lookup("fees.md", "1.1")[:1]
+    [definitions] = kb.section_lookup("fees.md", "2.1")[:1]
+    [special] = kb.section_lookup("fees.md", "5.2")[:1]
+    closeness = kb.similarity(kb.section_lookup("fees.md", "3.6")[:1] + [special], question)
+    assert max(closeness, key=closeness.get) != special.chunk_id  # what the test rests on
+    gate = ExtractiveDecider(kb.index.embedder, settings.references.gate_threshold)
+
+    def backlinks(hits, top):
+        follower = build_follower(kb, settings, gate, references=_references(
+            settings, follow_depth=0, max_cited_by=1, follow_from_top_seeds=top))
+        return [c.result.section for c in follower.run(hits, question, "en").candidates if c.kind == "backlink"]
+
+    ranking = [rule, application, definitions, special]  # the special-project rule ranked last
+    assert backlinks(ranking, top=2) == ["3.6 (Chapter 3 Periodic Fees)"]
+    assert backlinks(ranking, top=4) == ["5.2 (Chapter 5 Special project fees)"]

@@ -488,6 +488,27 @@ def test_a_bare_rule_number_after_a_citing_word_is_a_rule_of_the_citing_document
     assert _found("The buffer rises to 2.5 per cent of the exposure in 2027.") == []
 
 
+
+def test_a_list_item_opening_with_rules_cites_them_and_of_the_part_names_their_part():
+    # a list item that opens with rule numbers applies them: the citing document's, unless a part is named after
+    assert _found("The levy is worked out under: (a) 5.4 for new members ; (b) 5.6 and 5.7 for the rest.") == [
+        ("rule", ["5.4"], None), ("rule", ["5.6"], None), ("rule", ["5.7"], None)]
+    # a factor, an amount or a multiple opening an item is no rule
+    assert _found("The weight equals: (a) 0.8 for short exposures ; (b) 1.5 times the base ; (c) 2.5 million.") == []
+    # "… of the Treasury Controls Part": that part's rules, found by its whole name or not at all
+    found = detect_references_regex("(4) 3.3 , 3.9 and 4 of the Treasury Controls Part apply to a branch; "
+                                    "unless 7.2 applies, report yearly.", "Handbook.md", "en")
+    assert [(r.sections, r.book, r.book_exact) for r in found] == [
+        (["3.3"], "Treasury Controls", True), (["3.9"], "Treasury Controls", True), (["7.2"], None, False)]
+    registry = DocumentRegistry([RegistryEntry("treasury.md", "corpus", ["Treasury Controls"]),
+                                 RegistryEntry("Handbook.md", "corpus", ["Handbook"])])
+    resolver = ReferenceResolver(SimpleNamespace(registry=registry))
+    assert resolver.target_document(found[0]) == ("treasury.md", "corpus")
+    assert resolver.target_document(found[2]) == ("Handbook.md", "corpus")
+    # a part the registry does not know is no licence to read the rule as the citing document's
+    [unknown] = detect_references_regex("as set out in 2.4 of the Market Making Part", "Handbook.md", "en")
+    assert resolver.target_document(unknown) == (None, None)
+
 def test_a_rule_of_another_part_is_named_by_the_parts_title():
     assert _found("Assets must be valued as required by Liquidity Coverage Ratio 4.12 for each currency.") == [
         ("rule", ["4.12"], "Liquidity Coverage Ratio")]
