@@ -17,6 +17,8 @@ from pathlib import Path
 logger = logging.getLogger(__name__)
 
 FUZZY_THRESHOLD = 0.7
+# a title longer than this names its document in an answer by its file stem: it would crowd the quote it labels
+DISPLAY_NAME_MAX_CHARS = 60
 _ARTICLE = re.compile(r"^(des|der|dem|den|die|das|dieses|dieser|the|of)\s+", re.IGNORECASE)
 _INFLECTION = re.compile(r"(es|en|em|er|s|n|e)$")
 # The type of an act, not its name: alone ("der Verordnung vom 19. Juni 2020") it names no document.
@@ -187,6 +189,18 @@ class DocumentRegistry:
                     if _is_abbreviation(name.strip()) and " " not in name.strip():
                         return name.strip()
         return Path(filename).stem
+
+    def display_name(self, filename: str) -> str:
+        """How an answer names a document: its abbreviation ("StrlSchG", "SS1/21"), else its title when one
+        is short enough to stand before a section number ("Allocation of Responsibilities"), else its file
+        stem. A rulebook's files are named by machines ("ukfin_doc_170__pra-rules_allocation-of-…")."""
+        stem = Path(filename).stem
+        names = [" ".join(name.split()) for entry in self.entries if entry.filename == filename
+                 for name in entry.synonyms]
+        if any(_is_abbreviation(name) and " " not in name for name in names):
+            return self.abbreviation_of(filename)
+        return next((name for name in names if name != stem and "_" not in name
+                     and len(name) <= DISPLAY_NAME_MAX_CHARS), stem)
 
     def tagged(self, tag: str) -> set[str]:
         """The documents whose name carries `tag` in parentheses: a rulebook that split an act among its parts

@@ -53,16 +53,15 @@ class Provision:
     chunks: list[ChunkWithInfo] = field(default_factory=list)
     passages: list[ChunkWithInfo] = field(default_factory=list)  # its chunks, consecutive ones joined
     sentences: list[Sentence] = field(default_factory=list)
+    name: str = ""  # how the answer names its document (`DocumentRegistry.display_name`); "": its file stem
 
     @property
     def label(self) -> str:
         """How the answer names it: a law's provision as lawyers cite it ("§ 12 QStrG", "Anlage 3 AtG"); a
-        numbered chapter of another document after its name ("Detector_Calibration_Guide, 1"), so a bare number
-        is not read as a provision."""
-        stem = Path(self.doc).stem
-        if not self.section:
-            return stem
-        return f"{stem}, {self.section}" if self.section[:1].isdigit() else f"{self.section} {stem}"
+        numbered rule of another document after its name ("Allocation of Responsibilities, 3.2"), so a bare
+        number is not read as a provision; a rulebook's heading path or title after the number is left out
+        (`shown_section`)."""
+        return provision_label(self.name or Path(self.doc).stem, shown_section(self.section))
 
     @property
     def depth(self) -> int:
@@ -129,7 +128,7 @@ def addressed_to_a_model(sentence: str) -> bool:
 
 
 def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWithInfo], list[str]],
-                  score: Callable[[list[str]], list[float]]) -> list[Provision]:
+                  score: Callable[[list[str]], list[float]], names: dict[str, str] | None = None) -> list[Provision]:
     """The context grouped by provision, each with its scored sentences (no bibliography, no text
     addressed to a model, no sentence twice in a document). Sentences are read from the provision's passages,
     so one that runs over a chunk boundary is whole when the context holds both chunks. Two laws may hold the
@@ -142,7 +141,8 @@ def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWith
         if chunk.section == BIBLIOGRAPHY_LABEL:
             continue
         key = (chunk.document, chunk.section)
-        by_key.setdefault(key, Provision(chunk.document, chunk.section)).chunks.append(chunk)
+        by_key.setdefault(key, Provision(chunk.document, chunk.section, name=(names or {}).get(chunk.document, ""))
+                          ).chunks.append(chunk)
     seen_in: dict[str, set[str]] = {}  # document -> the sentences its provisions hold
     for provision in by_key.values():
         seen = seen_in.setdefault(provision.doc, set())
@@ -209,8 +209,31 @@ def reached_from(provisions: list[Provision], source: Provision, links: Links | 
 
 
 def names_provision(text: str, provision: Provision) -> bool:
-    """The text names the provision: its section and its document's short name ("§ 12 QStrG")."""
-    return " ".join(provision.label.split()).casefold() in " ".join(text.replace("\u00a0", " ").split()).casefold()
+    """The text names the provision: its section and its document's short name ("§ 12 QStrG"), as the answer
+    names it or as its file and whole section label do."""
+    said = " ".join(text.replace("\u00a0", " ").split()).casefold()
+    return any(" ".join(label.split()).casefold() in said
+               for label in (provision.label, provision_label(Path(provision.doc).stem, provision.section)))
+
+
+def provision_label(document: str, section: str) -> str:
+    if not section:
+        return document
+    return f"{document}, {section}" if section[:1].isdigit() else f"{section} {document}"
+
+
+# a section label's number, then the heading path or title a rulebook's label adds: "2.15 (Chapter 2 Having a
+# credible recovery plan > …)", "Article 277(3) Mapping of Transactions to Risk Categories", "Article 3A: Materiality"
+_TITLED_SECTION = re.compile(r"(?P<number>(?:[^\s\d(]+\s+)?[^\s]*\d[^\s:]*)"
+                             r"(?:\s*\(.*\)|\s*:\s.*|(?:\s+[^\s\d]+){3,})")
+
+
+def shown_section(section: str) -> str:
+    """The section as an answer names it: its number without the heading path or title after it ("2.15",
+    "Article 277(3)", "Footnote 53"); a label that is a number with its sub-units ("§ 5 Absatz 2", "Anlage 4 Teil
+    B") or no number stays whole."""
+    match = _TITLED_SECTION.fullmatch(" ".join(section.split()))
+    return match.group("number").rstrip(".") if match else section
 
 
 def excluded_provision(provision: Provision, exclusions: list[str]) -> bool:

@@ -59,7 +59,7 @@ class CandidateReader(ExtractiveBase):
         chunks = request.all_chunks()
         question = request.question or request.anchor
         readings = self._sentence_readings(request.anchor, chunks)
-        provisions = provisions_of(chunks, sentences_of, lambda batch: [0.0] * len(batch))
+        provisions = provisions_of(chunks, sentences_of, lambda batch: [0.0] * len(batch), request.document_names)
         # a clause that only empowers a regulation ("… wird ermächtigt, durch Rechtsverordnung …") answers only
         # a question about who may regulate
         skip_enabling = not asks_about_authorisation(request.anchor)

@@ -80,6 +80,7 @@ class SynthesisInput:
     task_findings: list[str] = field(default_factory=list)  # written per task when the context exceeds one call
     lead_max_chars: int = 1_200  # the extractive answer's lead (`AnswerSettings`)
     answer_max_chars: int = 4_000  # the whole extractive answer
+    document_names: dict[str, str] = field(default_factory=dict)  # file -> how the answer names it (registry)
 
     def all_chunks(self) -> list[ChunkWithInfo]:
         return self.primary + self.secondary + self.tertiary

@@ -379,3 +379,25 @@ def test_an_english_question_reads_a_german_sentence_by_its_meaning_too(reasoner
                                          "aufbewahren?", [chunk]).relevance([answering, *others])
     assert english[0] >= 0.6 * german[0]  # the English question alone, without its German terms: 0.52 of it
     assert all(other < english[0] / 2 for other in english[1:])
+
+
+def test_a_rulebooks_provision_is_named_by_its_documents_name_and_its_number(reasoner):
+    """A rulebook's files are named by machines and its passages labelled with their heading path: the answer names
+    a rule as its document's name (the registry's) and its number, which leaves the lead room for the statements."""
+    doc = "rb_doc_007__rules_harbour-dues.md"
+    chunk = ChunkWithInfo(
+        chunk_text="[PID a1] 3.2 (Chapter 3 Dues for vessels > Dues payable on arrival)\nA vessel must pay the "
+                   "harbour dues within 14 days of its arrival in the harbour.",
+        document=doc, page=1, chunk_id="a1", section="3.2 (Chapter 3 Dues for vessels > Dues payable on arrival)",
+        relevance_score=0.9)
+    question = "Within how many days of arrival must a vessel pay the harbour dues?"
+
+    def answer(names):
+        return reasoner.synthesize(SynthesisInput(anchor=question, language="en", question=question,
+                                                  primary=[chunk], document_names=names)).answer
+
+    named = answer({doc: "Harbour Dues"})
+    assert "Harbour Dues, 3.2:" in lead(named) and "rb_doc_007__rules_harbour-dues, 3.2" not in named
+    assert "Dues payable on arrival" not in lead(named).split("“")[0]  # the heading path is no part of the name
+    # a document the registry has no name for keeps its file's name
+    assert "rb_doc_007__rules_harbour-dues, 3.2:" in lead(answer({}))
