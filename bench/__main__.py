@@ -24,7 +24,8 @@ from tqdm.auto import tqdm
 from bench.common import BenchContext, BenchDataMissing
 
 QUICK = ("xref", "answers")
-FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers")
+FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers",
+        "answers-ukfin")
 ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker")
 
 
@@ -53,6 +54,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name.startswith("obliqa-"):
         from bench import obliqa
         return obliqa.bench_set(context, name.removeprefix("obliqa-"), limit=args.limit)
+    if name == "answers-ukfin":
+        from bench import answers_ukfin
+        return answers_ukfin.bench(context, limit=args.limit)
     if name == "answers":
         from bench import answers
         return answers.bench(context, reuse_sessions=args.reuse_sessions)
@@ -69,7 +73,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--only", default="", help=f"comma-separated benchmarks of: {', '.join(ALL)}")
     parser.add_argument("--reuse-sessions", action="store_true",
                         help="re-synthesise on the kept research even when the code before synthesis changed")
-    parser.add_argument("--limit", type=int, default=0, help="ObliQA: only the first N questions (a smoke run)")
+    parser.add_argument("--limit", type=int, default=0,
+                        help="ObliQA and UKFIN answers: only the first N questions (a smoke run)")
     parser.add_argument("--scoreboard", action="store_true", help="only regenerate bench/RESULTS.md")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)

@@ -1,0 +1,99 @@
+"""The extractive answer on a second corpus: UKFIN dev (UK PRA Rulebook, 314 questions, English).
+
+UKFIN gives no answer facts, but each question needs two passages: the source and the one it cites. So the
+measure is whether the answer quotes them: the lead (the lines before the first section heading, as for the
+German answers) and the whole answer. A quotation counts for a passage when it is found in that passage's text
+(`pages.find_span`, which reads an elision "…").
+
+The answer is written by the extractive reasoner from the rabbithole context of 25,000 characters (what
+`bench/obliqa.py` measures at @25k), with the followed references as its chains and the registry's document
+names. It is the writer on a corpus it was not fitted on, not a whole research run: no clarification, no tasks.
+
+    .venv/bin/python -m bench --only answers-ukfin [--limit N]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import time
+
+from tqdm.auto import tqdm
+
+from bench.common import BenchContext, require, write_jsonl, write_result
+from bench.obliqa import PID, SETS, registry_entries
+from rabbithole_lab.agent.synthesis_context import reference_chains
+from rabbithole_lab.eval.xref import follow_question
+from rabbithole_lab.kb.registry import DocumentRegistry
+from rabbithole_lab.pages import find_span
+from rabbithole_lab.rabbithole.engine import admit
+from rabbithole_lab.reasoning.base import SynthesisInput
+from rabbithole_lab.reasoning.quality import lead_of
+from rabbithole_lab.records import ChunkWithInfo
+from rabbithole_lab.research import open_services
+
+CONTEXT_CHARS = 25_000
+_QUOTATION = re.compile(r"“([^”]{12,})”|„([^“”]{12,})[“”]")
+
+
+def quoted_passages(text: str, chunks: list[ChunkWithInfo]) -> set[str]:
+    """The passage ids whose text holds a quotation of `text`."""
+    quotes = [next(group for group in match.groups() if group) for match in _QUOTATION.finditer(text)]
+    found = set()
+    for chunk in chunks:
+        marker = PID.search(chunk.chunk_text) or PID.search(chunk.heading or "")
+        if marker and any(find_span(chunk.chunk_text, quote) for quote in quotes):
+            found.add(marker.group(1))
+    return found
+
+
+def bench(context: BenchContext, limit: int = 0) -> dict:
+    spec = SETS["ukfin"]
+    folder = spec["folder"]
+    require(folder / "questions.dev.jsonl", "ObliQA-XRef UKFIN (shared/bench/obliqa-xref-ukfin)")
+    started = time.perf_counter()
+    corpus = folder / "corpus"
+    services = open_services(context.settings, corpus, context.index(corpus), show_progress=False)
+    kb = services.kb
+    kb.registry = DocumentRegistry.merged(registry_entries(folder), kb.registry.entries)
+    follower = services.follower()
+    questions = [json.loads(line) for line in (folder / "questions.dev.jsonl").read_text(encoding="utf-8").splitlines()]
+    questions = questions[:limit] if limit else questions
+    rows = []
+    for question in tqdm(questions, desc="UKFIN answers", unit="q", disable=not context.show_progress):
+        asked = time.perf_counter()
+        trail = follow_question(kb, follower, question["question"], "en")
+        chunks = [ChunkWithInfo.from_result(item.result, depth=item.depth, tier=item.tier or "primary",
+                                            relevance_score=item.relevance)
+                  for item in admit(trail.candidates, CONTEXT_CHARS)]
+        chains = reference_chains({"reference_edges": [edge.model_dump() for edge in trail.edges],
+                                   "detected_language": "en"}, {"primary": chunks},
+                                  lambda book: kb.registry.resolve_document_name(book)[0])
+        request = SynthesisInput(anchor=question["question"], language="en", question=question["question"],
+                                 primary=chunks, chains=chains,
+                                 document_names={doc: kb.registry.display_name(doc)
+                                                 for doc in dict.fromkeys(chunk.document for chunk in chunks)},
+                                 lead_max_chars=context.settings.answer.lead_max_chars,
+                                 answer_max_chars=context.settings.answer.answer_max_chars)
+        answer = services.reasoner.synthesize(request).answer
+        lead = lead_of(answer)
+        in_lead, in_answer = quoted_passages(lead, chunks), quoted_passages(answer, chunks)
+        pair = {question["source_pid"], question["target_pid"]}
+        rows.append({"id": question["id"], "answer": answer, "lead_chars": len(lead), "answer_chars": len(answer),
+                     "lead_quotes": sorted(in_lead), "answer_quotes": sorted(in_answer),
+                     "lead_source": question["source_pid"] in in_lead, "lead_target": question["target_pid"] in in_lead,
+                     "lead_either": bool(pair & in_lead), "answer_either": bool(pair & in_answer),
+                     "answer_both": pair <= in_answer, "seconds": round(time.perf_counter() - asked, 3)})
+    write_jsonl(context.out("answers-ukfin") / "answers.jsonl", rows)
+
+    def share(key: str) -> float:
+        return round(sum(row[key] for row in rows) / len(rows), 3) if rows else 0.0
+
+    numbers = {"n": len(rows), "lead_either": share("lead_either"), "lead_source": share("lead_source"),
+               "lead_target": share("lead_target"), "answer_either": share("answer_either"),
+               "answer_both": share("answer_both"),
+               "lead_chars": statistics.median(row["lead_chars"] for row in rows) if rows else 0,
+               "answer_chars": statistics.median(row["answer_chars"] for row in rows) if rows else 0,
+               "seconds_per_question": round(statistics.fmean(row["seconds"] for row in rows), 3) if rows else 0.0}
+    return {"numbers": numbers, "path": write_result("answers-ukfin", context, numbers, started)}
