@@ -19,6 +19,9 @@ logger = logging.getLogger(__name__)
 FUZZY_THRESHOLD = 0.7
 # a title longer than this names its document in an answer by its file stem: it would crowd the quote it labels
 DISPLAY_NAME_MAX_CHARS = 60
+# what a word processor leaves in a PDF's title field instead of a title ("Microsoft Word - Bericht.docx", "Untitled")
+_NO_TITLE = re.compile(r"\.(?:docx?|odt|rtf|pdf|tex|indd|pptx?|xlsx?)\b|^(?:Microsoft\b|untitled\b|unbenannt\b)",
+                       re.IGNORECASE)
 _ARTICLE = re.compile(r"^(des|der|dem|den|die|das|dieses|dieser|the|of)\s+", re.IGNORECASE)
 _INFLECTION = re.compile(r"(es|en|em|er|s|n|e)$")
 # The type of an act, not its name: alone ("der Verordnung vom 19. Juni 2020") it names no document.
@@ -199,7 +202,7 @@ class DocumentRegistry:
                  for name in entry.synonyms]
         if any(_is_abbreviation(name) and " " not in name for name in names):
             return self.abbreviation_of(filename)
-        return next((name for name in names if name != stem and "_" not in name
+        return next((name for name in names if name != stem and "_" not in name and not _NO_TITLE.search(name)
                      and len(name) <= DISPLAY_NAME_MAX_CHARS), stem)
 
     def tagged(self, tag: str) -> set[str]:

@@ -18,6 +18,8 @@ def test_a_document_is_named_by_its_abbreviation_else_its_title_else_its_file():
         RegistryEntry("rb_doc_9__rules_harbour-dues.md", "rules", ["rb_doc_9__rules_harbour-dues", "Harbour Dues"]),
         RegistryEntry("rb_doc_5__long.md", "rules", ["rb_doc_5__long", LONG_TITLE]),
         RegistryEntry("scan_0042.pdf", "misc", ["scan_0042"]),
+        RegistryEntry("bericht-2024.pdf", "misc", ["bericht-2024", "Microsoft Word - Bericht_final.docx"]),
+        RegistryEntry("notes.pdf", "misc", ["notes", "Untitled", "Field notes on tidal berths"]),
     ])
     assert registry.display_name("QStrG.pdf") == "QStrG"  # an abbreviation that is the file's stem too
     assert registry.display_name("rb_doc_3__ss-moorings.md") == "SS4/31"
@@ -25,6 +27,9 @@ def test_a_document_is_named_by_its_abbreviation_else_its_title_else_its_file():
     assert registry.display_name("rb_doc_5__long.md") == "rb_doc_5__long"  # a title too long to label a quote
     assert registry.display_name("scan_0042.pdf") == "scan_0042"
     assert registry.display_name("unknown.pdf") == "unknown"
+    # what a word processor left in the title field is no title
+    assert registry.display_name("bericht-2024.pdf") == "bericht-2024"
+    assert registry.display_name("notes.pdf") == "Field notes on tidal berths"
 
 
 @pytest.mark.parametrize(("section", "shown"), [
