@@ -7,9 +7,9 @@
 
 Quick mode runs the dev cross-reference retrieval and the answers re-synthesised from kept research. The
 full run adds reference detection (refex), ObliQA-XRef ADGM and UKFIN, ingest speed, answers from fresh
-research (which also refreshes the kept research) and the extractive answers on UKFIN (answers-ukfin). `suite` (the README's test command on a clean clone)
-runs only when named. Indexes are ingested once per machine into the index cache
-(RABBITHOLE_INDEX_CACHE, default ~/.cache/rabbithole-lab/indexes).
+research (which also refreshes the kept research) and the extractive answers on UKFIN (answers-ukfin).
+`suite` (the README's test command on a clean clone) runs only when named. Indexes are ingested once per
+machine into the index cache (RABBITHOLE_INDEX_CACHE, default ~/.cache/rabbithole-lab/indexes).
 """
 
 from __future__ import annotations
