@@ -15,7 +15,6 @@ names. It is the writer on a corpus it was not fitted on, not a whole research r
 from __future__ import annotations
 
 import json
-import re
 import statistics
 import time
 
@@ -29,17 +28,17 @@ from rabbithole_lab.kb.registry import DocumentRegistry
 from rabbithole_lab.pages import find_span
 from rabbithole_lab.rabbithole.engine import admit
 from rabbithole_lab.reasoning.base import SynthesisInput
+from rabbithole_lab.reasoning.claim_check import quotations
 from rabbithole_lab.reasoning.quality import lead_of
 from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.research import open_services
 
 CONTEXT_CHARS = 25_000
-_QUOTATION = re.compile(r"“([^”]{12,})”|„([^“”]{12,})[“”]")
 
 
 def quoted_passages(text: str, chunks: list[ChunkWithInfo]) -> set[str]:
     """The passage ids whose text holds a quotation of `text`."""
-    quotes = [next(group for group in match.groups() if group) for match in _QUOTATION.finditer(text)]
+    quotes = quotations(text)
     found = set()
     for chunk in chunks:
         marker = PID.search(chunk.chunk_text) or PID.search(chunk.heading or "")

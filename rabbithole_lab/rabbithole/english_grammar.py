@@ -44,17 +44,20 @@ _SUBJECT_RULE = re.compile(rf"(?:^|(?<=[,;:]\s)|(?<=\.\s))(?P<num>{RULE_NUMBER}(
 # and 3 of the Risk Control Part" (no rule number starts with 0: "(a) 0.9 for long-term obligations" is a factor)
 _ITEM_RULE = re.compile(rf"(?:^|(?<=[\s:;]))\((?:[a-z]{{1,2}}|[ivx]{{1,5}}|\d{{1,2}})\)\s+"
                         rf"(?P<num>(?!0){_LISTED_RULE}(?:{_LIST_NEXT}{_LISTED_RULE})*)(?![\w%]|\.\d)")
+# the small words a part's title may hold between its capitalised words ("Allocation of Responsibilities",
+# "Skills, Knowledge and Expertise")
+_TITLE_LINK = r"of|and|for|the|to|in"
 # "2.3 , 2.7 and 3 of the Risk Control Part", "6.4(7) and 6.4(8) of the Credit Unions Part": the rules are that
 # part's, named by its whole title (after the cited list, with any whole chapters in it)
 _OF_PART = re.compile(r"(?:\s*(?:,|and|or)\s*\d{1,3}[A-Z]?)*\s+of\s+the\s+(?P<book>[A-Z][A-Za-z’'-]*"
-                      r"(?:,?\s+(?:[–-]\s+)?(?:[A-Z][A-Za-z’'-]*|of|and|for|the|to|in)){0,6}?)\s+Part\b")
+                      rf"(?:,?\s+(?:[–-]\s+)?(?:[A-Z][A-Za-z’'-]*|{_TITLE_LINK})){{0,6}}?)\s+Part\b")
 _NUMBER_IN_LIST = re.compile(rf"{_LISTED_RULE}|\d{{1,3}}[A-Z]{{0,2}}(?![a-z])")
 # "Matching Adjustment 4.16", "Insurance – Senior Management Functions 8.2", "Own Funds 3A": a part of the
 # rulebook named by its title, then the rule; the title must be one the registry knows to resolve
 _PART_WORD = r"[A-Z][a-z][A-Za-z’']*"  # a title-cased word: an acronym ("ICRP Publication 103") names no part
 # "Conditions Governing Business 3.2 and 3.3": the list that follows is the same part's
 _NAMED_RULE = re.compile(
-    rf"(?P<book>{_PART_WORD}(?:\s+(?:[–-]\s+)?(?:{_PART_WORD}|of|and|for|the|to|in)){{1,6}}?)\s+"
+    rf"(?P<book>{_PART_WORD}(?:\s+(?:[–-]\s+)?(?:{_PART_WORD}|{_TITLE_LINK})){{1,6}}?)\s+"
     rf"(?P<num>{_LISTED_RULE}(?:{_LIST_NEXT}{_LISTED_RULE})*|\d{{1,3}}[A-Z]{{0,2}}(?:\(\w{{1,4}}\))*)(?![\w%]|\.\d)")
 # "Reporting 3.3 (5)(d)", "Fees 3.7": a part named by one word, with a rule number (a dot in it)
 _ONE_WORD_NAMED_RULE = re.compile(
@@ -64,7 +67,7 @@ _ONE_WORD_NAMED_RULE = re.compile(
 # title before the chapters it names (read only as a document's whole name: "Responses to Chapter 2" is none)
 _TITLE_WORD = r"(?:[A-Z][a-z][A-Za-z’'-]*|[IVX]{1,4})"
 _TITLED_CHAPTERS = re.compile(
-    rf"(?<![\w’'-])(?P<book>{_TITLE_WORD}(?:\s+(?:[–-]\s+)?(?:{_TITLE_WORD}|of|and|for|the|to|in)){{0,6}}?)\s+"
+    rf"(?<![\w’'-])(?P<book>{_TITLE_WORD}(?:\s+(?:[–-]\s+)?(?:{_TITLE_WORD}|{_TITLE_LINK})){{0,6}}?)\s+"
     rf"(?P<unit>Chapters?)\s+(?P<num>\d{{1,3}}[A-Z]?(?:{_LIST_NEXT}\d{{1,3}}[A-Z]?)*)(?![\w.]|\.\d)")
 _NOT_PART_NAMES = {"Article", "Articles", "Section", "Sections", "Chapter", "Chapters", "Part", "Parts", "Rule",
                    "Rules", "Paragraph", "Paragraphs", "Appendix", "Annex", "Schedule", "Table", "Figure",

@@ -32,7 +32,8 @@ class CheckedAnswer:
     invented: list[str] = field(default_factory=list)  # each removed claim, named by its citation and reason
 
 
-def _quotations(text: str) -> list[str]:
+def quotations(text: str) -> list[str]:
+    """The quotations of a text („…“, “…”, "…"), each at least `MIN_QUOTE_CHARS` long."""
     return [next(group for group in match.groups() if group) for match in _QUOTATION.finditer(text)
             if len(next(group for group in match.groups() if group).strip()) >= MIN_QUOTE_CHARS]
 
@@ -42,7 +43,7 @@ def _claim_fault(claim: str, doc: str, page: int, passages: list[ChunkWithInfo])
     of_doc = [p for p in passages if p.document == doc]
     if not any(p.page <= page <= (p.page_end or p.page) for p in of_doc):
         return "not retrieved"
-    for quotation in _quotations(claim):
+    for quotation in quotations(claim):
         starts = [page_at(p.page_map, span[0], p.page) for p in of_doc
                   if (span := find_span(p.chunk_text, quotation)) is not None]
         if not starts:
