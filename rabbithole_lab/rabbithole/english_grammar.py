@@ -162,9 +162,9 @@ def bare_rule_references(text: str, doc: str | None) -> list[DetectedReference]:
             book = " ".join(part.group("book").split()) if part else None
             offset = match.start("num")
             for number in _NUMBER_IN_LIST.finditer(match.group("num")):
-                start, end = offset + number.start(), offset + number.end()
-                found.setdefault(start, _reference("rule", _rule_label(number.group(0)), start, end, text, doc)
-                                 if book is None else _part_rule(_rule_label(number.group(0)), start, end, text, book))
+                start, end, label = offset + number.start(), offset + number.end(), _rule_label(number.group(0))
+                found.setdefault(start, _part_rule(label, start, end, text, book) if book
+                                 else _reference("rule", label, start, end, text, doc))
     return list(found.values())
 
 
