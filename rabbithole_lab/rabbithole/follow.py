@@ -147,19 +147,20 @@ class RabbitholeFollower:
                  for number, result in enumerate(unique_new_chunks(others, pool))]
         found = one_per_section(collect_backlinks([*hits, *below], seeds, self.detect, self._target_doc))
         # a citer among the hits search put on top keeps search's order; further down, search order is hardly
-        # evidence (decision 026), so such a citer and one search did not rank at all go by closeness alone
+        # evidence (decision 026), so such a citer and one search did not rank at all go by closeness alone.
+        # A citer on top is in the context already: at least one place goes below it (decision 028)
         on_top = [item for item in found if item[0].rank is not None
                   and item[0].rank < self.settings.follow_from_top_seeds][: self.settings.max_cited_by]
-        if len(on_top) < self.settings.max_cited_by:
-            further = [item for item in found if item not in on_top]
-            indexed = self._indexed_citers(seeds, [*hits, *below], anchor, start + len(below))
-            taken = {(citer.result.doc, citer.result.section) for citer, _, _ in found}
-            further += [item for item in one_per_section(collect_backlinks(indexed, seeds, self.detect,
-                                                                           self._target_doc))
-                        if (item[0].result.doc, item[0].result.section) not in taken]
-            closeness = self.kb.similarity([citer.result for citer, _, _ in further], anchor) if further else {}
-            further.sort(key=lambda item: -closeness.get(item[0].chunk_id, 0.0))
-            on_top += further[: self.settings.max_cited_by - len(on_top)]
+        places_below = max(1, self.settings.max_cited_by - len(on_top))
+        further = [item for item in found if item not in on_top]
+        indexed = self._indexed_citers(seeds, [*hits, *below], anchor, start + len(below))
+        taken = {(citer.result.doc, citer.result.section) for citer, _, _ in found}
+        further += [item for item in one_per_section(collect_backlinks(indexed, seeds, self.detect,
+                                                                       self._target_doc))
+                    if (item[0].result.doc, item[0].result.section) not in taken]
+        closeness = self.kb.similarity([citer.result for citer, _, _ in further], anchor) if further else {}
+        further.sort(key=lambda item: -closeness.get(item[0].chunk_id, 0.0))
+        on_top += further[:places_below]
         found = on_top
         joining = [citer for citer, _, _ in found if citer.rank is not None and citer.rank >= start]
         if joining:

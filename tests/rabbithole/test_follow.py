@@ -19,7 +19,7 @@ from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
 from rabbithole_lab.rabbithole.collect import Pool, collect_backlinks, one_per_section, section_candidates
 from rabbithole_lab.rabbithole.engine import admit, build_follower
 from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, gate_references
-from rabbithole_lab.rabbithole.rank import hit_value, new_terms_share
+from rabbithole_lab.rabbithole.rank import backlink_value, hit_value, new_terms_share
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance, keyword_overlap, lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
@@ -648,16 +648,24 @@ def test_a_section_cites_a_seed_once_however_many_of_its_chunks_do():
     assert [citer.chunk_id for citer, _, _ in one_per_section(found)] == ["b", "d"]
 
 
+def _citers_of(trail, chunk_id: str) -> int:
+    return sum(1 for c in trail.candidates if c.kind == "backlink" and c.cites == chunk_id)
+
+
 def test_a_hit_further_down_that_cites_the_best_hit_joins_it(demo_kb, settings):
     hits = (_seed(demo_kb, "QStrG.pdf", "§ 12") + _seed(demo_kb, "QStrG.pdf", "§ 3")
             + _seed(demo_kb, "QStrG.pdf", "§ 13")  # cites Anlage 2, nothing among the hits
             + _seed(demo_kb, "QStrV.pdf", "§ 6"))  # "§ 6 ... nach § 12 QStrG"
-    # one backlink place: the ranked citer takes it (with two, a passage search did not rank takes the other)
+    # one backlink place: the ranked citer takes it, and one place below it stays open to a passage search did
+    # not rank; the two share the best hit's value
     trail = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run(hits, ANCHOR, "de")
     by_section = {(c.result.doc, c.result.section): c for c in trail.candidates if c.kind in ("hit", "backlink")}
     citer = by_section[("QStrV.pdf", "§ 6")]
     assert citer.kind == "backlink" and citer.cites == hits[0].chunk_id and "12" in citer.via
-    assert citer.value == by_section[("QStrG.pdf", "§ 12")].value  # it joins the best hit's value
+    citers = [c for c in trail.candidates if c.kind == "backlink" and c.cites == hits[0].chunk_id]
+    assert len(citers) == 2 and all(c.rank > 3 for c in citers if c is not citer)
+    best = by_section[("QStrG.pdf", "§ 12")].value
+    assert citer.value == backlink_value(hit_value(3), best, 2) > hit_value(3)  # it gains part of the best hit's value
     assert by_section[("QStrG.pdf", "§ 13")].kind == "hit" and by_section[("QStrG.pdf", "§ 13")].value == hit_value(2)
     edge = next(e for e in trail.edges if e.resolution == "cited_by")
     assert edge.from_chunk == hits[3].chunk_id and edge.to_chunks == [hits[0].chunk_id] and edge.decision == "followed"
@@ -681,7 +689,8 @@ def test_a_hit_whose_section_an_earlier_hit_holds_still_enters_when_it_cites_the
     assert by_chunk[holder.chunk_id].kind == "hit"
     citer = by_chunk[citing.chunk_id]
     assert citer.kind == "backlink" and citer.cites == hits[0].chunk_id
-    assert citer.value == by_chunk[hits[0].chunk_id].value
+    assert citer.value == backlink_value(hit_value(citer.rank), by_chunk[hits[0].chunk_id].value,
+                                         _citers_of(trail, hits[0].chunk_id)) > hit_value(citer.rank)
     assert any(e.resolution == "cited_by" and e.from_chunk == citing.chunk_id for e in trail.edges)
     # a chunk the pool holds already is read once, and one that cites nothing stays out
     again = _follower(demo_kb, settings, follow_depth=0, max_cited_by=2).run([*hits, holder, holder], ANCHOR, "de")
@@ -700,7 +709,9 @@ def test_a_passage_below_the_cut_enters_only_when_it_cites_the_best_hit(demo_kb,
     assert ("QStrG.pdf", "§ 13") not in pooled
     citer = pooled[("QStrV.pdf", "§ 6")]
     assert citer.kind == "backlink" and citer.cites == hits[0].chunk_id and citer.rank == 3  # its place in the ranking
-    assert citer.value == pooled[("QStrG.pdf", "§ 12")].value and 0 < citer.own_relevance <= 1
+    assert citer.value == backlink_value(hit_value(3), pooled[("QStrG.pdf", "§ 12")].value,
+                                         _citers_of(trail, hits[0].chunk_id)) > hit_value(3)
+    assert 0 < citer.own_relevance <= 1
     assert any(e.resolution == "cited_by" and e.from_chunk == below[1].chunk_id for e in trail.edges)
     # with backlinks off the continuation is not read at all
     off = _follower(demo_kb, settings, follow_depth=0, max_cited_by=0).run(hits, ANCHOR, "de", below_cut=below)
@@ -765,9 +776,11 @@ def test_a_passage_search_did_not_rank_joins_through_the_citation_index_once_rea
     again = CitationIndex(demo_kb, lambda reference: "QStrG.pdf" if reference.book == "QStrG" else None)
     assert citing.chunk_id in again.citers(hits[0].collection, [("QStrG.pdf", "§ 12")])
     assert json.loads(kept.read_text(encoding="utf-8"))["references"]
-    # one backlink place, taken by a ranked citer: the index is not read for it
+    # one backlink place, taken by a ranked citer: it keeps its rank, and the place below it goes to a passage
+    # of the index, ranked after the ranking
     ranked = _follower(demo_kb, settings, follow_depth=0, max_cited_by=1).run([*hits, citing], ANCHOR, "de")
-    assert [c.rank for c in ranked.candidates if c.kind == "backlink"] == [2]
+    ranks = [c.rank for c in ranked.candidates if c.kind == "backlink"]
+    assert len(ranks) == 2 and ranks[0] == 2 and ranks[1] >= 3
 
 
 def test_a_footnote_of_the_passage_is_followed_whatever_the_gate_says(tmp_path, settings):
@@ -828,10 +841,9 @@ def test_a_range_of_held_passages_shares_what_the_reference_is_worth(tmp_path, s
     assert max(c.value for c in held) < citer.value
 
 
-def test_further_down_the_ranking_a_citer_search_did_not_rank_may_take_the_place_by_closeness(tmp_path, settings):
-    """Two passages cite the best hit, rule 3.7: one search ranked far down, one it did not rank at all. Below the
-    hits search put on top, its order is no evidence: the one closer to the question takes the backlink place. A
-    citer among the top hits keeps the place whatever its closeness."""
+def _fees_rulebook_backlinks(tmp_path, settings):
+    """A rulebook whose rule 3.7 is cited by 3.6 (which search will not rank) and by 5.2 (ranked last, and further
+    from the question than 3.6); returns the ranking and a function giving the backlinks' sections."""
     kb = _rulebook_resolver(tmp_path, settings, {
         "fees.md": "# Fees\n\n"
                    "## [PID a] 3.6 (Chapter 3 Periodic Fees)\n\nThe periodic fee a firm pays in its first fee year "
@@ -849,7 +861,7 @@ def test_further_down_the_ranking_a_citer_search_did_not_rank_may_take_the_place
     [definitions] = kb.section_lookup("fees.md", "2.1")[:1]
     [special] = kb.section_lookup("fees.md", "5.2")[:1]
     closeness = kb.similarity(kb.section_lookup("fees.md", "3.6")[:1] + [special], question)
-    assert max(closeness, key=closeness.get) != special.chunk_id  # what the test rests on
+    assert max(closeness, key=closeness.get) != special.chunk_id  # what the tests rest on
     gate = ExtractiveDecider(kb.index.embedder, settings.references.gate_threshold)
 
     def backlinks(hits, top):
@@ -857,6 +869,20 @@ def test_further_down_the_ranking_a_citer_search_did_not_rank_may_take_the_place
             settings, follow_depth=0, max_cited_by=1, follow_from_top_seeds=top))
         return [c.result.section for c in follower.run(hits, question, "en").candidates if c.kind == "backlink"]
 
-    ranking = [rule, application, definitions, special]  # the special-project rule ranked last
+    return [rule, application, definitions, special], backlinks  # the special-project rule ranked last
+
+
+def test_further_down_the_ranking_a_citer_search_did_not_rank_may_take_the_place_by_closeness(tmp_path, settings):
+    """Two passages cite the best hit, rule 3.7: one search ranked far down, one it did not rank at all. Below the
+    hits search put on top, its order is no evidence: the one closer to the question takes the backlink place. A
+    citer among the top hits keeps the place whatever its closeness."""
+    ranking, backlinks = _fees_rulebook_backlinks(tmp_path, settings)
     assert backlinks(ranking, top=2) == ["3.6 (Chapter 3 Periodic Fees)"]
-    assert backlinks(ranking, top=4) == ["5.2 (Chapter 5 Special project fees)"]
+    assert "5.2 (Chapter 5 Special project fees)" in backlinks(ranking, top=4)
+
+
+def test_a_citer_on_top_leaves_a_backlink_place_to_a_passage_below_it(tmp_path, settings):
+    """A citer among the top hits is in the context already; taking the one backlink place, it would keep out the
+    closest passage search did not put there. That passage joins as well."""
+    ranking, backlinks = _fees_rulebook_backlinks(tmp_path, settings)
+    assert backlinks(ranking, top=4) == ["5.2 (Chapter 5 Special project fees)", "3.6 (Chapter 3 Periodic Fees)"]
