@@ -313,10 +313,9 @@ class ReferenceSettings(_Group):
         ge=0, le=1,
     )
     min_results: int = _env("RELEVANCE_MIN_RESULTS", 2, "Chunks kept by backfill after filtering", ge=0)
-    max_cited_by: int = _env(
-        "REFERENCE_MAX_CITED_BY", 2, "Backlinks per task: lower seeds or first-stage hits below the cut that move "
-        "right after the best seed because they cite it; one place goes below the top hits whatever they take "
-        "(0 = off)", ge=0)
+    max_cited_by: int = _env("REFERENCE_MAX_CITED_BY", 2, "Backlinks per task: lower seeds or first-stage hits below "
+                             "the cut that move right after the best seed because they cite it; one place goes below "
+                             "the top hits whatever they take (0 = off)", ge=0)
     cited_by_top_seeds: int = _env("REFERENCE_CITED_BY_TOP_SEEDS", 1, "Backlinks lead only to the best N seeds", ge=1)
     cited_by_depth: int = _env(
         "REFERENCE_CITED_BY_DEPTH", 0, "First-stage hits (distinct sections) searched for passages that cite the "
