@@ -32,10 +32,14 @@ def is_term_word(word: str) -> bool:
 
 # what a question asks for, by its words: a German compound means what its last part means ("Jahresmenge",
 # "Obergrenze", "Deckungssumme" ask for a quantity as "Menge", "Grenze", "Summe" do)
+_TIME_NOUNS = r"(?:zeit|sekunden|minuten|stunden|wochen|(?:kalender|werk|arbeits)?tagen?|monaten?|jahren?)\b"
 ASKED = {
-    "amount": [r"wie\s+(?:hoch|viel|viele|groß)", r"\w*(?:werte?|beträge?|betrag|summen?|grenzen?|mengen?|dosis|"
-               r"dosen|anteil)\b", r"grenzwert\w*", r"höchstwert\w*", r"höhe\b", r"dosis\w*"],
-    "deadline": [r"fristen?\b", r"wie\s+lange", r"bis\s+wann", r"wann\b", r"wie\s+schnell", r"innerhalb\s+welche\w*",
+    # "wie viel Zeit", "wie viele Wochen" ask for a period, not a quantity
+    "amount": [r"wie\s+(?:hoch|groß)", rf"wie\s+viel(?:e[mnrs]?)?\b(?!\s+{_TIME_NOUNS})",
+               r"\w*(?:werte?|beträge?|betrag|summen?|grenzen?|mengen?|dosis|dosen|anteil)\b",
+               r"grenzwert\w*", r"höchstwert\w*", r"höhe\b", r"dosis\w*"],
+    "deadline": [r"fristen?\b", r"wie\s+lange", rf"wie\s+viel(?:e[mnrs]?)?\s+{_TIME_NOUNS}", r"bis\s+wann", r"wann\b",
+                 r"wie\s+schnell", r"innerhalb\s+welche\w*",
                  r"aufbewahr\w*", r"(?:welche[nm]?|bis\s+zu\s+welche[mnr]?)\s+(?:zeitraum|zeitpunkt|datum|termin|"
                  r"stichtag|tag)\b"],
     "frequency": [r"wie\s+oft", r"wie\s+häufig", r"in\s+welche[nm]\s+(?:abständen|abstand|turnus|intervall\w*)",

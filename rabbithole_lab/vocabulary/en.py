@@ -27,10 +27,14 @@ def is_term_word(word: str) -> bool:
     return not verb_or_adverb or any(char.isdigit() for char in word)
 
 
+_TIME_NOUNS = r"(?:time|seconds|minutes|hours|days|weeks|months|years|calendar\s+days|working\s+days)\b"
 ASKED = {
-    "amount": [r"how\s+(?:much|high|many|large)", r"limits?\b", r"values?\b", r"amounts?\b", r"sums?\b", r"dose\b",
+    # "how much time", "how many weeks" ask for a period, not a quantity
+    "amount": [r"how\s+(?:high|large)", rf"how\s+(?:much|many)\b(?!\s+{_TIME_NOUNS})", r"limits?\b", r"values?\b",
+               r"amounts?\b", r"sums?\b", r"dose\b",
                r"thresholds?\b", r"percent\w*", r"ceiling\b", r"cap\b"],
-    "deadline": [r"how\s+long", r"how\s+quickly", r"how\s+soon", r"by\s+when", r"by\s+(?:what|which)\s+date",
+    "deadline": [r"how\s+long", rf"how\s+(?:much|many)\s+{_TIME_NOUNS}", r"how\s+quickly", r"how\s+soon",
+                 r"by\s+when", r"by\s+(?:what|which)\s+date",
                  r"(?:what|which)\s+period", r"when\b", r"deadlines?\b", r"periods?\b", r"retain\w*", r"kept\b"],
     "frequency": [r"how\s+often", r"how\s+frequently", r"(?:at|in)\s+what\s+intervals?", r"how\s+regularly",
                   r"repeat\w*", r"recurr\w*"],

@@ -28,6 +28,15 @@ from rabbithole_lab.records import ChunkWithInfo
     ("Bis zu welchem Zeitpunkt ist das Kranbuch vorzulegen?", {"deadline"}),
     ("What percentage of the crane's load may the hook bear?", {"amount"}),
     ("Welcher Grundsatz gilt für die Absätze des Kranbuchs?", set()),
+    # "how much" asks for a quantity, "how much time" for a period
+    ("Wie viel Zeit hat der Kranführer nach der Störung für seine Meldung?", {"deadline"}),
+    ("Wie viele Wochen darf der Kran ungeprüft stehen?", {"deadline"}),
+    ("Wie viel Ballast trägt der Kranausleger?", {"amount"}),
+    ("Wie viele Anschläger braucht der Kran?", {"amount"}),
+    ("Nach wie vielen Tagen ist der Kran erneut zu prüfen?", {"deadline"}),
+    ("How much time does the crane operator have to report a fault?", {"deadline"}),
+    ("How many days may the crane stand uninspected?", {"deadline"}),
+    ("How much ballast does the jib carry?", {"amount"}),
 ])
 def test_a_question_asks_for_kinds_by_its_words(question, kinds):
     assert asked_kinds(question) == kinds
