@@ -71,8 +71,7 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
                                   lambda book: kb.registry.resolve_document_name(book)[0])
         request = SynthesisInput(anchor=question["question"], language="en", question=question["question"],
                                  primary=chunks, chains=chains,
-                                 document_names={doc: kb.registry.display_name(doc)
-                                                 for doc in dict.fromkeys(chunk.document for chunk in chunks)},
+                                 document_names=kb.registry.display_names(chunk.document for chunk in chunks),
                                  lead_max_chars=context.settings.answer.lead_max_chars,
                                  answer_max_chars=context.settings.answer.answer_max_chars)
         answer = services.reasoner.synthesize(request).answer

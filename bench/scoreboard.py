@@ -218,8 +218,7 @@ TABLES: dict[str, Table] = {
             Row("tests failed", ("failed",), "0", ("before", "failed"), "chars"))),
 }
 ORDER = ("xref", "answers", "ranker", "obliqa-ukfin", "answers-ukfin", "first-stage-ukfin", "obliqa-adgm", "refex",
-         "refs-ukfin",
-         "embed-speed", "tokens", "ingest", "suite")
+         "refs-ukfin", "embed-speed", "tokens", "ingest", "suite")
 
 
 def dig(numbers: dict, path: tuple):

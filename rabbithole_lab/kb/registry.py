@@ -11,6 +11,7 @@ import difflib
 import json
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -204,6 +205,10 @@ class DocumentRegistry:
             return self.abbreviation_of(filename)
         return next((name for name in names if name != stem and "_" not in name and not _NO_TITLE.search(name)
                      and len(name) <= DISPLAY_NAME_MAX_CHARS), stem)
+
+    def display_names(self, documents: Iterable[str]) -> dict[str, str]:
+        """`display_name` of each document, once each (the synthesis request's `document_names`)."""
+        return {document: self.display_name(document) for document in dict.fromkeys(documents)}
 
     def tagged(self, tag: str) -> set[str]:
         """The documents whose name carries `tag` in parentheses: a rulebook that split an act among its parts

@@ -48,8 +48,8 @@ def synthesis_request(state: AgentState, services: Services) -> SynthesisInput:
         question=question(state), exclusions=exclusions(state), tasks=answer_tasks(state),
         parts=asked_parts(state), lead_max_chars=services.settings.answer.lead_max_chars,
         answer_max_chars=services.settings.answer.answer_max_chars,
-        document_names={doc: services.kb.registry.display_name(doc)
-                        for doc in dict.fromkeys(chunk.document for chunks in context.values() for chunk in chunks)})
+        document_names=services.kb.registry.display_names(
+            chunk.document for chunks in context.values() for chunk in chunks))
 
 
 def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
