@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.messages import run_text
@@ -72,6 +72,29 @@ class PendingReference:
     resolution: Resolution
     targets: list[VectorResult]  # resolved chunks that are new to the pool
     holders: list[Candidate]  # candidates already standing for resolved chunks (they gain value if followed)
+    openings: frozenset[str] = field(default_factory=frozenset)  # where each cited block begins (`opening_chunks`)
+
+    def is_new(self, target: VectorResult, pool: Pool) -> bool:
+        """Whether `target` still adds to the pool: nothing stands for its chunk or its section, or it is where a
+        cited block begins and the pool holds only another part of the block."""
+        return pool.holder(target) is None or (target.chunk_id in self.openings and not pool.has_chunk(target.chunk_id))
+
+
+def opening_chunks(reference: DetectedReference, resolution: Resolution) -> frozenset[str]:
+    """The chunks where the blocks a reference resolved to begin (the first of each section, in reading order),
+    when it names no paragraph of them. A reader following "rule 4.10" or "§ 78" opens it at its start: the lead-in
+    a rule's items depend on ("… must manage incidents including by:"), the first paragraph of a statute's section.
+    Only an exact section lookup resolves whole sections; a search's hits are no block."""
+    if resolution.path != "section_index":
+        return frozenset()
+    seen: set[tuple[str, str]] = set()
+    openings = []
+    for result in resolution.results:
+        block = (result.doc, result.section)
+        if result.section and block not in seen and not reference.paragraphs_of(result.section):
+            openings.append(result.chunk_id)
+        seen.add(block)
+    return frozenset(openings)
 
 
 def citations(detect: Detect, result: VectorResult) -> list[DetectedReference]:
@@ -145,21 +168,20 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
                 edges.append(skipped_edge(citer, reference, reason, resolution))
                 continue
             own_section = (citer.result.doc, citer.result.section)
-            targets: list[VectorResult] = []
-            holders: list[Candidate] = []
+            item = PendingReference(citer, reference, resolution, [], [], opening_chunks(reference, resolution))
             for result in resolution.results:
                 if result.chunk_id == citer.chunk_id or \
                         (result.section and (result.doc, result.section) == own_section):
                     continue
                 holder = pool.holder(result)
-                if holder is None:
-                    targets.append(result)
-                elif holder is not citer and holder not in holders:
-                    holders.append(holder)
-            if not targets and not holders:
+                if item.is_new(result, pool):
+                    item.targets.append(result)
+                elif holder is not citer and holder not in item.holders:
+                    item.holders.append(holder)
+            if not item.targets and not item.holders:
                 edges.append(skipped_edge(citer, reference, said["already_in_context"], resolution))
                 continue
-            pending.append(PendingReference(citer, reference, resolution, targets, holders))
+            pending.append(item)
     return pending, edges
 
 

@@ -245,7 +245,7 @@ class RabbitholeFollower:
             item, verdict = pending[index], verdicts[index]
             reason = verdict.decision.reason if not verdict.decision.follow else policy.skip_reason(
                 item.reference.key, item.citer.chunk_id, item.resolution.doc, citer_doc=item.citer.result.doc)
-            targets = [t for t in item.targets if pool.holder(t) is None]
+            targets = [t for t in item.targets if item.is_new(t, pool)]
             if not reason and not targets and not item.holders:
                 reason = run_text(language)["already_in_context"]
             if reason:
@@ -278,8 +278,9 @@ class RabbitholeFollower:
         return next_frontier
 
     def _gate(self, pending: list[PendingReference], anchor: str, language: str, cosine: dict[str, float]):
-        """The gate judges the chunk following would take: of a section or range, the one holding the paragraph
-        the reference names, else the one closest to the anchor."""
+        """The gate judges what a reference cites by its best chunk: of a section or range, the one holding the
+        paragraph the reference names, else the one closest to the anchor (following then lands where the block
+        begins, `_choose`: a block whose lead-in is far from the question may still hold what it asks)."""
         inputs = []
         for item in pending:
             options = item.targets or [holder.result for holder in item.holders]
@@ -315,9 +316,13 @@ class RabbitholeFollower:
     def _choose(self, targets: list[VectorResult], cosine: dict[str, float],
                 paragraphs: list[str] | None = None) -> list[VectorResult]:
         """The chunks of a resolved section that hold the paragraphs the reference names ("§ 9g Absatz 5": the
-        chunk where "(5)" opens), else those most similar to the anchor; in reading order."""
+        chunk where "(5)" opens), else where each cited block begins, or continues when the context holds its
+        beginning (decision 030): of several blocks, those most similar to the anchor; in reading order."""
         if len(targets) <= self.settings.chunks_per_reference:
             return targets
+        if not any(opens_paragraph(t.text, paragraphs) for t in targets):
+            targets = [t for number, t in enumerate(targets)
+                       if number == 0 or (targets[number - 1].doc, targets[number - 1].section) != (t.doc, t.section)]
         best = sorted(targets, key=lambda t: (not opens_paragraph(t.text, paragraphs),
                                               -cosine.get(t.chunk_id, 0.0)))[: self.settings.chunks_per_reference]
         order = {t.chunk_id: index for index, t in enumerate(targets)}

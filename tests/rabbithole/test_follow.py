@@ -373,9 +373,36 @@ def test_following_takes_the_chunk_that_opens_the_paragraph_the_reference_names(
     follower = _follower(demo_kb, settings)
     closer = {"a": 0.9, "b": 0.2}
     assert follower._choose([first, second], closer, ["3"]) == [second]
-    # without a paragraph named, the chunk closest to the question
+    # without a paragraph named, where the section begins, however close the rest is to the question
     assert follower._choose([first, second], closer, []) == [first]
     assert follower._choose([first, second], closer, ["7"]) == [first]
+    assert follower._choose([first, second], {"a": 0.2, "b": 0.9}, []) == [first]
+
+
+def test_following_lands_where_the_cited_rule_begins(tmp_path, settings):
+    """A rule held passage by passage: its lead-in, then its items. A reference to it lands on the lead-in, which
+    the items depend on, though an item is closer to the question; and still does when search already holds that
+    item: the context holds only part of the rule."""
+    kb = _rulebook_resolver(tmp_path, settings, {
+        "berths.md": "# Berths\n\n"
+                     "## [PID a] 4.10 (Chapter 4 Berth incidents)\n\nA harbour master must manage berth incidents "
+                     "effectively, including by:\n\n"
+                     "## [PID b] 4.10 (Chapter 4 Berth incidents)\n\n(1) closing the berth to traffic ;\n\n"
+                     "## [PID c] 4.10 (Chapter 4 Berth incidents)\n\n(2) telling pilots of the tide heights at the "
+                     "closed berth within one hour ;\n\n"
+                     "## [PID d] 5.2 (Chapter 5 Drills)\n\nEach drill tests the steps under 4.10 with the pilots "
+                     "on duty.\n",
+    }).kb
+    question = "Within what time must pilots be told the tide heights at a closed berth?"
+    [drill] = kb.section_lookup("berths.md", "5.2")[:1]
+    lead_in, _, tides = kb.section_lookup("berths.md", "4.10")
+    closeness = kb.similarity([lead_in, tides], question)
+    assert closeness[tides.chunk_id] > closeness[lead_in.chunk_id]  # what the test rests on
+    gate = ExtractiveDecider(kb.index.embedder, threshold=0.0)  # follows everything
+    follower = build_follower(kb, settings, gate, references=_references(settings, follow_depth=1, max_cited_by=0))
+    for hits in ([drill], [drill, tides]):
+        followed = [c.chunk_id for c in follower.run(hits, question, "en").candidates if c.kind == "followed"]
+        assert followed == [lead_in.chunk_id]
 
 
 def test_depth_limit_stops_the_recursion(demo_kb, settings):
