@@ -185,7 +185,7 @@ class ReferenceResolver:
             # a heading block before the section index: "Chapter 2 (d)" read as a section key would be rule 2
             exact = (self._heading_blocks(doc, collection, cited_blocks(reference))
                      or self._section_index(reference, doc, collection)
-                     or self._closest_in_blocks(doc, collection, whole_blocks(reference), query_hint))
+                     or self._block_beginnings(doc, collection, whole_blocks(reference)))
             if exact is not None:
                 return exact
             if reference.unit in CANDIDATE_UNITS and not reference.book:
@@ -284,16 +284,12 @@ class ReferenceResolver:
         hits = [hit for blocks in named for hit in self.kb.block_lookup(doc, blocks, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
-    def _closest_in_blocks(self, doc: str, collection: str | None, named: list[list[str]],
-                           query_hint: str) -> Resolution | None:
-        """A whole chapter or appendix stands for its passage closest to the question: the reference points a
-        reader there, not at each of its many passages. Held already, that passage gains the citation."""
-        whole = self._heading_blocks(doc, collection, named)
-        if whole is None or not query_hint:
-            return whole
-        similarity = self.kb.similarity(whole.results, query_hint)
-        whole.results = [max(whole.results, key=lambda hit: similarity.get(hit.chunk_id, 0.0))]
-        return whole
+    def _block_beginnings(self, doc: str, collection: str | None, named: list[list[str]]) -> Resolution | None:
+        """A whole chapter or appendix stands for its first passage: the reference points a reader to where it
+        begins, not to each of its many passages (decision 030); of several ("Chapters 2 and 3"), following
+        takes the beginning closest to the question. Held already, that passage gains the citation."""
+        beginnings = [found[0] for blocks in named if (found := self.kb.block_lookup(doc, blocks, collection))]
+        return Resolution("section_index", beginnings, doc, collection, 1.0) if beginnings else None
 
     def _unique_elsewhere(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
         """A book-less reference its own document lacks ("Rule 11.7.1" in a guidance note on the rulebook):
