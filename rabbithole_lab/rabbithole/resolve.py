@@ -183,7 +183,7 @@ class ReferenceResolver:
         doc, collection = self.target_document(reference)
         if doc:
             # a heading block before the section index: "Chapter 2 (d)" read as a section key would be rule 2
-            exact = (self._heading_blocks(doc, collection, cited_blocks(reference))
+            exact = (self._block_beginnings(doc, collection, cited_blocks(reference))
                      or self._section_index(reference, doc, collection)
                      or self._block_beginnings(doc, collection, whole_blocks(reference)))
             if exact is not None:
@@ -278,16 +278,12 @@ class ReferenceResolver:
         hits = [hit for label in section_labels(reference) for hit in lookup_section(self.kb, doc, label, collection)]
         return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
 
-    def _heading_blocks(self, doc: str, collection: str | None, named: list[list[str]]) -> Resolution | None:
-        """The `named` blocks the document's heading paths show: "Table 1" in "Chapter 1 Introduction > Table 1:
-        …", "Chapter 2 (vi)" in "2.72 (Chapter 2 … > (vi) Fire drills)"; None when it shows none of them."""
-        hits = [hit for blocks in named for hit in self.kb.block_lookup(doc, blocks, collection)]
-        return Resolution("section_index", hits, doc, collection, 1.0) if hits else None
-
     def _block_beginnings(self, doc: str, collection: str | None, named: list[list[str]]) -> Resolution | None:
-        """A whole chapter or appendix stands for its first passage: the reference points a reader to where it
-        begins, not to each of its many passages (decision 030); of several ("Chapters 2 and 3"), following
-        takes the beginning closest to the question. Held already, that passage gains the citation."""
+        """The `named` blocks the document's heading paths show ("Table 1" in "Chapter 1 Introduction > Table 1:
+        …", "Chapter 2 (vi)" in "2.72 (Chapter 2 … > (vi) Fire drills)", a whole chapter or appendix), each by its
+        first passage: the reference points a reader to where the block begins, not to each of its many passages
+        (decision 030); of several, following takes the beginning closest to the question. Held already, that
+        passage gains the citation. None when the document shows none of them."""
         beginnings = [found[0] for blocks in named if (found := self.kb.block_lookup(doc, blocks, collection))]
         return Resolution("section_index", beginnings, doc, collection, 1.0) if beginnings else None
 
