@@ -298,8 +298,8 @@ class ReferenceSettings(_Group):
     )
     chunks_per_reference: int = _env(
         "REFERENCE_CHUNKS_PER_REFERENCE", 1,
-        "Chunks of a cited section taken as followed targets (where each cited block begins; of several blocks, "
-        "the closest to the question); the rest of the section is offered to the context by what it adds", ge=1
+        "Chunks of a cited section taken as followed targets (the closest to the question; a rule's lead-in, "
+        "a chapter's first passage); the rest of the section is offered to the context by what it adds", ge=1
     )
     filter_followed: bool = _env(
         "REFERENCE_FILTER_FOLLOWED", True,

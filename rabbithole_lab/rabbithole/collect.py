@@ -72,26 +72,32 @@ class PendingReference:
     resolution: Resolution
     targets: list[VectorResult]  # resolved chunks that are new to the pool
     holders: list[Candidate]  # candidates already standing for resolved chunks (they gain value if followed)
-    openings: frozenset[str] = field(default_factory=frozenset)  # where each cited block begins (`opening_chunks`)
+    openings: frozenset[str] = field(default_factory=frozenset)  # the lead-ins cited blocks open with
 
     def is_new(self, target: VectorResult, pool: Pool) -> bool:
-        """Whether `target` still adds to the pool: nothing stands for its chunk or its section, or it is where a
-        cited block begins and the pool holds only another part of the block."""
+        """Whether `target` still adds to the pool: nothing stands for its chunk or its section, or it is the lead-in
+        a cited block opens with and the pool holds only another part of the block (an item without it)."""
         return pool.holder(target) is None or (target.chunk_id in self.openings and not pool.has_chunk(target.chunk_id))
 
 
 def opening_chunks(reference: DetectedReference, resolution: Resolution) -> frozenset[str]:
-    """The chunks where the blocks a reference resolved to begin (the first of each section, in reading order),
-    when it names no paragraph of them. A reader following "rule 4.10" or "§ 78" opens it at its start: the lead-in
-    a rule's items depend on ("… must manage incidents including by:"), the first paragraph of a statute's section.
-    Only an exact section lookup resolves whole sections; a search's hits are no block."""
+    """The chunks where the blocks a reference resolved to begin with a lead-in (the first chunk of a section, in
+    reading order, ending in a colon), when it names no paragraph of them. A reader following "rule 4.10" opens it
+    at the lead-in its items complete ("A critical third party must manage incidents including by:"); without it
+    an item says nothing. A block that opens with a statement of its own ("§ 83 (1) …") has no such need: there
+    the chunk closest to the question is taken. A chapter, appendix or heading cited whole lands where it begins
+    (`ReferenceResolver._block_beginnings`). Only an exact section lookup resolves whole sections; a search's
+    hits are no block."""
     if resolution.path != "section_index":
         return frozenset()
+    if resolution.beginnings:  # a chapter, appendix or heading cited whole: where it begins is where it is cited
+        return frozenset(result.chunk_id for result in resolution.results)
     seen: set[tuple[str, str]] = set()
     openings = []
     for result in resolution.results:
         block = (result.doc, result.section)
-        if result.section and block not in seen and not reference.paragraphs_of(result.section):
+        if result.section and block not in seen and not reference.paragraphs_of(result.section) \
+                and result.text.rstrip().endswith(":"):
             openings.append(result.chunk_id)
         seen.add(block)
     return frozenset(openings)

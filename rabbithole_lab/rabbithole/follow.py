@@ -251,7 +251,8 @@ class RabbitholeFollower:
             if reason:
                 trail.edges.append(skipped_edge(item.citer, item.reference, reason, item.resolution, verdict.score))
                 continue
-            chosen = self._choose(targets, cosine, item.reference.paragraphs_of(targets[0].section if targets else ""))
+            chosen = self._choose(targets, cosine, item.reference.paragraphs_of(targets[0].section if targets else ""),
+                                  item.openings)
             value = landed_value(cited_value(item.citer.value, shares[index]), len(item.holders) + len(chosen))
             for holder in item.holders:  # what the context holds already gains the citation's weight
                 holder.value += value
@@ -279,8 +280,8 @@ class RabbitholeFollower:
 
     def _gate(self, pending: list[PendingReference], anchor: str, language: str, cosine: dict[str, float]):
         """The gate judges what a reference cites by its best chunk: of a section or range, the one holding the
-        paragraph the reference names, else the one closest to the anchor (following then lands where the block
-        begins, `_choose`: a block whose lead-in is far from the question may still hold what it asks)."""
+        paragraph the reference names, else the one closest to the anchor (following may then land on the block's
+        lead-in, `_choose`: a lead-in is far from any question, its items are not)."""
         inputs = []
         for item in pending:
             options = item.targets or [holder.result for holder in item.holders]
@@ -313,16 +314,18 @@ class RabbitholeFollower:
         similarity = cosine.get(result.chunk_id, 0.0) if self.kb.embedder_reads(result.collection) else 0.0
         return relevance_score(similarity, self.kb.index.embedder.band, words, result.text, language=stemmer)
 
-    def _choose(self, targets: list[VectorResult], cosine: dict[str, float],
-                paragraphs: list[str] | None = None) -> list[VectorResult]:
+    def _choose(self, targets: list[VectorResult], cosine: dict[str, float], paragraphs: list[str] | None = None,
+                lead_ins: frozenset[str] = frozenset()) -> list[VectorResult]:
         """The chunks of a resolved section that hold the paragraphs the reference names ("§ 9g Absatz 5": the
-        chunk where "(5)" opens), else where each cited block begins, or continues when the context holds its
-        beginning (decision 030): of several blocks, those most similar to the anchor; in reading order."""
+        chunk where "(5)" opens), else those most similar to the anchor, a block that opens with a lead-in only by
+        its lead-in (decision 030); in reading order."""
         if len(targets) <= self.settings.chunks_per_reference:
             return targets
         if not any(opens_paragraph(t.text, paragraphs) for t in targets):
-            targets = [t for number, t in enumerate(targets)
-                       if number == 0 or (targets[number - 1].doc, targets[number - 1].section) != (t.doc, t.section)]
+            # a block that opens with a lead-in is taken there, never at one of its items; of several blocks still
+            # the closest
+            led = {(t.doc, t.section) for t in targets if t.chunk_id in lead_ins}
+            targets = [t for t in targets if (t.doc, t.section) not in led or t.chunk_id in lead_ins]
         best = sorted(targets, key=lambda t: (not opens_paragraph(t.text, paragraphs),
                                               -cosine.get(t.chunk_id, 0.0)))[: self.settings.chunks_per_reference]
         order = {t.chunk_id: index for index, t in enumerate(targets)}

@@ -51,6 +51,7 @@ class Resolution:
     doc: str | None = None
     collection: str | None = None
     score: float = 0.0
+    beginnings: bool = False  # the results are where named blocks begin (a chapter's first passage), not sections
 
     @property
     def found(self) -> bool:
@@ -285,7 +286,7 @@ class ReferenceResolver:
         (decision 030); of several, following takes the beginning closest to the question. Held already, that
         passage gains the citation. None when the document shows none of them."""
         beginnings = [found[0] for blocks in named if (found := self.kb.block_lookup(doc, blocks, collection))]
-        return Resolution("section_index", beginnings, doc, collection, 1.0) if beginnings else None
+        return Resolution("section_index", beginnings, doc, collection, 1.0, beginnings=True) if beginnings else None
 
     def _unique_elsewhere(self, reference: DetectedReference, doc: str, collection: str | None) -> Resolution | None:
         """A book-less reference its own document lacks ("Rule 11.7.1" in a guidance note on the rulebook):

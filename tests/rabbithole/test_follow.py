@@ -373,16 +373,18 @@ def test_following_takes_the_chunk_that_opens_the_paragraph_the_reference_names(
     follower = _follower(demo_kb, settings)
     closer = {"a": 0.9, "b": 0.2}
     assert follower._choose([first, second], closer, ["3"]) == [second]
-    # without a paragraph named, where the section begins, however close the rest is to the question
+    # without a paragraph named, the chunk closest to the question: § 9 opens with a statement of its own
     assert follower._choose([first, second], closer, []) == [first]
     assert follower._choose([first, second], closer, ["7"]) == [first]
-    assert follower._choose([first, second], {"a": 0.2, "b": 0.9}, []) == [first]
+    assert follower._choose([first, second], {"a": 0.2, "b": 0.9}, []) == [second]
+    # a section opening with a lead-in its items complete: the lead-in, however close an item is
+    assert follower._choose([first, second], {"a": 0.2, "b": 0.9}, [], frozenset({"a"})) == [first]
 
 
 def test_following_lands_where_the_cited_rule_begins(tmp_path, settings):
-    """A rule held passage by passage: its lead-in, then its items. A reference to it lands on the lead-in, which
-    the items depend on, though an item is closer to the question; and still does when search already holds that
-    item: the context holds only part of the rule."""
+    """A rule held passage by passage: its lead-in ("… including by:"), then its items. A reference to it lands on
+    the lead-in, which the items complete, though an item is closer to the question; and still does when search
+    already holds that item: the context holds only part of the rule."""
     kb = _rulebook_resolver(tmp_path, settings, {
         "berths.md": "# Berths\n\n"
                      "## [PID a] 4.10 (Chapter 4 Berth incidents)\n\nA harbour master must manage berth incidents "
