@@ -72,11 +72,11 @@ class PendingReference:
     resolution: Resolution
     targets: list[VectorResult]  # resolved chunks that are new to the pool
     holders: list[Candidate]  # candidates already standing for resolved chunks (they gain value if followed)
-    openings: frozenset[str] = field(default_factory=frozenset)  # the lead-ins cited blocks open with
+    openings: frozenset[str] = field(default_factory=frozenset)  # where a reader starts: lead-ins, chapter starts
 
     def is_new(self, target: VectorResult, pool: Pool) -> bool:
-        """Whether `target` still adds to the pool: nothing stands for its chunk or its section, or it is the lead-in
-        a cited block opens with and the pool holds only another part of the block (an item without it)."""
+        """Whether `target` still adds to the pool: nothing stands for its chunk or its section, or it is where a
+        reader starts in a cited block (`opening_chunks`) and the pool holds only another part of the block."""
         return pool.holder(target) is None or (target.chunk_id in self.openings and not pool.has_chunk(target.chunk_id))
 
 

@@ -315,17 +315,17 @@ class RabbitholeFollower:
         return relevance_score(similarity, self.kb.index.embedder.band, words, result.text, language=stemmer)
 
     def _choose(self, targets: list[VectorResult], cosine: dict[str, float], paragraphs: list[str] | None = None,
-                lead_ins: frozenset[str] = frozenset()) -> list[VectorResult]:
+                openings: frozenset[str] = frozenset()) -> list[VectorResult]:
         """The chunks of a resolved section that hold the paragraphs the reference names ("§ 9g Absatz 5": the
         chunk where "(5)" opens), else those most similar to the anchor, a block that opens with a lead-in only by
         its lead-in (decision 030); in reading order."""
         if len(targets) <= self.settings.chunks_per_reference:
             return targets
         if not any(opens_paragraph(t.text, paragraphs) for t in targets):
-            # a block that opens with a lead-in is taken there, never at one of its items; of several blocks still
-            # the closest
-            led = {(t.doc, t.section) for t in targets if t.chunk_id in lead_ins}
-            targets = [t for t in targets if (t.doc, t.section) not in led or t.chunk_id in lead_ins]
+            # a block a reader starts at its lead-in is taken there, never at one of its items; of several blocks
+            # still the closest
+            opened = {(t.doc, t.section) for t in targets if t.chunk_id in openings}
+            targets = [t for t in targets if (t.doc, t.section) not in opened or t.chunk_id in openings]
         best = sorted(targets, key=lambda t: (not opens_paragraph(t.text, paragraphs),
                                               -cosine.get(t.chunk_id, 0.0)))[: self.settings.chunks_per_reference]
         order = {t.chunk_id: index for index, t in enumerate(targets)}
