@@ -5,6 +5,7 @@ Screenshots of every step are written to test-artifacts/browser/.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -108,11 +109,22 @@ def _not_started(page) -> bool:
     return bool(prompts) and all(not re.search(r"\[(\*|\d+)\]", prompt) for prompt in prompts)
 
 
+def _ran_apart(page) -> bool:
+    """Every cell ran, but not in one kernel: the execution counts do not rise cell by cell (seen in CI as
+    prompts '[1]:', '[1]:' and "name 'kb' is not defined": a kernel swapped in after the parameters cell ran)."""
+    prompts = [p.inner_text().strip() for p in page.locator(".jp-CodeCell .jp-InputArea-prompt").all()]
+    counts = [re.search(r"\[(\d+)\]", prompt) for prompt in prompts]
+    if len(counts) < 2 or not all(counts):
+        return False
+    numbers = [int(count.group(1)) for count in counts]
+    return any(later <= earlier for earlier, later in itertools.pairwise(numbers))
+
+
 def wait_for_workbench(page, lab):
     """The workbench's question field, once the notebook's cells built it; else a failure saying why. A kernel
     picker JupyterLab opens after the cells were queued would swap the kernel under them, and a restart may lose
-    the queued cells: either way the notebook is run again, in order, in one kernel (at most `MAX_RERUNS`
-    times)."""
+    the queued cells, and a swapped kernel runs later cells without the first: each way the notebook is run
+    again, in order, in one kernel (at most `MAX_RERUNS` times)."""
     question = page.get_by_placeholder("Ihre Forschungsfrage …")
     picker = page.locator(".jp-Dialog").filter(has_text="Select Kernel")
     deadline = time.monotonic() + SLOW_MS / 1000
@@ -125,7 +137,8 @@ def wait_for_workbench(page, lab):
         except Exception as error:
             now = time.monotonic()
             stalled_since = (stalled_since or now) if _not_started(page) else None
-            if reruns < MAX_RERUNS and (picker.count() or (stalled_since and now - stalled_since > STALLED_S)):
+            stalled = bool(stalled_since and now - stalled_since > STALLED_S)
+            if reruns < MAX_RERUNS and (picker.count() or stalled or _ran_apart(page)):
                 if picker.count():
                     picker.first.locator(".jp-mod-accept").click()
                 _no_blocking_dialog(page)
