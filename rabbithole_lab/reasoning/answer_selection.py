@@ -14,6 +14,10 @@
    entry and of what the entry cites; of provisions outside these, at most `MAX_UNCHAINED_FILL_PROVISIONS`
    (the answer does not spread over every provision the search touched).
 
+Then the chains are completed: a part's statement reached by a reference, whose citing provision the answer does
+not quote yet, gets the sentence making that reference (when it scores above the fill's floor) below the lead, in
+place of the weakest fills when the answer is full (`_complete_chains`).
+
 The cover statements open the answer (its lead) while they fit the lead's budget; the first always does.
 Every sentence is quoted with the neighbour it forms one statement with (`Provision.whole_statements`), and
 once.
@@ -237,7 +241,40 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
         else:
             selection.body.append(trial)
         used += size
+    _complete_chains(context, selection, cover.taken, cost, answer_max_chars - used)
     return selection
+
+
+def _complete_chains(context: AnswerContext, selection: Selection, taken: set[int], cost: Callable[[Statement], int],
+                     room: int) -> None:
+    """A part's statement that a reference reached stands with the sentence making that reference (the citing
+    provision's sentence that names it, `citing_sentence`) when the answer quotes nothing of the citing provision
+    and that sentence scores as high as the fill's floor: below the lead, before the fill, in place of the weakest
+    fills when the answer is full. The reference is why the statement applies; the lead keeps its room."""
+    quoted = {id(item.provision) for item in selection.statements()}
+    for item in [s for s in selection.statements() if s.covers == "part"]:
+        citing = citing_provisions(context, item.provision)
+        if not citing or any(id(provision) in quoted for provision in citing):
+            continue
+        sentence = citing_sentence(citing[0], item.provision, context.candidates, taken)
+        if sentence is None or sentence.score < context.candidates[0].score * FILL_MIN_SHARE:
+            continue  # a sentence the fill would not take is not worth its room either
+        whole = [s for s in citing[0].whole_statements([sentence.sentence]) if id(s) not in taken]
+        chain = Statement(citing[0], whole, "reference", None, sentence.score, lead_worthy=False)
+        size = cost(chain)
+        fills = sorted((s for s in selection.body if s.covers == "fill"), key=lambda s: s.score)
+        while room < size and fills:
+            weakest = fills.pop(0)
+            selection.body.remove(weakest)
+            room += cost(weakest)
+            taken.difference_update(id(s) for s in weakest.sentences)
+        if room < size:
+            continue
+        first_fill = next((i for i, s in enumerate(selection.body) if s.covers == "fill"), len(selection.body))
+        selection.body.insert(first_fill, chain)
+        room -= size
+        quoted.add(id(citing[0]))
+        taken.update(id(s) for s in whole)
 
 
 def _entry_chain(context: AnswerContext) -> set[int]:

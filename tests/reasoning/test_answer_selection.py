@@ -104,6 +104,38 @@ def test_what_the_decisive_provision_cites_is_quoted_as_its_chain_with_the_parag
     assert lines[2].startswith("§ 4 KranV → § 9 KranV: „(2) Die Meldung")
 
 
+def test_a_part_reached_by_a_reference_is_quoted_with_the_sentence_making_it_below_the_lead():
+    checks = _provision("§ 2", ["Der Kran ist jährlich zu prüfen.", "Die Prüfung umfasst die Bremsen.",
+                                "Der Prüfer führt ein Prüfbuch."])
+    citing = _provision("§ 4", ["Eine Überlast ist nach § 9 der Aufsicht zu melden."])
+    cited = _provision("§ 9", ["(2) Die Meldung ist binnen drei Tagen zu erstatten."], depth=1)
+    chains = [{"citing": ["KranV.pdf", "§ 4"], "cited": [["KranV.pdf", "§ 9"]]}]
+    question = "Wie oft ist der Kran zu prüfen, und bis wann ist eine Überlast zu melden?"
+    parts = ["Wie oft ist der Kran zu prüfen", "bis wann ist eine Überlast zu melden"]
+    making = "Eine Überlast ist nach § 9 der Aufsicht zu melden."
+
+    def context(citing_score: float):  # the citing sentence scores below the fills
+        return _context(question, [(checks, [0.9, 0.5, 0.4]), (citing, [citing_score]), (cited, [0.6])], chains,
+                        parts=parts)
+
+    # the lead holds the two parts' statements; the fills and the chain stand below it
+    lead_max = sum(statement_cost(Statement(provision, provision.sentences[:1], "part"), "de")
+                   for provision in (checks, cited))
+    spacious = _select(context(0.35), lead=lead_max, whole=10_000)
+    assert _texts(spacious.lead) == ["Der Kran ist jährlich zu prüfen.",
+                                     "(2) Die Meldung ist binnen drei Tagen zu erstatten."]
+    assert making in _texts(spacious.body)
+    # a full answer makes room for the chain by dropping its weakest fill
+    size = sum(statement_cost(item, "de") for item in spacious.statements())
+    tight = _select(context(0.35), lead=lead_max, whole=size - 5)
+    assert _texts(tight.lead) == _texts(spacious.lead)
+    texts = _texts(tight.statements())
+    assert making in texts and "Die Prüfung umfasst die Bremsen." in texts
+    assert "Der Prüfer führt ein Prüfbuch." not in texts
+    # a citing sentence scoring below what the fill takes is not worth the room
+    assert making not in _texts(_select(context(0.2), lead=lead_max, whole=10_000).statements())
+
+
 def test_a_link_only_read_in_the_text_is_followed_only_where_the_quoted_sentence_says_it():
     citing = _provision("§ 4", ["Der Betreiber prüft den Kran.", "Die Fristen richten sich nach Anlage 2."])
     annex = _provision("Anlage 2", ["Die Prüffrist beträgt zwölf Monate."], depth=0)
