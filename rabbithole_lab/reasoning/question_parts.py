@@ -5,7 +5,9 @@ sentence that best answers the whole question rarely answers its second and thir
 
 A part starts where a question word opens a new clause after a comma or "und"/"oder"/"and"/"or" (with a
 preposition before it: "bis wann", "unter welchen", "to whom"); statements before the question ("Wir
-betreiben ein Labor.") are context, not parts. The question words are the vocabulary's, of every language it
+betreiben ein Labor.") are context, not parts. A clause stating the case before what is asked ("When a firm
+…, what …", "Wenn …, welche …") is the last part, read by its subject words: the answer states what is asked
+first, and still says what the case is. The question words are the vocabulary's, of every language it
 knows (`rabbithole_lab/vocabulary`).
 """
 
@@ -13,9 +15,10 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.vocabulary import conjunctions, question_opening
+from rabbithole_lab.vocabulary import case_opening, conjunctions, question_opening
 
 _OPENING = question_opening()
+_CASE = re.compile(rf"^\s*{case_opening()}", re.IGNORECASE)
 _JOIN = f"(?:,\\s*(?:(?:{conjunctions()})\\s+)?|\\s+(?:{conjunctions()})\\s+)"
 _SPLIT = re.compile(rf"{_JOIN}(?={_OPENING})", re.IGNORECASE)
 _STARTS_AS_QUESTION = re.compile(rf"^\s*{_OPENING}", re.IGNORECASE)
@@ -45,7 +48,23 @@ def question_parts(question: str) -> list[str]:
             merged[-1] = f"{merged[-1]}, {part}"
         else:
             merged.append(part)
+    # the case the question is about, stated before what it asks ("When a firm has to keep its list up to date,
+    # what has to be on it?"), asks nothing itself: the parts that ask come first, and the case follows them read
+    # by its subject words alone (without "When", which would ask for a date)
+    if len(merged) > 1 and states_the_case(merged[0]):
+        case = _CASE.sub("", merged.pop(0)).strip(" ,")
+        if len(case.split()) >= MIN_PART_WORDS:
+            merged.append(case)
     return merged or [question.strip()]
+
+
+def states_the_case(clause: str) -> bool:
+    """The clause opens with a word that states a case ("When a firm …", "For a composite firm …", "Wenn …")
+    rather than a question word ("When must …", "Under which conditions …", "Bei wem …")."""
+    if not _CASE.match(clause):
+        return False
+    opening = _CASE.match(clause).end()
+    return not _STARTS_AS_QUESTION.match(clause) or not _STARTS_AS_QUESTION.match(clause[opening:].lstrip())
 
 
 def leans_on_the_part_before(part: str) -> bool:

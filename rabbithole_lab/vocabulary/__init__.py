@@ -120,6 +120,11 @@ def conjunctions() -> str:
     return _alternatives(_union("CONJUNCTIONS"))
 
 
+def case_opening() -> str:
+    """A word opening a clause that states the question's case instead of asking ("When a firm …", "Wenn …")."""
+    return rf"(?:{_alternatives(_union('CASE_OPENINGS'))})\b"
+
+
 def question_opening() -> str:
     """A question word, with a preposition before it ("bis wann", "unter welchen", "to whom"): the pattern
     that opens a question part and an asking phrase."""

@@ -6,6 +6,9 @@ INTERROGATIVES = [r"welche[rsmn]?", "wie", "wann", "wer", "wem", "wen", "was", "
                   "womit", "wodurch", "warum", "weshalb", "ob"]
 PREPOSITIONS = ["bis", "nach", "unter", "in", "an", "bei", "für", "mit", "durch", "von", "aus", "zu", "ab", "seit"]
 CONJUNCTIONS = ["und", "oder"]
+# a question's opening clause that starts so states the case the question is about, it does not ask ("Wenn eine
+# Anlage stillgelegt ist, welche …", "Bei einem Antrag auf …, wie lange …")
+CASE_OPENINGS = ["wenn", "falls", "sofern", "soweit", "sobald", "solange", "nachdem", "bei", "für", "im", "in"]
 
 # words of a question that say nothing about its subject
 QUESTION_STOP_WORDS = {

@@ -4,6 +4,13 @@ case-insensitively unless a comment says otherwise)."""
 INTERROGATIVES = ["what", "which", "how", "when", "who", "whom", "whose", "whether", "where", "why"]
 PREPOSITIONS = ["by", "under", "in", "to", "for", "from", "with", "at"]
 CONJUNCTIONS = ["and", "or"]
+# a question's opening clause that starts so states the case the question is about, it does not ask ("When a
+# firm has to keep its list up to date, what …", "For a composite firm …, what statement …"); "when" and "where"
+# ask when a verb follows them ("When must the operator report …")
+_AUXILIARIES = (r"(?:is|are|was|were|do|does|did|must|should|shall|can|could|may|might|will|would|has|have|had|"
+                r"need|needs)\b")
+CASE_OPENINGS = ["if", "unless", "once", "whenever", "for", "in", "under", "during", "after", "before",
+                 rf"(?:when|where)(?!\s+{_AUXILIARIES})"]
 
 QUESTION_STOP_WORDS = {
     "which", "what", "apply", "applies", "does", "do", "must", "should", "there", "their", "about", "under",

@@ -23,6 +23,29 @@ def test_a_question_asking_one_thing_is_one_part():
     assert question_parts("Wer prüft die Quellen und wann?") == ["Wer prüft die Quellen, wann"]
 
 
+def test_the_case_stated_before_what_is_asked_comes_last_and_asks_nothing():
+    from rabbithole_lab.reasoning.asked_kinds import asked_kinds
+
+    english = ("When a workshop stores quantum sources over the weekend, which records must it keep, and how long "
+               "must it retain them?")
+    parts = question_parts(english)
+    assert parts == ["which records must it keep", "how long must it retain them",
+                     "a workshop stores quantum sources over the weekend"]
+    assert asked_kinds(parts[-1]) == set()  # "When …" states the case here; it does not ask for a date
+    assert question_parts("If a lab closes, what happens to its sources and who collects them?")[-1] == \
+        "a lab closes"
+    german = "Wenn eine Werkstatt schließt, wer übernimmt die Quellen, und wie lange dauert die Übergabe?"
+    assert question_parts(german) == ["wer übernimmt die Quellen", "wie lange dauert die Übergabe",
+                                      "eine Werkstatt schließt"]
+    # "when", "under" and "bei" that ask stay where they are
+    assert question_parts("When must the workshop report a lost source, and what must the report contain?") == [
+        "When must the workshop report a lost source", "what must the report contain"]
+    assert question_parts("Under which conditions may a workshop store sources, and who inspects it?")[0] == \
+        "Under which conditions may a workshop store sources"
+    assert question_parts("Bei wem ist der Verlust zu melden, und wie schnell muss das geschehen?")[0] == \
+        "Bei wem ist der Verlust zu melden"
+
+
 def test_a_part_that_leans_on_the_one_before_is_read_with_it():
     question = ("Darf die Werkstatt eine fremde Prüfnummer übernehmen, unter welchen Voraussetzungen, "
                 "und wie lange ist sie aufzubewahren?")
