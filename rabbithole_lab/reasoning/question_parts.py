@@ -61,10 +61,11 @@ def question_parts(question: str) -> list[str]:
 def states_the_case(clause: str) -> bool:
     """The clause opens with a word that states a case ("When a firm …", "For a composite firm …", "Wenn …")
     rather than a question word ("When must …", "Under which conditions …", "Bei wem …")."""
-    if not _CASE.match(clause):
+    opening = _CASE.match(clause)
+    if opening is None:
         return False
-    opening = _CASE.match(clause).end()
-    return not _STARTS_AS_QUESTION.match(clause) or not _STARTS_AS_QUESTION.match(clause[opening:].lstrip())
+    asks_after_it = _STARTS_AS_QUESTION.match(clause[opening.end():].lstrip())  # "Under which …", "Bei wem …"
+    return not _STARTS_AS_QUESTION.match(clause) or not asks_after_it
 
 
 def leans_on_the_part_before(part: str) -> bool:
