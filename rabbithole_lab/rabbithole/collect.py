@@ -179,10 +179,9 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
                 if result.chunk_id == citer.chunk_id or \
                         (result.section and (result.doc, result.section) == own_section):
                     continue
-                holder = pool.holder(result)
                 if item.is_new(result, pool):
                     item.targets.append(result)
-                elif holder is not citer and holder not in item.holders:
+                elif (holder := pool.holder(result)) is not citer and holder not in item.holders:
                     item.holders.append(holder)
             if not item.targets and not item.holders:
                 edges.append(skipped_edge(citer, reference, said["already_in_context"], resolution))
