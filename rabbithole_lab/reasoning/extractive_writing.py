@@ -7,15 +7,20 @@ is `extractive_judging.py`."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
-from rabbithole_lab.reasoning.answer_candidates import CandidateReader
-from rabbithole_lab.reasoning.answer_selection import select
+from rabbithole_lab.reasoning.answer_candidates import AnswerContext, CandidateReader
+from rabbithole_lab.reasoning.answer_selection import Selection, Statement, select
 from rabbithole_lab.reasoning.answer_text import statement_cost, written_answer
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.extractive_base import reasoner_words
 from rabbithole_lab.schemas import SynthesisFinding, SynthesisOutput
 
 logger = logging.getLogger(__name__)
+
+# the headings and framing lines take room the selection cannot count before the answer is written: a selection
+# that overshoots is made again within the room they leave, at most this many times, before statements are cut
+MAX_RESELECTIONS = 2
 
 
 class ExtractiveWriter(CandidateReader):
@@ -29,19 +34,36 @@ class ExtractiveWriter(CandidateReader):
             # question
             context.candidates = [c for c in context.candidates if c.features["terms"] > 0]
             answer_max = lead_max
-        selection = select(context, request.parts,
-                           lambda statement: statement_cost(statement, language, context.excerpts),
-                           lead_max, answer_max, request.tasks)
-        if request.remediation:
-            selection.body = []  # the rewrite is its lead alone
+
+        def cost(statement: Statement) -> int:
+            return statement_cost(statement, language, context.excerpts)
+
+        selection, lines = _written_within(context, request, cost, lead_max, answer_max)
         if not selection.lead:
             nothing = reasoner_words(language)["no_answer"].format(anchor=request.question or request.anchor)
             return SynthesisOutput(answer=nothing, nothing_found=nothing)
-        lines = written_answer(selection, request.tasks, language)
-        # the budget holds for what is written: headings and framing take room too
-        while len("\n".join(lines)) > answer_max and selection.body:
-            selection.body.pop()
-            lines = written_answer(selection, request.tasks, language)
         findings = [SynthesisFinding(claim=s.text, sources=[f"{statement.provision.doc} p. {s.page}"])
                     for statement in selection.lead for s in statement.sentences]
         return SynthesisOutput(answer="\n".join(lines), key_findings=findings)
+
+
+def _written_within(context: AnswerContext, request: SynthesisInput, cost: Callable[[Statement], int],
+                    lead_max: int, answer_max: int) -> tuple[Selection, list[str]]:
+    """The selection and its written lines within `answer_max` characters as written. Where the headings and
+    framing push the written answer over, the selection is made again in the room they leave, so the budget is
+    filled with what fits instead of losing a whole statement at the end; what still does not fit is cut from
+    the end of the body."""
+    room = answer_max
+    for _ in range(MAX_RESELECTIONS + 1):
+        selection = select(context, request.parts, cost, lead_max, room, request.tasks)
+        if request.remediation:
+            selection.body = []  # the rewrite is its lead alone
+        lines = written_answer(selection, request.tasks, request.language)
+        over = len("\n".join(lines)) - answer_max
+        if over <= 0 or not selection.body or room - over < lead_max:
+            break
+        room -= over
+    while len("\n".join(lines)) > answer_max and selection.body:
+        selection.body.pop()
+        lines = written_answer(selection, request.tasks, request.language)
+    return selection, lines

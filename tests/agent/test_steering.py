@@ -206,6 +206,21 @@ def test_a_part_asked_for_that_the_plan_leaves_out_is_stated_in_the_findings(jud
     assert "[QStrG.pdf, S. 1]" in opening.split("Augenlinse")[1].split("\n")[0]  # cited where it is stated
 
 
+def test_the_room_the_headings_leave_is_filled_with_a_statement_that_fits(judge, demo_kb):
+    # the task heading and the framing lines are counted only once written: an answer pushed over its budget by
+    # them is selected again in the room they leave, instead of losing its last statement and the room with it
+    sources = _sources(demo_kb, ("QStrV.pdf", "§ 5"), ("QStrG.pdf", "§ 12"), ("QStrG.pdf", "§ 13"))
+    tasks = [AnswerTask(1, "Grenzwerte ermitteln", ["Grenzwerte"], {source.chunk_id for source in sources})]
+
+    def answer(answer_max_chars: int) -> str:
+        return judge.synthesize(SynthesisInput(anchor=GERMAN_QUESTION, language="de", primary=sources, tasks=tasks,
+                                               lead_max_chars=400, answer_max_chars=answer_max_chars)).answer
+
+    tight, roomier = answer(600), answer(700)
+    assert len(tight) <= 600 and len(roomier) <= 700
+    assert roomier.count("„") > tight.count("„")  # the hundred characters more hold one more quotation
+
+
 def test_each_approved_task_gets_a_section_or_a_not_found_that_says_what_was_searched(judge, demo_kb):
     sources = _sources(demo_kb, ("QStrV.pdf", "§ 5"), ("QStrG.pdf", "§ 12"))
     tasks = [AnswerTask(1, "Grenzwerte ermitteln", ["Grenzwerte"], {sources[0].chunk_id, sources[1].chunk_id}),
