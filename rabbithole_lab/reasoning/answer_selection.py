@@ -11,8 +11,8 @@
    - per task the researcher wrote, the best sentence of what it found, read by the task's own words;
 2. **fill** the remaining room by score, within the answer's character budget: the lead's room first, then
    the body's. It adds to what the answer already says: sentences of the provisions the cover quotes, of the
-   entry and of what the entry cites; of provisions outside these, at most `MAX_UNCHAINED_FILL_PROVISIONS`
-   (the answer does not spread over every provision the search touched).
+   entry and of what the entry cites; of provisions outside these, at most `UNCHAINED_FILL_SHARE` of the
+   answer's characters (the answer does not spread over every provision the search touched).
 
 Then the chains are completed: a part's statement reached by a reference, whose citing provision the answer does
 not quote yet, gets the sentence making that reference (when it scores above the fill's floor) below the lead, in
@@ -41,10 +41,11 @@ MAX_REFERENCES_COVERED = 2  # references of the decisive provision whose target 
 CITING_MIN_SHARE = 0.8  # the citing provision's sentence is quoted when it scores this share of the best
 REFERENCE_MIN_SHARE = 0.8  # a reference's target stands in the lead when its sentence scores this share of the best
 FILL_MIN_SHARE = 0.35  # a filled sentence scores at least this share of the best candidate's score
-# provisions neither quoted by the cover nor on the entry's chain that the fill may add (gen 1 of the German dev
-# set, decision 020: none loses facts 0.713 -> 0.642; one loses a lead's entry; two hold facts 0.721 and every
-# lead, and cite on the chain 0.620 -> 0.661; three or more cite off the chain again)
-MAX_UNCHAINED_FILL_PROVISIONS = 2
+# the share of the answer's characters the fill may spend on provisions neither quoted by the cover nor on the
+# entry's chain. Counted in characters, not provisions: a law's section holds ten times the text of a rulebook's
+# passage, so a count of provisions that kept German answers on the chain (decision 020) starved the English
+# rulebook's (decision 034, German dev gen 1 and UKFIN dev together)
+UNCHAINED_FILL_SHARE = 0.3
 
 Covers = Literal["part", "reference", "addition", "task", "fill"]
 
@@ -218,23 +219,21 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
     # fill: the lead's room first (while no cover statement had to move below it), then the body's
     floor = ranked[0].score * FILL_MIN_SHARE
     chained = {id(item.provision) for item in cover.covered} | _entry_chain(context)
-    unchained: set[int] = set()  # provisions outside `chained` the fill took
+    unchained_room = answer_max_chars * UNCHAINED_FILL_SHARE  # characters left for provisions outside `chained`
     for candidate in ranked:
         if candidate.score < floor or used >= answer_max_chars:
             break
         if id(candidate.sentence) in cover.taken:
             continue
         outside = id(candidate.provision) not in chained
-        if outside and id(candidate.provision) not in unchained and len(unchained) >= MAX_UNCHAINED_FILL_PROVISIONS:
-            continue
         whole = [s for s in candidate.provision.whole_statements([candidate.sentence]) if id(s) not in cover.taken]
         trial = Statement(candidate.provision, whole, "fill", None, candidate.score)
         size = cost(trial)
-        if used + size > answer_max_chars:
+        if used + size > answer_max_chars or (outside and size > unchained_room):
             continue
         cover.taken.update(id(s) for s in whole)
         if outside:
-            unchained.add(id(candidate.provision))
+            unchained_room -= size
         if lead_open and lead_used + size <= lead_max_chars:
             selection.lead.append(trial)
             lead_used += size

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rabbithole_lab.pages import find_span
 from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, read_links
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext
-from rabbithole_lab.reasoning.answer_selection import Selection, Statement, select
+from rabbithole_lab.reasoning.answer_selection import UNCHAINED_FILL_SHARE, Selection, Statement, select
 from rabbithole_lab.reasoning.answer_text import statement_cost, written_answer
 from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kinds
 from rabbithole_lab.reasoning.base import AnswerTask
@@ -170,16 +170,28 @@ def test_the_budgets_hold_and_the_fill_stops_at_sentences_far_below_the_best():
     assert len(low.statements()) == 1  # the rest scores below the fill's share of the best
 
 
-def test_the_fill_adds_to_the_entrys_chain_and_at_most_two_provisions_besides():
-    """Six provisions outside the entry's chain score as well as the entry's own second sentence: the fill takes
-    the entry's sentence, and of the six only the best two, however much room is left."""
+def test_the_fill_adds_to_the_entrys_chain_and_spends_only_its_share_of_characters_besides():
+    """Provisions outside the entry's chain score as well as the entry's own second sentence: the fill takes the
+    entry's sentence, and of the others only as much text as its share of the answer's budget, best first: six
+    short passages, but not one long one that would take more than the share alone."""
     entry = _provision("§ 2", ["Der Kran ist jährlich zu prüfen.", "Die Prüfung nimmt ein Sachverständiger vor."])
     others = [(_provision(f"§ {n}", [f"Der Kran Nummer {n} steht im Hafen und wird dort gewartet."]), [0.8 - n / 100])
               for n in range(10, 16)]
-    selection = _select(_context("Wie oft ist der Kran zu prüfen?", [(entry, [0.9, 0.8]), *others]), whole=4_000)
-    quoted = {statement.provision.section for statement in selection.statements()}
-    assert quoted == {"§ 2", "§ 10", "§ 11"}
-    assert "Die Prüfung nimmt ein Sachverständiger vor." in _texts(selection.statements())
+    long = " ".join(f"Der Hafenkran {n} wird nach jedem Sturm von der Hafenbehörde besichtigt" for n in range(30))
+    scored = [(entry, [0.9, 0.8]), (_provision("§ 9", [long + "."]), [0.85]), *others]
+
+    def off_chain(whole: int) -> list[Statement]:
+        selection = _select(_context("Wie oft ist der Kran zu prüfen?", scored), whole=whole)
+        assert "Die Prüfung nimmt ein Sachverständiger vor." in _texts(selection.statements())
+        return [statement for statement in selection.statements() if statement.provision is not entry]
+
+    roomy = off_chain(4_000)
+    assert len(long) > 4_000 * UNCHAINED_FILL_SHARE
+    assert {statement.provision.section for statement in roomy} == {f"§ {n}" for n in range(10, 16)}
+    tight = off_chain(1_000)  # the share of a smaller budget: the best of the short passages only
+    assert 0 < len(tight) < len(roomy)
+    assert sum(statement_cost(statement, "de") for statement in tight) <= 1_000 * UNCHAINED_FILL_SHARE
+    assert {statement.provision.section for statement in tight} == {f"§ {n}" for n in range(10, 10 + len(tight))}
 
 
 def test_what_the_researcher_added_is_covered():
