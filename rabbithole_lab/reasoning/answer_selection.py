@@ -240,15 +240,15 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
         else:
             selection.body.append(trial)
         used += size
-    _complete_chains(context, selection, cover.taken, cost, answer_max_chars - used)
+    _complete_chains(context, selection, cover.taken, cost, answer_max_chars - used, floor)
     return selection
 
 
 def _complete_chains(context: AnswerContext, selection: Selection, taken: set[int], cost: Callable[[Statement], int],
-                     room: int) -> None:
+                     room: int, floor: float) -> None:
     """A part's statement that a reference reached stands with the sentence making that reference (the citing
     provision's sentence that names it, `citing_sentence`) when the answer quotes nothing of the citing provision
-    and that sentence scores as high as the fill's floor: below the lead, before the fill, in place of the weakest
+    and that sentence scores as high as the fill's `floor`: below the lead, before the fill, in place of the weakest
     fills when the answer is full. The reference is why the statement applies; the lead keeps its room."""
     quoted = {id(item.provision) for item in selection.statements()}
     for item in [s for s in selection.statements() if s.covers == "part"]:
@@ -256,7 +256,7 @@ def _complete_chains(context: AnswerContext, selection: Selection, taken: set[in
         if not citing or any(id(provision) in quoted for provision in citing):
             continue
         sentence = citing_sentence(citing[0], item.provision, context.candidates, taken)
-        if sentence is None or sentence.score < context.candidates[0].score * FILL_MIN_SHARE:
+        if sentence is None or sentence.score < floor:
             continue  # a sentence the fill would not take is not worth its room either
         whole = [s for s in citing[0].whole_statements([sentence.sentence]) if id(s) not in taken]
         chain = Statement(citing[0], whole, "reference", None, sentence.score, lead_worthy=False)

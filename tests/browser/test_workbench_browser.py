@@ -86,7 +86,7 @@ def _restart_and_run_all(page) -> None:
 def _what_the_notebook_shows(page, lab) -> str:
     """Why a step did not come: the cells' prompts and outputs, the kernels' states and the end of the server
     log (a kernel's own errors go there), for a failure message that a CI log alone explains."""
-    prompts = [p.inner_text() for p in page.locator(".jp-CodeCell .jp-InputArea-prompt").all()]
+    prompts = _prompts(page)
     outputs = " | ".join(o.inner_text()[-600:] for o in page.locator(".jp-OutputArea-output").all())
     try:
         kernels = [(k.get("name"), k.get("execution_state")) for k in _kernels(lab)]
@@ -101,18 +101,23 @@ STALLED_S = 30
 MAX_RERUNS = 3
 
 
+def _prompts(page) -> list[str]:
+    """The code cells' prompts as shown ("[ ]:", "[*]:", "[3]:")."""
+    return [p.inner_text().strip() for p in page.locator(".jp-CodeCell .jp-InputArea-prompt").all()]
+
+
 def _not_started(page) -> bool:
     """No cell is running or done: the cells' execute requests were lost (seen in CI: a kernel restarted while
     the notebook's websocket connected, jupyter_server's "'NoneType' object has no attribute
     'kernel_ws_protocol'", and the queued cells never reached the new kernel)."""
-    prompts = [p.inner_text().strip() for p in page.locator(".jp-CodeCell .jp-InputArea-prompt").all()]
+    prompts = _prompts(page)
     return bool(prompts) and all(not re.search(r"\[(\*|\d+)\]", prompt) for prompt in prompts)
 
 
 def _ran_apart(page) -> bool:
     """Every cell ran, but not in one kernel: the execution counts do not rise cell by cell (seen in CI as
     prompts '[1]:', '[1]:' and "name 'kb' is not defined": a kernel swapped in after the parameters cell ran)."""
-    prompts = [p.inner_text().strip() for p in page.locator(".jp-CodeCell .jp-InputArea-prompt").all()]
+    prompts = _prompts(page)
     counts = [re.search(r"\[(\d+)\]", prompt) for prompt in prompts]
     if len(counts) < 2 or not all(counts):
         return False
