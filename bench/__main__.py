@@ -26,7 +26,7 @@ from bench.common import BenchContext, BenchDataMissing
 QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers",
         "answers-ukfin")
-ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker")
+ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker", "provision")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
@@ -39,6 +39,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "ranker":
         from bench import ranker_fit
         return ranker_fit.bench(context)
+    if name == "provision":
+        from bench import provision_fit
+        return provision_fit.bench(context)
     if name == "tokens":
         from bench import tokens
         return tokens.bench(context)

@@ -69,7 +69,7 @@ def sessions_recipe(context: BenchContext) -> dict:
 
 
 QUALITY_DIMENSIONS = ("factual_accuracy", "semantic_validity", "structural_integrity", "citation_correctness",
-                      "query_relevance")
+                      "query_relevance", "verdict")
 
 
 def answer_row(question: dict, status, seconds: float) -> dict:
@@ -82,6 +82,7 @@ def answer_row(question: dict, status, seconds: float) -> dict:
            "quality_dimensions": {name: ((status.state or {}).get("quality_assessment") or {}).get(name)
                                   for name in QUALITY_DIMENSIONS},
            "invented": len((report.get("metadata") or {}).get("invented_citations", [])),
+           "verdict": (report.get("metadata") or {}).get("verdict") or {},
            "followed": sorted({(edge.get("from_doc", ""), edge.get("from_section", ""), doc, section)
                                for edge in ((status.state or {}).get("reference_edges") or [])
                                if edge.get("decision") == "followed"
@@ -199,6 +200,51 @@ def citation_precision(question: dict, row: dict, pages: dict[str, list[tuple[st
     return precise / len(cited)
 
 
+def cites_section(citations: list[dict], doc: str, section: str, pages: dict[str, list[tuple[str, int, int]]]) -> bool:
+    """Some citation's page lies in the section (a page holding several sections counts for each)."""
+    return any(citation["doc"] == doc and any(name == section and first <= citation["page"] <= last
+                                              for name, first, last in pages.get(doc, []))
+               for citation in citations)
+
+
+def verdict_row(question: dict, row: dict, lead_citations: list[dict],
+                pages: dict[str, list[tuple[str, int, int]]]) -> dict:
+    """What the answer names as decisive (the report's verdict record) against the gold: the entry, the chain
+    (the entry or a required section); whether the lead quotes the named provision and the entry."""
+    verdict = row.get("verdict") or {}
+    named = (verdict.get("doc", ""), verdict.get("section", "")) if verdict.get("stated") else None
+    entry = (question["entry"]["doc"], question["entry"]["section"])
+    chain = {entry} | {(item["doc"], item["section"]) for item in question.get("required", [])}
+    return {"stated": named is not None, "entry": named == entry, "chain": named in chain,
+            "lead_quotes_named": named is not None and cites_section(lead_citations, *named, pages),
+            "lead_quotes_entry": cites_section(lead_citations, *entry, pages)}
+
+
+def verdict_numbers(items: list[dict]) -> dict:
+    """Verdict accuracy (named = entry; named on the chain), abstention, the precision of a stated verdict, the
+    lead quoting the named provision (of stated verdicts) and the entry (of all answers)."""
+    stated = [item for item in items if item["stated"]]
+
+    def share(chosen: list[dict], key: str) -> float | None:
+        return round(sum(item[key] for item in chosen) / len(chosen), 3) if chosen else None
+
+    return {"verdict_entry": share(items, "entry"), "verdict_chain": share(items, "chain"),
+            "abstention": round(1 - len(stated) / len(items), 3) if items else None,
+            "verdict_precision_entry": share(stated, "entry"), "verdict_precision_chain": share(stated, "chain"),
+            "lead_quotes_named": share(stated, "lead_quotes_named"),
+            "lead_quotes_entry": share(items, "lead_quotes_entry")}
+
+
+def auc(scores: list[float], labels: list[bool]) -> float | None:
+    """The probability that a right case scores above a wrong one (ties half); None without both kinds."""
+    right = [s for s, label in zip(scores, labels, strict=True) if label]
+    wrong = [s for s, label in zip(scores, labels, strict=True) if not label]
+    if not right or not wrong:
+        return None
+    wins = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
+    return round(wins / (len(right) * len(wrong)), 3)
+
+
 def spearman(xs: list[float], ys: list[float]) -> float | None:
     """Spearman's rank correlation (average ranks for ties); None for fewer than three pairs or no spread."""
     if len(xs) < 3:
@@ -232,10 +278,19 @@ def measure(questions: list[dict], rows: list[dict], out: Path) -> dict:
     whole, lead = score_each(questions, answers, out, "all"), score_each(questions, leads, out, "lead_all")
     lead_by_id = {row["id"]: row for row in leads}
     pages = section_pages()
+    verdicts = {q["id"]: verdict_row(q, by_id[q["id"]], lead_by_id[q["id"]]["citations"], pages) for q in questions}
     numbers = {}
     for name, chosen in subsets(questions).items():
         of_lead = aggregate(chosen, lead)
-        numbers[name] = {"n": len(chosen), **aggregate(chosen, whole), "lead_facts": of_lead["facts"],
+        quality = [float(by_id[q["id"]].get("quality") or 0) for q in chosen]
+        numbers[name] = {"n": len(chosen), **verdict_numbers([verdicts[q["id"]] for q in chosen]),
+                         # the check against the verdict: does the quality score tell a right verdict (on the chain)
+                         # from a wrong or missing one
+                         "quality_verdict_auc": auc(quality, [verdicts[q["id"]]["chain"] for q in chosen]),
+                         "verdict_dimension_auc": auc(
+                             [float((by_id[q["id"]].get("quality_dimensions") or {}).get("verdict") or 0)
+                              for q in chosen], [verdicts[q["id"]]["chain"] for q in chosen]),
+                         **aggregate(chosen, whole), "lead_facts": of_lead["facts"],
                          "lead_cited": of_lead["cited"], "lead_cited_any": of_lead["cited_any"],
                          "answer_chars": statistics.median(len(by_id[q["id"]]["answer"]) for q in chosen),
                          "lead_chars": statistics.median(len(lead_by_id[q["id"]]["answer"]) for q in chosen),

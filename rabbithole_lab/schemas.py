@@ -49,17 +49,26 @@ class QualityAssessment(BaseModel):
     citation_correctness: int = Field(0, ge=0, le=100)
     query_relevance: int = Field(0, ge=0, le=100)
     issues_found: list[str] = Field(default_factory=list)
+    # not asked of a model (left out of its schema): measured by the extractive check when the answer carries a
+    # verdict record
+    verdict: SkipJsonSchema[int | None] = Field(
+        None, ge=0, le=100, description="How well the provision the answer names as decisive stands against the "
+                                        "check's own scoring of the context (its score against the best, whether "
+                                        "it is quoted, whether the chain it claims is in the context)")
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def overall_score(self) -> int:
-        return (
+        """The five dimensions' sum (0-500); a verdict dimension scales it by half its shortfall: an answer that
+        names a provision the context does not bear out as decisive cannot score as a right one."""
+        total = (
             self.factual_accuracy
             + self.semantic_validity
             + self.structural_integrity
             + self.citation_correctness
             + self.query_relevance
         )
+        return total if self.verdict is None else round(total * (0.5 + self.verdict / 200))
 
     def passes(self, threshold: int) -> bool:
         return self.overall_score >= threshold
@@ -151,6 +160,9 @@ class SynthesisOutput(BaseModel):
     invented_citations: SkipJsonSchema[list[str]] = Field(
         default_factory=list, description="Claims removed because their citation or quotation is not in what was "
                                           "retrieved (`claim_check.py`)")
+    verdict: SkipJsonSchema[dict] = Field(
+        default_factory=dict, description="The provision the answer names as decisive, with its fitted score and "
+                                          "margin, or that it names none (`provision_score.verdict_record`)")
 
 
 class RemediationDecision(BaseModel):

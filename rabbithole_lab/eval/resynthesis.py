@@ -64,6 +64,7 @@ SYNTHESIS_SIDE = frozenset({
     "reasoning/answer_candidates.py", "reasoning/answer_selection.py", "reasoning/answer_text.py",
     "reasoning/claim_check.py", "reasoning/excerpts.py", "reasoning/sentence_ranker.py",
     "reasoning/extractive_judging.py", "reasoning/extractive_writing.py", "reasoning/passages.py",
+    "reasoning/provision_score.py",
     "reasoning/quality.py", "reasoning/question_parts.py", "reasoning/term_weights.py", "reference_edges.py",
     "schemas.py", "sources.py",
 })

@@ -26,6 +26,7 @@ from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.excerpts import excerpt
 from rabbithole_lab.reasoning.extractive_base import ExtractiveBase, sentences_of
+from rabbithole_lab.reasoning.provision_score import Verdict, decide, provision_features
 from rabbithole_lab.reasoning.question_parts import part_readings, question_parts
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, rank
 from rabbithole_lab.reasoning.text import (
@@ -50,6 +51,7 @@ class AnswerContext:
     parts: list[str] = field(default_factory=list)  # the question's parts, each as it is read
     part_kinds: list[set[str]] = field(default_factory=list)  # what each part asks for
     excerpts: dict[int, str] = field(default_factory=dict)  # id(sentence) -> how a long one is quoted
+    verdict: Verdict | None = None  # the decisive provision by the fitted provision score (`provision_score.py`)
 
 
 class CandidateReader(ExtractiveBase):
@@ -120,5 +122,8 @@ class CandidateReader(ExtractiveBase):
                 index += 1
         excerpts = {id(sentence): shown for sentence in sentences
                     if (shown := excerpt(sentence.text, readings.terms)) != sentence.text}
-        return AnswerContext(rank(candidates), provisions, entry, links, read_links(request.chains), parts,
-                             [asked_kinds(part) for part in parts], excerpts)
+        ranked = rank(candidates)
+        part_kinds = [asked_kinds(part) for part in parts]
+        verdict = decide(provision_features(provisions, ranked, links, part_kinds, kinds))
+        return AnswerContext(ranked, provisions, entry, links, read_links(request.chains), parts, part_kinds, excerpts,
+                             verdict)

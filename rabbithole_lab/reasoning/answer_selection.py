@@ -2,6 +2,9 @@
 (`answer_candidates.py`, `sentence_ranker.py`):
 
 1. **cover** what the answer must hold:
+   - the verdict first: the decisive provision chosen by the fitted provision score (`provision_score.py`),
+     quoted with its deciding sentence (its best for the question's first part); when no provision stands out,
+     each contender's deciding sentence (the lead then says that several provisions come into question);
    - per question part, the best sentence carrying what that part asks for (a figure for "wie hoch", a period
      for "wie lange", a body for "wer"): the part's own words read by the fitted table;
    - per reference the decisive provision makes (its provision is the first part's), the best sentence of
@@ -34,6 +37,7 @@ from rabbithole_lab.kb.query import glossary
 from rabbithole_lab.reasoning.answer import Provision, Sentence, names_provision, reached_from
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext
 from rabbithole_lab.reasoning.base import AnswerTask
+from rabbithole_lab.reasoning.provision_score import Verdict
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
 from rabbithole_lab.reasoning.text import contains_concept, stems
 
@@ -47,7 +51,7 @@ FILL_MIN_SHARE = 0.35  # a filled sentence scores at least this share of the bes
 # rulebook's (decision 034, German dev gen 1 and UKFIN dev together)
 UNCHAINED_FILL_SHARE = 0.3
 
-Covers = Literal["part", "reference", "addition", "task", "fill"]
+Covers = Literal["verdict", "part", "reference", "addition", "task", "fill"]
 
 
 @dataclass
@@ -68,6 +72,12 @@ class Selection:
     lead: list[Statement] = field(default_factory=list)
     body: list[Statement] = field(default_factory=list)
     excerpts: dict[int, str] = field(default_factory=dict)  # id(sentence) -> how a long one is quoted
+    verdict: Verdict | None = None  # what the lead names as decisive, or that several provisions come into question
+
+    @property
+    def abstains(self) -> bool:
+        """The lead names no single decisive provision: it quotes the contenders."""
+        return self.verdict is not None and bool(self.verdict.ranked) and not self.verdict.stated
 
     def statements(self) -> list[Statement]:
         return self.lead + self.body
@@ -133,6 +143,18 @@ class _Cover:
         self.taken.update(id(s) for s in whole)
         return Statement(candidate.provision, whole, covers, source, candidate.score)
 
+    def verdict(self) -> None:
+        """The decisive provision's deciding sentence (its best for the question's first part) opens the answer;
+        when no provision stands out, each contender's does."""
+        verdict = self.context.verdict
+        if verdict is None or not verdict.ranked:
+            return
+        kinds = self.context.part_kinds[0] if self.context.part_kinds else set()
+        for provision in [verdict.decisive] if verdict.stated else verdict.contenders():
+            own = [c for c in self.ranked if c.provision is provision]
+            if own and (item := self.statement(max(own, key=lambda c: score_for_part(c, 0, kinds)), "verdict")):
+                self.covered.append(item)
+
     def parts(self) -> None:
         """Per question part, the best sentence carrying most of what it asks for ("bis wann entscheidet die
         Behörde": a period and a body over a mere condition); a part whose best is quoted already is answered."""
@@ -149,7 +171,10 @@ class _Cover:
         what the decisive provision cites, the paragraph a reference names first, quoted whatever its words (the
         reference is the evidence), in the lead when it scores near the best, else below it."""
         best_score = self.ranked[0].score
-        if self.covered:
+        verdict = self.context.verdict
+        if verdict is not None and verdict.ranked and not verdict.stated:
+            return  # the contenders are quoted each for itself: no chain is claimed for one of them
+        if self.covered and self.covered[0].covers != "verdict":
             first = self.covered[0]
             citing = citing_provisions(self.context, first.provision)
             if citing:
@@ -200,16 +225,17 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
     if not ranked:
         return Selection()
     cover = _Cover(context)
+    cover.verdict()
     cover.parts()
     cover.chain()
     cover.additions(additions)
     cover.own_tasks(tasks)
-    selection = Selection(excerpts=context.excerpts)
+    selection = Selection(excerpts=context.excerpts, verdict=context.verdict)
     used = lead_used = 0  # characters of the whole answer, of its lead
     lead_open = True  # no statement the lead should hold had to stand below it for want of room
     for item in cover.covered:
         size = cost(item)
-        if not selection.lead or (item.lead_worthy and lead_used + size <= lead_max_chars):
+        if item.covers == "verdict" or not selection.lead or (item.lead_worthy and lead_used + size <= lead_max_chars):
             selection.lead.append(item)
             lead_used += size
         else:

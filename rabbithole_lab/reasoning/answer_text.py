@@ -53,6 +53,20 @@ def statement_cost(statement: Statement, language: str, excerpts: dict[int, str]
     return len(statement_line(statement, language, bold=True, excerpts=excerpts)) + 2
 
 
+def decisive_chain_provisions(selection: Selection) -> list:
+    """The provisions `decisive_chain` names, the decisive one first."""
+    if not selection.lead:
+        return []
+    opening = selection.lead[0]
+    if opening.source is not None:
+        return [opening.source, opening.provision]
+    chain = [opening.provision]
+    for statement in selection.lead:
+        if statement.source is opening.provision and all(p is not statement.provision for p in chain):
+            chain.append(statement.provision)
+    return chain
+
+
 def decisive_chain(selection: Selection) -> str:
     """The lead's first provision and the provisions its references led to in the lead ("A → B, C")."""
     if not selection.lead:
@@ -79,7 +93,12 @@ def merged(statements: list[Statement]) -> list[Statement]:
 def written_answer(selection: Selection, tasks: list[AnswerTask], language: str) -> list[str]:
     text = reasoner_text(language)
     lines: list[str] = []
-    if selection.lead:
+    if selection.lead and selection.abstains:
+        contenders = [s.provision.label for s in selection.lead if s.covers == "verdict"]
+        lines.append(text["opening_several"].format(provisions=", ".join(dict.fromkeys(contenders))))
+        for statement in merged(selection.lead):
+            lines.append(statement_line(statement, language, excerpts=selection.excerpts))
+    elif selection.lead:
         lines.append(text["opening"].format(decisive=decisive_chain(selection)))
         for statement in merged(selection.lead):
             lines.append(statement_line(statement, language, excerpts=selection.excerpts))

@@ -58,6 +58,9 @@ class AskedFor:
     question: str = ""  # the question as the researcher wrote it: its parts and what each asks for
     exclusions: list[str] = field(default_factory=list)  # cases left out
     tasks: list[str] = field(default_factory=list)  # the approved tasks' words, one answer section each
+    # what the answer names as decisive (the writer's verdict record, `provision_score.verdict_record`): the check
+    # weighs it against its own scoring of the retrieved context
+    verdict: dict = field(default_factory=dict)
 
 
 @dataclass

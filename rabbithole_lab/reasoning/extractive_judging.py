@@ -16,7 +16,11 @@ Each dimension is 0-100 and each deduction names its reason (`issues_found`):
 - **semantic validity**: the share of quotations on the question (its terms or, in text the embedder reads,
   its meaning; a statement reached by a reference, "A → B", is evidence whatever its words); an answer quoting
   an excluded case (its words, or a provision an exclusion names) has at most 50 here and in query relevance;
-- **structural integrity**: a lead with a cited statement, whole sentences, no repeats.
+- **structural integrity**: a lead with a cited statement, whole sentences, no repeats;
+- **verdict** (when the answer carries a verdict record): the provision it names as decisive against the check's
+  own provision scores of the retrieved context (`provision_score`, measured without the writer's reference
+  chains): its score against the best one's, halved when the answer does not quote it, lowered when the chain it
+  claims is not in the context; an answer naming none scores by how clearly one provision leads.
 """
 
 from __future__ import annotations
@@ -99,7 +103,9 @@ class ExtractiveJudge(CandidateReader):
             for case in asked.exclusions)]
         quoted_excluded = [s for s in cited if excluded(s.quote, asked.exclusions)
                            or any(find_span(p.chunk_text, s.quote) for p in left_out)]
-        relevance = self._relevance(query, asked, answer, cited, on_question, text, issues, sources, language)
+        context = self._judged_context(query, asked, sources, language)
+        relevance = self._relevance(query, asked, answer, cited, on_question, text, issues, context)
+        verdict = self._verdict(asked.verdict, context, answer, text, issues) if asked.verdict else None
         if quoted_excluded:
             semantic, relevance = min(semantic, EXCLUDED_CAP), min(relevance, EXCLUDED_CAP)
             issues.append(text["issue_excluded"].format(count=len(quoted_excluded), cases=", ".join(asked.exclusions)))
@@ -126,10 +132,54 @@ class ExtractiveJudge(CandidateReader):
             issues.append(text["issue_language"])
         return QualityAssessment(factual_accuracy=factual_accuracy, semantic_validity=max(0, semantic),
                                  structural_integrity=max(0, structure), citation_correctness=citation_correctness,
-                                 query_relevance=relevance, issues_found=issues)
+                                 query_relevance=relevance, issues_found=issues, verdict=verdict)
+
+    def _judged_context(self, query: str, asked: AskedFor, sources: list, language: str):
+        """The retrieved context read by the candidate reader alone: no reference chain, no task (not the
+        writer's view)."""
+        question = asked.question or query
+        request = SynthesisInput(anchor=query, language=language, question=question,
+                                 exclusions=list(asked.exclusions),
+                                 **{tier: [s for s in sources if s.tier == tier]
+                                    for tier in ("primary", "secondary", "tertiary")})
+        return self.answer_context(request)
+
+    def _verdict(self, claimed: dict, context, answer: str, text: dict, issues: list[str]) -> int:
+        """The named provision's score against the best by the check's own provision scores; halved when the answer
+        does not quote it, three quarters when a provision of its claimed chain is not in the context. An answer
+        naming no provision: 100 unless one provision clears the thresholds by the check's scoring."""
+        verdict = context.verdict
+        if verdict is None or not verdict.ranked:
+            return 0
+        best = verdict.ranked[0]
+        if not claimed.get("stated"):
+            if verdict.stated and len(verdict.ranked) > 1:
+                issues.append(text["issue_verdict_open"].format(best=best.provision.label, best_score=best.score))
+                return 60
+            return 100
+        named = next((item for item in verdict.ranked if (item.provision.doc, item.provision.section)
+                      == (claimed.get("doc"), claimed.get("section"))), None)
+        label = claimed.get("label") or claimed.get("section", "")
+        if named is None:
+            issues.append(text["issue_verdict_missing"].format(named=label))
+            return 0
+        value = named.score / best.score if best.score else 0.0
+        if named is not best:
+            issues.append(text["issue_verdict_weaker"].format(named=label, score=named.score,
+                                                              best=best.provision.label, best_score=best.score))
+        if not quality.cites_provision(quality.statements(quality.lead_of(answer)), named.provision):
+            value *= 0.5
+            issues.append(text["issue_entry"].format(provision=label))
+        present = {(p.doc, p.section) for p in context.provisions}
+        missing = [item.get("label", "") for item in claimed.get("chain", [])
+                   if (item.get("doc"), item.get("section")) not in present]
+        if missing:
+            value *= 0.75
+            issues.append(text["issue_verdict_chain"].format(chain=", ".join(missing)))
+        return max(0, min(100, round(100 * value)))
 
     def _relevance(self, query: str, asked: AskedFor, answer: str, cited: list, on_question: list[bool],
-                   text: dict, issues: list[str], sources: list, language: str) -> int:
+                   text: dict, issues: list[str], context) -> int:
         """The share of what was asked that the answer states (each check one share, a part's as likely as its
         best cited statement answers it), 0 when no quotation is on the question."""
         if not cited or not any(on_question):
@@ -139,7 +189,7 @@ class ExtractiveJudge(CandidateReader):
         checks: list[float] = []
         question = asked.question or query
         parts = question_parts(question)
-        likelihoods = self._parts_answered(question, query, asked, sources, language, [s.quote for s in cited])
+        likelihoods = self._parts_answered(context, [s.quote for s in cited])
         unanswered = [part for part, likely in zip(parts, likelihoods, strict=False) if likely < ANSWERED_PROBABILITY]
         checks += likelihoods
         if unanswered:
@@ -162,17 +212,11 @@ class ExtractiveJudge(CandidateReader):
                 return min(UNANSWERED_ADDITION_CAP, round(100 * sum(checks) / len(checks)))
         return round(100 * sum(checks) / len(checks)) if checks else 100
 
-    def _parts_answered(self, question: str, query: str, asked: AskedFor, sources: list, language: str,
-                        quotes: list[str]) -> list[float]:
+    def _parts_answered(self, context, quotes: list[str]) -> list[float]:
         """For each question part, the probability that the best of `quotes` states what it asks: the fitted
         sentence model's reading of the quoted sentence for that part (`score_for_part`), its features
         measured in the retrieved context alone. Only a statement carrying the part's words and a kind it asks
         counts: the model's other features (a figure, the strongest provision) speak for any part."""
-        request = SynthesisInput(anchor=query, language=language, question=question,
-                                 exclusions=list(asked.exclusions),
-                                 **{tier: [s for s in sources if s.tier == tier]
-                                    for tier in ("primary", "secondary", "tertiary")})
-        context = self.answer_context(request)
         quoted = [found for quote in quotes if (found := _quoted_candidate(quote, context.candidates)) is not None]
         return [max((score_for_part(candidate, index, kinds) for candidate in quoted
                      if _carries_part(candidate, index, kinds)), default=0.0)

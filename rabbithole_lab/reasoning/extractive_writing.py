@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext, CandidateReader
 from rabbithole_lab.reasoning.answer_selection import Selection, Statement, select
-from rabbithole_lab.reasoning.answer_text import statement_cost, written_answer
+from rabbithole_lab.reasoning.answer_text import decisive_chain_provisions, statement_cost, written_answer
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.extractive_base import reasoner_words
+from rabbithole_lab.reasoning.provision_score import verdict_record
 from rabbithole_lab.schemas import SynthesisFinding, SynthesisOutput
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,10 @@ class ExtractiveWriter(CandidateReader):
             return SynthesisOutput(answer=nothing, nothing_found=nothing)
         findings = [SynthesisFinding(claim=s.text, sources=[f"{statement.provision.doc} p. {s.page}"])
                     for statement in selection.lead for s in statement.sentences]
-        return SynthesisOutput(answer="\n".join(lines), key_findings=findings)
+        chain = decisive_chain_provisions(selection)
+        verdict = verdict_record(selection.verdict, None if selection.abstains else chain[0],
+                                 [] if selection.abstains else chain[1:])
+        return SynthesisOutput(answer="\n".join(lines), key_findings=findings, verdict=verdict)
 
 
 def _written_within(context: AnswerContext, request: SynthesisInput, cost: Callable[[Statement], int],

@@ -100,7 +100,8 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
         findings.append(Finding(claim=item.get("claim", ""), evidence=evidence, sources=linked))
     quality = state.get("quality_assessment") or {}
     breakdown = {k: quality[k] for k in ("factual_accuracy", "semantic_validity", "structural_integrity",
-                                         "citation_correctness", "query_relevance") if k in quality}
+                                         "citation_correctness", "query_relevance", "verdict")
+                 if quality.get(k) is not None}
     edges = state.get("reference_edges", [])
     report = FinalReport(
         query=question(state),
@@ -128,6 +129,8 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "reflections": state.get("reflection_count", 0),
             "relevance_validation": {k: v for k, v in state.get("relevance_validation", {}).items() if k != "removed"},
             "answer_status": status,
+            # the provision the answer names as decisive, with its score, or that it names several
+            "verdict": state.get("synthesis", {}).get("verdict", {}),
             "invented_citations": invented,
             "warnings": list(state.get("warnings", [])) + (
                 [run_text(language(state))["answer_uncited"]] if status == "uncited" else []),

@@ -73,7 +73,8 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
         return {"quality_assessment": {}}
     sources = context_sources(stored_synthesis_context(state))
     asked = AskedFor(parts=asked_parts(state), question=question(state), exclusions=exclusions(state),
-                     tasks=[task.task for task in answer_tasks(state)])
+                     tasks=[task.task for task in answer_tasks(state)],
+                     verdict=state["synthesis"].get("verdict") or {})
     assessment = runtime.context.reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources,
                                                          language(state), asked=asked)
     record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),

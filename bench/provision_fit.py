@@ -1,0 +1,235 @@
+"""Fit the verdict's provision score (`rabbithole_lab/reasoning/provision_score.py`) and measure it.
+
+    .venv/bin/python -m bench --only provision
+
+1. **Data.** Every provision of the context the answer is written from, with its features measured by the
+   writer's own code (`CandidateReader.answer_context`): for the German dev set from the kept research
+   (`bench/answers.py` keeps each run's state before `synthesize`), for UKFIN dev from the rabbithole context of
+   25,000 characters (`bench/answers_ukfin.py`). Labels: the gold entry (German: the question's entry; UKFIN: the
+   provision holding the source passage) and, for "on the chain", the required sections (UKFIN: the target
+   passage's provision). Written to bench/out/provision/provisions.jsonl.
+2. **Fit** a logistic model in numpy (Newton's method, a small L2 penalty) on German dev **gen 1** and UKFIN dev
+   together; each corpus weighs the same, each question within it the same, half on its entry and half on its
+   other provisions. A question whose context lacks its entry teaches nothing and is left out of the fit.
+3. **Thresholds**: the best provision's score and its margin over the next under which no verdict is stated,
+   chosen on the same questions: the most right verdicts (on the chain) less wrong ones, each corpus weighing the
+   same, at most `MAX_ABSTENTION` of the answers abstaining on either corpus.
+4. **Measure** on gen 1, the holdout gen 2 (never fitted on) per language, and UKFIN: verdict = entry, on the chain,
+   abstention, precision of a stated verdict; the same for the graded context's order (its most relevant
+   provision) as the anchor.
+5. **Ablation**: each feature dropped and the model fitted again.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from bench.answers_ukfin import passage_ids, ukfin_request, ukfin_services
+from bench.common import (
+    CORPUS,
+    DEV_QUESTIONS,
+    GENERATIONS,
+    BenchContext,
+    read_jsonl,
+    require,
+    subsets,
+    write_result,
+)
+from bench.ranker_fit import kept_states
+from rabbithole_lab.agent.nodes.synthesis import synthesis_request
+from rabbithole_lab.eval.resynthesis import load_state
+from rabbithole_lab.reasoning.provision_score import PROVISION_FEATURES, WEIGHTS_FILE, ProvisionWeights
+from rabbithole_lab.research import open_services
+
+L2 = 0.01
+MAX_ABSTENTION = 0.25
+SCORE_GRID = [round(0.05 * i, 2) for i in range(0, 20)]
+MARGIN_GRID = [0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3]
+
+
+def _rows_of(question_id: str, corpus: str, scored, entry, chain) -> list[dict]:
+    return [{"id": question_id, "corpus": corpus, "features": item.features, "entry": bool(entry(item.provision)),
+             "chain": bool(chain(item.provision)), "provision": item.provision.label} for item in scored]
+
+
+def extract_german(context: BenchContext, questions: list[dict]) -> list[dict]:
+    states = kept_states()
+    services = open_services(context.settings, CORPUS, context.index(CORPUS), show_progress=False)
+    rows: list[dict] = []
+    for question in tqdm(questions, desc="provisions (German dev)", unit="q", disable=not context.show_progress):
+        path = states / f"{question['id']}.json"
+        if not path.is_file():
+            continue
+        request = synthesis_request(load_state(path), services)
+        if not request.all_chunks():
+            continue
+        verdict = services.reasoner.answer_context(request).verdict
+        entry = (question["entry"]["doc"], question["entry"]["section"])
+        chain = {entry} | {(item["doc"], item["section"]) for item in question.get("required", [])}
+        rows += _rows_of(question["id"], "de", verdict.ranked if verdict else [],
+                         lambda p, entry=entry: (p.doc, p.section) == entry,
+                         lambda p, chain=chain: (p.doc, p.section) in chain)
+    return rows
+
+
+def extract_ukfin(context: BenchContext) -> list[dict]:
+    services, follower, questions = ukfin_services(context)
+    rows: list[dict] = []
+    for question in tqdm(questions, desc="provisions (UKFIN dev)", unit="q", disable=not context.show_progress):
+        request = ukfin_request(context, services, follower, question)
+        verdict = services.reasoner.answer_context(request).verdict
+
+        def holds(provision, pids: set[str]) -> bool:
+            return any(passage_ids(chunk) & pids for chunk in provision.chunks)
+
+        rows += _rows_of(question["id"], "ukfin", verdict.ranked if verdict else [],
+                         lambda p, q=question: holds(p, {q["source_pid"]}),
+                         lambda p, q=question: holds(p, {q["source_pid"], q["target_pid"]}))
+    return rows
+
+
+def _matrix(rows: list[dict], names: list[str]) -> np.ndarray:
+    return np.array([[row["features"][name] for name in names] for row in rows], dtype=np.float64)
+
+
+def fit(rows: list[dict], names: list[str]) -> ProvisionWeights:
+    """Logistic regression by Newton's method: each corpus weighs 1, each of its questions the same, half on its
+    entry, half on its other provisions."""
+    by_question: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        by_question.setdefault(row["id"], []).append(index)
+    labels = np.array([1.0 if row["entry"] else 0.0 for row in rows])
+    usable = {key: indices for key, indices in by_question.items()
+              if any(labels[i] for i in indices) and not all(labels[i] for i in indices)}
+    per_corpus: dict[str, int] = {}
+    for indices in usable.values():
+        per_corpus[rows[indices[0]]["corpus"]] = per_corpus.get(rows[indices[0]]["corpus"], 0) + 1
+    weights = np.zeros(len(rows))
+    for indices in usable.values():
+        share = 1.0 / per_corpus[rows[indices[0]]["corpus"]]
+        positive = [i for i in indices if labels[i]]
+        negative = [i for i in indices if not labels[i]]
+        weights[positive] = 0.5 * share / len(positive)
+        weights[negative] = 0.5 * share / len(negative)
+    x = np.hstack([np.ones((len(rows), 1)), _matrix(rows, names)])
+    beta = np.zeros(x.shape[1])
+    penalty = np.diag([0.0] + [L2] * len(names))
+    for _ in range(60):
+        p = 1 / (1 + np.exp(-np.clip(x @ beta, -30, 30)))
+        gradient = x.T @ (weights * (p - labels)) + penalty @ beta
+        hessian = (x * (weights * p * (1 - p))[:, None]).T @ x + penalty
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return ProvisionWeights(round(float(beta[0]), 4), {name: round(float(b), 4)
+                                                       for name, b in zip(names, beta[1:], strict=True)})
+
+
+def decisions(rows: list[dict], table: ProvisionWeights | None) -> dict[str, dict]:
+    """Per question: the best provision (by the table; None: by retrieval relevance, the anchor), its score and
+    margin, and whether it is the entry and on the chain."""
+    by_question: dict[str, list[dict]] = {}
+    for row in rows:
+        by_question.setdefault(row["id"], []).append(row)
+    out = {}
+    for key, items in by_question.items():
+        if table is None:
+            scores = [item["features"]["relevance"] for item in items]
+        else:
+            scores = [table.score(item["features"]) for item in items]
+        order = sorted(range(len(items)), key=lambda i: -scores[i])
+        best = items[order[0]]
+        margin = scores[order[0]] - (scores[order[1]] if len(order) > 1 else 0.0)
+        out[key] = {"score": scores[order[0]], "margin": margin, "entry": best["entry"], "chain": best["chain"],
+                    "single": len(order) == 1}
+    return out
+
+
+def stated(decision: dict, min_score: float, min_margin: float) -> bool:
+    return decision["single"] or (decision["score"] >= min_score and decision["margin"] >= min_margin)
+
+
+def verdict_measures(chosen: list[str], decided: dict[str, dict], min_score: float, min_margin: float) -> dict:
+    items = [decided[key] for key in chosen if key in decided]
+    if not chosen:
+        return {}
+    said = [item for item in items if stated(item, min_score, min_margin)]
+    n = len(chosen)  # a question with no context names nothing: it counts as not stated
+    return {"n": n, "best_is_entry": round(sum(item["entry"] for item in items) / n, 3),
+            "best_on_chain": round(sum(item["chain"] for item in items) / n, 3),
+            "verdict_entry": round(sum(item["entry"] for item in said) / n, 3),
+            "verdict_chain": round(sum(item["chain"] for item in said) / n, 3),
+            "abstention": round(1 - len(said) / n, 3),
+            "precision_entry": round(sum(item["entry"] for item in said) / len(said), 3) if said else None,
+            "precision_chain": round(sum(item["chain"] for item in said) / len(said), 3) if said else None}
+
+
+def thresholds(decided: dict[str, dict], groups: list[list[str]]) -> tuple[float, float]:
+    """The (score, margin) thresholds with the most right stated verdicts (on the chain) less wrong ones, each
+    group weighing the same, at most `MAX_ABSTENTION` abstaining in any group."""
+    best, chosen = -1e9, (0.0, 0.0)
+    for min_score in SCORE_GRID:
+        for min_margin in MARGIN_GRID:
+            utility, allowed = 0.0, True
+            for group in groups:
+                items = [decided[key] for key in group if key in decided]
+                said = [item for item in items if stated(item, min_score, min_margin)]
+                if items and 1 - len(said) / len(items) > MAX_ABSTENTION:
+                    allowed = False
+                    break
+                if items:
+                    utility += sum(1 if item["chain"] else -1 for item in said) / len(items)
+            if allowed and utility > best + 1e-9:
+                best, chosen = utility, (min_score, min_margin)
+    return chosen
+
+
+def measure(rows: list[dict], questions: list[dict], ukfin_ids: list[str], table: ProvisionWeights | None,
+            min_score: float, min_margin: float) -> dict:
+    decided = decisions(rows, table)
+    out = {name: verdict_measures([q["id"] for q in chosen], decided, min_score, min_margin)
+           for name, chosen in subsets(questions).items()}
+    out["ukfin"] = verdict_measures(ukfin_ids, decided, min_score, min_margin)
+    return out
+
+
+def bench(context: BenchContext) -> dict:
+    require(DEV_QUESTIONS, "The German law dev set (shared/corpus/de-strahlenschutz)")
+    started = time.perf_counter()
+    out = context.out("provision")
+    questions = read_jsonl(DEV_QUESTIONS)
+    rows = extract_german(context, questions) + extract_ukfin(context)
+    with (out / "provisions.jsonl").open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    gen1 = [q["id"] for q in questions[GENERATIONS["gen 1"]]]
+    ukfin_ids = list(dict.fromkeys(row["id"] for row in rows if row["corpus"] == "ukfin"))
+    train = [row for row in rows if row["id"] in set(gen1) | set(ukfin_ids)]
+    names = list(PROVISION_FEATURES)
+    table = fit(train, names)
+    min_score, min_margin = thresholds(decisions(train, table), [gen1, ukfin_ids])
+    full = measure(rows, questions, ukfin_ids, table, min_score, min_margin)
+    ablation = {}
+    unthresholded = measure(rows, questions, ukfin_ids, table, 0.0, 0.0)
+    for name in tqdm(names, desc="ablation", unit="feature", disable=not context.show_progress):
+        without = measure(rows, questions, ukfin_ids, fit(train, [n for n in names if n != name]), 0.0, 0.0)
+        ablation[name] = {subset: round(without[subset]["best_is_entry"] - unthresholded[subset]["best_is_entry"], 3)
+                          for subset in ("gen 1", "gen 2", "ukfin")}
+    fitted = ProvisionWeights(table.bias, table.weights, min_score, min_margin,
+                              f"German dev gen 1 ({len(gen1)} questions) and UKFIN dev ({len(ukfin_ids)} questions), "
+                              f"{len(train)} provisions, {time.strftime('%Y-%m-%d')}")
+    WEIGHTS_FILE.write_text(json.dumps(fitted.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    numbers = {"fitted": full, "relevance_anchor": measure(rows, questions, ukfin_ids, None, 0.0, 0.0),
+               "weights": fitted.to_json(), "ablation": ablation, "provisions": len(rows),
+               "questions_with_entry_in_context": {
+                   corpus: sum(1 for key in {r["id"] for r in rows if r["corpus"] == corpus}
+                               if any(r["entry"] for r in rows if r["id"] == key)) for corpus in ("de", "ukfin")},
+               "median_provisions_per_question": statistics.median(
+                   [sum(1 for r in rows if r["id"] == key) for key in {r["id"] for r in rows}]) if rows else 0}
+    return {"numbers": numbers, "path": write_result("provision", context, numbers, started)}

@@ -1,0 +1,196 @@
+"""The verdict: one fitted score per provision of the graded context, and the decisive provision chosen by it.
+
+What a researcher reads first is the provision the answer calls decisive ("Maßgeblich ist § 73 StrlSchV").
+It is chosen here, not by whichever sentence happens to open the lead: every provision of the context gets the
+features below (each 0..1) and one logistic score from a fitted table, the probability that it is the
+question's entry. `bench/provision_fit.py` fits the table on German dev gen 1 and UKFIN dev together (labels:
+the gold entry, resp. the source passage), reports German gen 2 as the holdout and an ablation per feature,
+and chooses the two thresholds below which no verdict is stated: the best provision's score, and its margin
+over the next. Under them the answer says that several provisions come into question and quotes each one's
+deciding sentence (`answer_selection.py`), instead of naming one it cannot tell from the others.
+
+The writer (`answer_selection.py`) and the check (`extractive_judging.py`) read the same scores.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from rabbithole_lab.reasoning.answer import Links, Provision, reached_from
+from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
+
+WEIGHTS_FILE = Path(__file__).with_name("provision_weights.json")
+MAX_CONTENDERS = 3  # provisions an abstaining lead quotes
+
+# name -> what it measures (each 0..1); the order is the weight table's
+PROVISION_FEATURES: dict[str, str] = {
+    "relevance": "its passages' best retrieval relevance (the score search and following gave them), relative to "
+                 "the context's best",
+    "relevance_rank": "1 / (1 + its rank among the context's provisions by that relevance)",
+    "searched": "search found it (a passage at depth 0), not only a followed reference",
+    "followed": "a followed reference led to one of its passages",
+    "backlink": "it was found because it cites a provision search found (a backlink)",
+    "cites_context": "it cites another provision of the context",
+    "cited_in_context": "another provision of the context cites it",
+    "best_sentence": "its best sentence's ranker score, relative to the context's best sentence",
+    "opening_sentence": "its best sentence's score for the question's first part, relative to the best such score",
+    "parts": "the mean over question parts of its best share of that part's terms, relative to the best provision's",
+    "asked_kinds": "the share of the kinds the question asks for (amount, deadline, body, ...) its sentences state",
+    "terms": "its sentences' best share of the question's term weight",
+}
+
+
+@dataclass(frozen=True)
+class ProvisionWeights:
+    """The fitted table: weights (log-odds), bias and the thresholds under which no verdict is stated."""
+
+    bias: float
+    weights: dict[str, float]
+    min_score: float = 0.0
+    min_margin: float = 0.0
+    fitted_on: str = ""
+
+    def score(self, features: dict[str, float]) -> float:
+        logit = self.bias + sum(self.weights.get(name, 0.0) * value for name, value in features.items())
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+
+    def to_json(self) -> dict:
+        return {"bias": self.bias, "weights": self.weights, "min_score": self.min_score,
+                "min_margin": self.min_margin, "fitted_on": self.fitted_on}
+
+
+@lru_cache(maxsize=1)
+def fitted_provision_weights() -> ProvisionWeights:
+    """The committed table (`bench/provision_fit.py` writes it)."""
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    unknown = set(data["weights"]) - set(PROVISION_FEATURES)
+    if unknown:
+        raise ValueError(f"{WEIGHTS_FILE.name} weighs features the provision score does not compute: {sorted(unknown)}")
+    return ProvisionWeights(float(data["bias"]), {k: float(v) for k, v in data["weights"].items()},
+                            float(data.get("min_score", 0.0)), float(data.get("min_margin", 0.0)),
+                            data.get("fitted_on", ""))
+
+
+@dataclass
+class ScoredProvision:
+    provision: Provision
+    features: dict[str, float]
+    score: float = 0.0
+
+
+@dataclass
+class Verdict:
+    """The decisive provision, or the contenders when none stands out. `stated`: the answer names `decisive`."""
+
+    ranked: list[ScoredProvision] = field(default_factory=list)  # best first
+    stated: bool = False
+    min_score: float = 0.0
+    min_margin: float = 0.0
+
+    @property
+    def decisive(self) -> Provision | None:
+        return self.ranked[0].provision if self.ranked else None
+
+    @property
+    def score(self) -> float:
+        return self.ranked[0].score if self.ranked else 0.0
+
+    @property
+    def margin(self) -> float:
+        return self.ranked[0].score - (self.ranked[1].score if len(self.ranked) > 1 else 0.0) if self.ranked else 0.0
+
+    def contenders(self) -> list[Provision]:
+        """The provisions an abstaining lead quotes: the best and those scoring within its margin threshold, at
+        most `MAX_CONTENDERS`; at least two when the context has two."""
+        if not self.ranked:
+            return []
+        best = self.ranked[0].score
+        close = [item.provision for item in self.ranked if best - item.score <= max(self.min_margin, 1e-9)]
+        if len(close) < 2:
+            close = [item.provision for item in self.ranked[:2]]
+        return close[:MAX_CONTENDERS]
+
+    def score_of(self, provision: Provision) -> float:
+        return next((item.score for item in self.ranked if item.provision is provision), 0.0)
+
+
+def decide(scored: list[ScoredProvision], weights: ProvisionWeights | None = None) -> Verdict:
+    """Score each provision and state a verdict when the best is sure enough and clear of the next."""
+    table = weights or fitted_provision_weights()
+    for item in scored:
+        item.score = table.score(item.features)
+    ranked = sorted(scored, key=lambda item: -item.score)
+    verdict = Verdict(ranked, min_score=table.min_score, min_margin=table.min_margin)
+    verdict.stated = bool(ranked) and (len(ranked) == 1 or (verdict.score >= table.min_score
+                                                          and verdict.margin >= table.min_margin))
+    return verdict
+
+
+def provision_features(provisions: list[Provision], candidates: list[Candidate], links: Links,
+                       part_kinds: list[set[str]], asked: set[str]) -> list[ScoredProvision]:
+    """Each provision's features, measured on the context the answer is written from."""
+    if not provisions:
+        return []
+    by_provision: dict[int, list[Candidate]] = {}
+    for candidate in candidates:
+        by_provision.setdefault(id(candidate.provision), []).append(candidate)
+    relevance = {id(p): max((chunk.relevance_score for chunk in p.chunks), default=0.0) for p in provisions}
+    best_relevance = max(relevance.values()) or 1.0
+    order = sorted(provisions, key=lambda p: -relevance[id(p)])
+    rank = {id(p): index for index, p in enumerate(order)}
+    cites = {id(p): {id(q) for q in reached_from(provisions, p, links)} for p in provisions}
+    cited = {id(q) for targets in cites.values() for q in targets}
+    best_sentence = max((c.score for c in candidates), default=0.0) or 1.0
+    first_kinds = part_kinds[0] if part_kinds else set()
+    opening = {id(c): score_for_part(c, 0, first_kinds) for c in candidates}
+    best_opening = max(opening.values(), default=0.0) or 1.0
+    parts = max((len(c.part_terms) for c in candidates), default=0)
+    best_part = [max((c.part_terms[i] for c in candidates if i < len(c.part_terms)), default=0.0) or 1.0
+                 for i in range(parts)]
+    out = []
+    for provision in provisions:
+        own = by_provision.get(id(provision), [])
+        if not own:
+            continue
+        stated = set().union(*(c.kinds for c in own)) if own else set()
+        part_share = [max((c.part_terms[i] for c in own if i < len(c.part_terms)), default=0.0) / best_part[i]
+                      for i in range(parts)]
+        features = {
+            "relevance": relevance[id(provision)] / best_relevance,
+            "relevance_rank": 1.0 / (1.0 + rank[id(provision)]),
+            "searched": float(any(chunk.depth == 0 for chunk in provision.chunks)),
+            "followed": float(any(chunk.cited_by for chunk in provision.chunks)),
+            "backlink": float(any(chunk.cites for chunk in provision.chunks)),
+            "cites_context": float(bool(cites[id(provision)])),
+            "cited_in_context": float(id(provision) in cited),
+            "best_sentence": max(c.score for c in own) / best_sentence,
+            "opening_sentence": max(opening[id(c)] for c in own) / best_opening,
+            "parts": sum(part_share) / len(part_share) if part_share else 0.0,
+            "asked_kinds": len(stated & asked) / len(asked) if asked else 0.0,
+            "terms": max(c.features.get("terms", 0.0) for c in own),
+        }
+        out.append(ScoredProvision(provision, features))
+    return out
+
+
+def verdict_record(verdict: Verdict | None, named: Provision | None, chain: list[Provision]) -> dict:
+    """The verdict as the report keeps it: the provision the answer names as decisive (None: it names several),
+    its score and margin over the best other, the chain it brought, and the best-scored provisions."""
+    if verdict is None or not verdict.ranked:
+        return {}
+    stated = verdict.stated and named is not None
+    score = verdict.score_of(named) if stated else verdict.score
+    others = [item.score for item in verdict.ranked if item.provision is not named]
+    return {"stated": stated, "label": named.label if stated else "", "doc": named.doc if stated else "",
+            "section": named.section if stated else "", "score": round(score, 4),
+            "margin": round(score - max(others, default=0.0), 4),
+            "min_score": verdict.min_score, "min_margin": verdict.min_margin,
+            "best": named is verdict.decisive if stated else False,
+            "chain": [{"label": p.label, "doc": p.doc, "section": p.section} for p in chain],
+            "candidates": [{"label": item.provision.label, "doc": item.provision.doc,
+                            "section": item.provision.section, "score": round(item.score, 4)}
+                           for item in verdict.ranked[:MAX_CONTENDERS + 2]]}

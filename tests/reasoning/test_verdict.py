@@ -1,0 +1,115 @@
+"""The verdict: the provision the answer names as decisive is chosen by the fitted provision score, said as a
+field of the answer, quoted first, and the answer abstains when provisions tie; the quality check scores a wrong
+verdict below a right one (text written for these tests; the real extractive reasoner and embedder)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rabbithole_lab.reasoning.answer import Provision, Sentence
+from rabbithole_lab.reasoning.base import AskedFor, SynthesisInput
+from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.provision_score import (
+    PROVISION_FEATURES,
+    ProvisionWeights,
+    ScoredProvision,
+    decide,
+    fitted_provision_weights,
+)
+from rabbithole_lab.records import ChunkWithInfo
+from tests.answer_reading import lead, quotes_of
+
+HERDING = ("(1) Hat ein Hirte die zulässige Weidezeit überschritten, darf er die Herde nur weiter hüten, wenn die "
+           "Aufsicht zustimmt und die Summe seiner Weidezeiten in den folgenden drei Jahren das Doppelte des "
+           "Grenzwertes nach § 9 nicht übersteigt.")
+LIMIT = "(1) Der Grenzwert der Weidezeit eines Hirten beträgt 200 Stunden im Jahr."
+QUESTION = "Ein Hirte hat die zulässige Weidezeit überschritten. Darf er die Herde weiter hüten?"
+
+
+@pytest.fixture(scope="module")
+def reasoner(demo_kb):
+    return ExtractiveReasoner(demo_kb.index.embedder)
+
+
+def _chunk(doc: str, section: str, text: str, relevance: float, depth: int = 0, cited_by: str = "") -> ChunkWithInfo:
+    return ChunkWithInfo(chunk_text=f"{section} {text}", document=doc, page=1, chunk_id=f"{doc}:{section}",
+                         section=section, relevance_score=relevance, depth=depth, cited_by=cited_by,
+                         tier="primary" if depth == 0 else "secondary")
+
+
+def _context():
+    herding = _chunk("WeidV.pdf", "§ 4", HERDING, 0.95)
+    limit = _chunk("WeidG.pdf", "§ 9", LIMIT, 0.7, depth=1, cited_by=herding.chunk_id)
+    visits = _chunk("WeidG.pdf", "§ 20", "(1) Die Aufsicht kann Weideflächen jederzeit besichtigen.", 0.6)
+    chains = [{"citing": ["WeidV.pdf", "§ 4"], "cited": [["WeidG.pdf", "§ 9"]], "recorded": True}]
+    return [herding, visits], [limit], chains
+
+
+def test_the_provision_search_ranks_first_is_decisive_though_it_cites_the_limit(reasoner):
+    primary, secondary, chains = _context()
+    out = reasoner.synthesize(SynthesisInput(anchor=QUESTION, language="de", question=QUESTION, primary=primary,
+                                             secondary=secondary, chains=chains))
+    assert out.verdict["stated"] and (out.verdict["doc"], out.verdict["section"]) == ("WeidV.pdf", "§ 4")
+    assert 0.0 < out.verdict["score"] <= 1.0
+    # the lead quotes the named provision's deciding sentence first
+    first = quotes_of(lead(out.answer))[0]
+    assert "weiter hüten" in first.quote and first.citations[0][0] == "WeidV.pdf"
+
+
+def _scored(provision: Provision, **features: float) -> ScoredProvision:
+    return ScoredProvision(provision, {name: features.get(name, 0.0) for name in PROVISION_FEATURES})
+
+
+def _provision(doc: str, section: str, text: str) -> Provision:
+    chunk = _chunk(doc, section, text, 0.9)
+    provision = Provision(doc, section, [chunk], [chunk])
+    provision.sentences = [Sentence(text, chunk, 0.5, 0)]
+    return provision
+
+
+def test_a_clear_lead_is_stated_and_a_tie_is_not():
+    table = ProvisionWeights(-2.0, {"relevance": 4.0}, min_score=0.5, min_margin=0.1)
+    first, second = _provision("A.pdf", "§ 1", "Die Frist beträgt drei Tage."), _provision(
+        "B.pdf", "§ 2", "Die Frist beträgt fünf Tage.")
+    clear = decide([_scored(first, relevance=1.0), _scored(second, relevance=0.3)], table)
+    assert clear.stated and clear.decisive is first and clear.margin > 0.1
+    tie = decide([_scored(first, relevance=1.0), _scored(second, relevance=0.98)], table)
+    assert not tie.stated and {id(p) for p in tie.contenders()} == {id(first), id(second)}
+    unsure = decide([_scored(first, relevance=0.4), _scored(second, relevance=0.0)], table)
+    assert not unsure.stated  # the best is below the score threshold
+
+
+def test_provisions_that_tie_are_each_quoted_and_none_is_named_decisive(reasoner, monkeypatch):
+    from rabbithole_lab.reasoning import answer_candidates
+
+    # the same words in two laws, the same relevance: nothing tells them apart
+    deadline = "(1) Ein Störfall ist der Aufsicht binnen drei Tagen zu melden."
+    chunks = [_chunk("MeldA.pdf", "§ 2", deadline, 0.9), _chunk("MeldB.pdf", "§ 2", deadline.replace("drei", "fünf"),
+                                                                 0.9)]
+    table = fitted_provision_weights()
+    strict = ProvisionWeights(table.bias, table.weights, min_score=table.min_score, min_margin=0.2)
+    monkeypatch.setattr(answer_candidates, "decide", lambda scored: decide(scored, strict))
+    question = "Binnen welcher Frist ist ein Störfall zu melden?"
+    out = reasoner.synthesize(SynthesisInput(anchor=question, language="de", question=question, primary=chunks))
+    assert not out.verdict["stated"] and out.verdict["label"] == ""
+    cited_docs = {doc for quote in quotes_of(lead(out.answer)) for doc, _ in quote.citations}
+    assert cited_docs == {"MeldA.pdf", "MeldB.pdf"}
+
+
+def test_the_check_scores_a_wrong_verdict_below_a_right_one(reasoner):
+    primary, secondary, chains = _context()
+    request = SynthesisInput(anchor=QUESTION, language="de", question=QUESTION, primary=primary,
+                             secondary=secondary, chains=chains)
+    out = reasoner.synthesize(request)
+    sources = primary + secondary
+    right = reasoner.assess_quality(QUESTION, out.answer, sources, "de",
+                                    asked=AskedFor(question=QUESTION, verdict=out.verdict))
+    wrong_claim = out.verdict | {"doc": "WeidG.pdf", "section": "§ 20", "label": "§ 20 WeidG", "chain": []}
+    wrong = reasoner.assess_quality(QUESTION, out.answer, sources, "de",
+                                    asked=AskedFor(question=QUESTION, verdict=wrong_claim))
+    assert right.verdict is not None and wrong.verdict is not None
+    assert wrong.verdict < right.verdict and wrong.overall_score < right.overall_score
+    assert len(wrong.issues_found) > len(right.issues_found)
+    absent = reasoner.assess_quality(QUESTION, out.answer, sources, "de", asked=AskedFor(
+        question=QUESTION, verdict=out.verdict | {"doc": "WeidG.pdf", "section": "§ 99", "label": "§ 99 WeidG"}))
+    assert absent.verdict == 0
