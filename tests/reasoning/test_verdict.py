@@ -113,3 +113,24 @@ def test_the_check_scores_a_wrong_verdict_below_a_right_one(reasoner):
     absent = reasoner.assess_quality(QUESTION, out.answer, sources, "de", asked=AskedFor(
         question=QUESTION, verdict=out.verdict | {"doc": "WeidG.pdf", "section": "§ 99", "label": "§ 99 WeidG"}))
     assert absent.verdict == 0
+
+
+def test_a_task_whose_best_sentence_points_to_a_rule_is_answered_by_the_rule_too():
+    from rabbithole_lab.reasoning.answer_selection import select
+    from rabbithole_lab.reasoning.answer_text import statement_cost
+    from rabbithole_lab.reasoning.base import AnswerTask
+    from tests.reasoning.test_answer_selection import _context, _provision
+
+    pointer = _provision("§ 5", ["Wird die Tragkraft überschritten, ist nach § 6 zu verfahren."], chunk_id="c5")
+    rule = _provision("§ 6", ["(1) Der Kran darf danach nur mit Zustimmung der Aufsicht weiter betrieben werden."],
+                      depth=1, chunk_id="c6")
+    rule.chunks[0].cited_by = "c5"
+    other = _provision("§ 1", ["Diese Verordnung gilt für Kräne."], chunk_id="c1")
+    context = _context("Welche Pflichten hat der Betreiber?", [(other, [0.9]), (pointer, [0.4]), (rule, [0.3])])
+    for candidate in context.candidates:
+        candidate.task_terms = [1.0 if candidate.provision is pointer else 0.2 if candidate.provision is rule else 0.0]
+    task = AnswerTask(1, "Was gilt, wenn die Tragkraft überschritten wird?", [], {"c5", "c6"}, own=True)
+    selection = select(context, [], lambda s: statement_cost(s, "de"), 1_200, 4_000, [task])
+    answered = [s for s in selection.statements() if s.task is task]
+    assert [s.provision.section for s in answered] == ["§ 5", "§ 6"]
+    assert answered[1].source is pointer  # said as the chain "§ 5 → § 6"
