@@ -41,7 +41,7 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
         return ranker_fit.bench(context)
     if name == "provision":
         from bench import provision_fit
-        return provision_fit.bench(context)
+        return provision_fit.bench(context, limit=args.limit)
     if name == "tokens":
         from bench import tokens
         return tokens.bench(context)

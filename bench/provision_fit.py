@@ -77,8 +77,9 @@ def extract_german(context: BenchContext, questions: list[dict]) -> list[dict]:
     return rows
 
 
-def extract_ukfin(context: BenchContext) -> list[dict]:
+def extract_ukfin(context: BenchContext, limit: int = 0) -> list[dict]:
     services, follower, questions = ukfin_services(context)
+    questions = questions[:limit] if limit else questions
     rows: list[dict] = []
     for question in tqdm(questions, desc="provisions (UKFIN dev)", unit="q", disable=not context.show_progress):
         request = ukfin_request(context, services, follower, question)
@@ -199,12 +200,12 @@ def measure(rows: list[dict], questions: list[dict], ukfin_ids: list[str], table
     return out
 
 
-def bench(context: BenchContext) -> dict:
+def bench(context: BenchContext, limit: int = 0) -> dict:
     require(DEV_QUESTIONS, "The German law dev set (shared/corpus/de-strahlenschutz)")
     started = time.perf_counter()
     out = context.out("provision")
     questions = read_jsonl(DEV_QUESTIONS)
-    rows = extract_german(context, questions) + extract_ukfin(context)
+    rows = extract_german(context, questions) + extract_ukfin(context, limit)
     with (out / "provisions.jsonl").open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -170,3 +170,21 @@ def test_trail_counts_the_context_it_lists(demo_db, capsys, monkeypatch):
     summary = re.search(r"^(\d+) passage\(s\), (\d+) characters \(~(\d+) tokens\) of 6000;", printed, re.MULTILINE)
     assert summary and int(summary.group(1)) == len(listed) > 1
     assert 0 < int(summary.group(2)) <= 6000 and int(summary.group(3)) == int(summary.group(2)) // 4
+
+
+def test_the_verdict_names_the_deciding_chain_or_abstains(tmp_path, demo_db, monkeypatch):
+    """Asked how a pulsed source's dose is determined, the answer names § 13 QStrG (which sends to Anlage 2) or
+    Anlage 2 as decisive, or says that several provisions come into question; never a definition (§ 2)."""
+    monkeypatch.setenv("LLM_PROVIDER", "extractive")
+    out = tmp_path / "pulsed"
+    question = "Wie wird die Dosis bei gepulsten Quantenquellen ermittelt?"
+    assert main(["--env-file", "none", *_args(tmp_path, demo_db, question, "--no-hitl", "--out", str(out))]) == 0
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))["report"]
+    verdict = report["metadata"]["verdict"]
+    assert verdict, "the report keeps the verdict"
+    if verdict["stated"]:
+        assert (verdict["doc"], verdict["section"]) in {("QStrG.pdf", "§ 13"), ("QStrG.pdf", "Anlage 2")}, verdict
+        assert verdict["label"] in lead(report["answer"])
+    else:
+        assert len(verdict["candidates"]) >= 2
+    assert "verdict" in report["quality_breakdown"]

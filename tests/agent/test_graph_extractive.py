@@ -81,7 +81,7 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     # one count everywhere: a reference (a citation in one passage) followed by two tasks counts once
     distinct = {(e["from_doc"], e["from_section"], e["target"]) for e in followed}
     assert report["metadata"]["followed_references"] == len(distinct)
-    assert 0 < report["quality_score"] <= 500 and len(report["quality_breakdown"]) == 5
+    assert 0 < report["quality_score"] <= 500 and len(report["quality_breakdown"]) == 6  # five and the verdict
     assert tier_entries(state, "primary") and preserved_quotes(state)
     paths = write_report_folder(state, tmp_path / "report")
     assert {"report.md", "report.html", "report.json", "graph.html", "tier_primary.csv"} <= set(paths)
