@@ -143,7 +143,7 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
     order = sorted(provisions, key=lambda p: -relevance[id(p)])
     rank = {id(p): index for index, p in enumerate(order)}
     cites = {id(p): {id(q) for q in reached_from(provisions, p, links)} for p in provisions}
-    cited = {id(q) for targets in cites.values() for q in targets}
+    cited = set().union(*cites.values())  # ids of the provisions some context provision cites
     best_sentence = max((c.score for c in candidates), default=0.0) or 1.0
     first_kinds = part_kinds[0] if part_kinds else set()
     opening = {id(c): score_for_part(c, 0, first_kinds) for c in candidates}
