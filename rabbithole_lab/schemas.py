@@ -61,14 +61,15 @@ class QualityAssessment(BaseModel):
     def overall_score(self) -> int:
         """The five dimensions' sum (0-500); a verdict dimension scales it by half its shortfall: an answer that
         names a provision the context does not bear out as decisive cannot score as a right one."""
-        total = (
-            self.factual_accuracy
-            + self.semantic_validity
-            + self.structural_integrity
-            + self.citation_correctness
-            + self.query_relevance
-        )
+        total = self.content_score
         return total if self.verdict is None else round(total * (0.5 + self.verdict / 200))
+
+    @property
+    def content_score(self) -> int:
+        """The five dimensions' sum without the verdict's scaling: what a rewrite of the same context can change
+        (it keeps the verdict)."""
+        return (self.factual_accuracy + self.semantic_validity + self.structural_integrity + self.citation_correctness
+                + self.query_relevance)
 
     def passes(self, threshold: int) -> bool:
         return self.overall_score >= threshold

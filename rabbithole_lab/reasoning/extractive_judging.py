@@ -227,7 +227,9 @@ class ExtractiveJudge(CandidateReader):
         text = reasoner_words(language)
         fixable = assessment.citation_correctness < 100 or assessment.factual_accuracy < 100 \
             or assessment.query_relevance < 60 or assessment.semantic_validity < 100
-        if assessment.passes(threshold) or not fixable:
+        # a rewrite states fewer statements of the same context under the same verdict: a score the verdict alone
+        # brings under the threshold is not fixed by it (it would only cut the answer to its lead)
+        if assessment.passes(threshold) or not fixable or assessment.content_score >= threshold:
             return RemediationDecision(retry=False, instructions=text["no_remedy"])
         return RemediationDecision(retry=True, instructions=text["remedy"])
 

@@ -134,3 +134,15 @@ def test_a_task_whose_best_sentence_points_to_a_rule_is_answered_by_the_rule_too
     answered = [s for s in selection.statements() if s.task is task]
     assert [s.provision.section for s in answered] == ["§ 5", "§ 6"]
     assert answered[1].source is pointer  # said as the chain "§ 5 → § 6"
+
+
+def test_a_score_the_verdict_alone_lowers_is_not_rewritten(reasoner):
+    from rabbithole_lab.schemas import QualityAssessment
+
+    # a rewrite keeps the verdict: cutting the answer to its lead would not raise what only the verdict lowered
+    weak_verdict = QualityAssessment(factual_accuracy=100, semantic_validity=60, structural_integrity=100,
+                                     citation_correctness=100, query_relevance=80, verdict=20)
+    assert weak_verdict.overall_score < 375 <= weak_verdict.content_score
+    assert not reasoner.decide_remediation(QUESTION, weak_verdict, 375, "de").retry
+    weak_content = weak_verdict.model_copy(update={"semantic_validity": 10, "query_relevance": 40})
+    assert weak_content.content_score < 375 and reasoner.decide_remediation(QUESTION, weak_content, 375, "de").retry
