@@ -243,6 +243,9 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
     cover.parts()
     cover.chain()
     cover.additions(additions)
+    # what the researcher added stands in the lead before the question's parts, after the verdict and its chain:
+    # a short lead states the decisive provision and what was asked for explicitly
+    cover.covered.sort(key=lambda item: item.covers == "part")
     cover.own_tasks(tasks)
     selection = Selection(excerpts=context.excerpts, verdict=context.verdict)
     used = lead_used = 0  # characters of the whole answer, of its lead

@@ -30,7 +30,7 @@ MAX_CONTENDERS = 3  # provisions an abstaining lead quotes
 PROVISION_FEATURES: dict[str, str] = {
     "relevance": "its passages' best retrieval relevance (the score search and following gave them), relative to "
                  "the context's best",
-    "relevance_rank": "1 / (1 + its rank among the context's provisions by that relevance)",
+    "relevance_rank": "1 / (1 + its rank among the context's provisions by that relevance; ties share the rank)",
     "searched": "search found it (a passage at depth 0), not only a followed reference",
     "followed": "a followed reference led to one of its passages",
     "backlink": "it was found because it cites a provision search found (a backlink)",
@@ -140,8 +140,8 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
         by_provision.setdefault(id(candidate.provision), []).append(candidate)
     relevance = {id(p): max((chunk.relevance_score for chunk in p.chunks), default=0.0) for p in provisions}
     best_relevance = max(relevance.values()) or 1.0
-    order = sorted(provisions, key=lambda p: -relevance[id(p)])
-    rank = {id(p): index for index, p in enumerate(order)}
+    # provisions of equal relevance share the better rank: the order they happen to stand in tells nothing
+    rank = {id(p): sum(1 for q in provisions if relevance[id(q)] > relevance[id(p)]) for p in provisions}
     cites = {id(p): {id(q) for q in reached_from(provisions, p, links)} for p in provisions}
     cited = set().union(*cites.values())  # ids of the provisions some context provision cites
     best_sentence = max((c.score for c in candidates), default=0.0) or 1.0
