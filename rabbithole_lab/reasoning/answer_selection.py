@@ -245,7 +245,10 @@ def select(context: AnswerContext, additions: list[str], cost: Callable[[Stateme
     cover.additions(additions)
     # what the researcher added stands in the lead before the question's parts, after the verdict and its chain:
     # a short lead states the decisive provision and what was asked for explicitly
-    cover.covered.sort(key=lambda item: item.covers == "part")
+    added = [item for item in cover.covered if item.covers == "addition"]
+    rest = [item for item in cover.covered if item.covers != "addition"]
+    before = next((i for i, item in enumerate(rest) if i > 0 and item.covers == "part"), len(rest))
+    cover.covered = rest[:before] + added + rest[before:]
     cover.own_tasks(tasks)
     selection = Selection(excerpts=context.excerpts, verdict=context.verdict)
     used = lead_used = 0  # characters of the whole answer, of its lead
