@@ -40,7 +40,7 @@ from bench.common import (
     subsets,
     write_result,
 )
-from bench.ranker_fit import kept_states
+from bench.ranker_fit import kept_states, matrix, newton_logistic
 from rabbithole_lab.agent.nodes.synthesis import synthesis_request
 from rabbithole_lab.eval.resynthesis import load_state
 from rabbithole_lab.reasoning.provision_score import PROVISION_FEATURES, WEIGHTS_FILE, ProvisionWeights
@@ -94,10 +94,6 @@ def extract_ukfin(context: BenchContext, limit: int = 0) -> list[dict]:
     return rows
 
 
-def _matrix(rows: list[dict], names: list[str]) -> np.ndarray:
-    return np.array([[row["features"][name] for name in names] for row in rows], dtype=np.float64)
-
-
 def fit(rows: list[dict], names: list[str]) -> ProvisionWeights:
     """Logistic regression by Newton's method: each corpus weighs 1, each of its questions the same, half on its
     entry, half on its other provisions."""
@@ -117,17 +113,7 @@ def fit(rows: list[dict], names: list[str]) -> ProvisionWeights:
         negative = [i for i in indices if not labels[i]]
         weights[positive] = 0.5 * share / len(positive)
         weights[negative] = 0.5 * share / len(negative)
-    x = np.hstack([np.ones((len(rows), 1)), _matrix(rows, names)])
-    beta = np.zeros(x.shape[1])
-    penalty = np.diag([0.0] + [L2] * len(names))
-    for _ in range(60):
-        p = 1 / (1 + np.exp(-np.clip(x @ beta, -30, 30)))
-        gradient = x.T @ (weights * (p - labels)) + penalty @ beta
-        hessian = (x * (weights * p * (1 - p))[:, None]).T @ x + penalty
-        step = np.linalg.solve(hessian, gradient)
-        beta -= step
-        if np.abs(step).max() < 1e-8:
-            break
+    beta = newton_logistic(matrix(rows, names), labels, weights, L2, 60)
     return ProvisionWeights(round(float(beta[0]), 4), {name: round(float(b), 4)
                                                        for name, b in zip(names, beta[1:], strict=True)})
 

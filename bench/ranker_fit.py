@@ -99,6 +99,24 @@ def matrix(rows: list[dict], names: list[str]) -> np.ndarray:
     return np.array([[row["features"][name] for name in names] for row in rows], dtype=np.float64)
 
 
+def newton_logistic(features: np.ndarray, labels: np.ndarray, weights: np.ndarray, l2: float,
+                    max_steps: int) -> np.ndarray:
+    """Weighted logistic regression by Newton's method with an L2 penalty on the weights (not the bias): the
+    coefficients, bias first."""
+    x = np.hstack([np.ones((len(features), 1)), features])
+    beta = np.zeros(x.shape[1])
+    penalty = np.diag([0.0] + [l2] * features.shape[1])
+    for _ in range(max_steps):
+        p = 1 / (1 + np.exp(-np.clip(x @ beta, -30, 30)))
+        gradient = x.T @ (weights * (p - labels)) + penalty @ beta
+        hessian = (x * (weights * p * (1 - p))[:, None]).T @ x + penalty
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta
+
+
 def fit(rows: list[dict], names: list[str]) -> RankerWeights:
     """Logistic regression by Newton's method; each question weighs 1, half on its positives, half on its
     negatives (a question with no positive candidate teaches nothing about which sentence answers)."""
@@ -113,17 +131,7 @@ def fit(rows: list[dict], names: list[str]) -> RankerWeights:
         if positive and negative:
             weights[positive] = 0.5 / len(positive)
             weights[negative] = 0.5 / len(negative)
-    x = np.hstack([np.ones((len(rows), 1)), matrix(rows, names)])
-    beta = np.zeros(x.shape[1])
-    penalty = np.diag([0.0] + [L2] * len(names))
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(x @ beta, -30, 30)))
-        gradient = x.T @ (weights * (p - labels)) + penalty @ beta
-        hessian = (x * (weights * p * (1 - p))[:, None]).T @ x + penalty
-        step = np.linalg.solve(hessian, gradient)
-        beta -= step
-        if np.abs(step).max() < 1e-8:
-            break
+    beta = newton_logistic(matrix(rows, names), labels, weights, L2, 50)
     return RankerWeights(round(float(beta[0]), 4), {name: round(float(b), 4) for name, b in zip(names, beta[1:],
                                                                                                   strict=True)})
 

@@ -15,13 +15,12 @@ The writer (`answer_selection.py`) and the check (`extractive_judging.py`) read 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from rabbithole_lab.reasoning.answer import Links, Provision, reached_from
-from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
+from rabbithole_lab.reasoning.sentence_ranker import Candidate, logistic, score_for_part
 
 WEIGHTS_FILE = Path(__file__).with_name("provision_weights.json")
 MAX_CONTENDERS = 3  # provisions an abstaining lead quotes
@@ -55,8 +54,7 @@ class ProvisionWeights:
     fitted_on: str = ""
 
     def score(self, features: dict[str, float]) -> float:
-        logit = self.bias + sum(self.weights.get(name, 0.0) * value for name, value in features.items())
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+        return logistic(self.bias, self.weights, features)
 
     def to_json(self) -> dict:
         return {"bias": self.bias, "weights": self.weights, "min_score": self.min_score,

@@ -55,11 +55,16 @@ class RankerWeights:
     fitted_on: str = ""
 
     def score(self, features: dict[str, float]) -> float:
-        logit = self.bias + sum(self.weights.get(name, 0.0) * value for name, value in features.items())
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
+        return logistic(self.bias, self.weights, features)
 
     def to_json(self) -> dict:
         return {"bias": self.bias, "weights": self.weights, "fitted_on": self.fitted_on}
+
+
+def logistic(bias: float, weights: dict[str, float], features: dict[str, float]) -> float:
+    """A fitted table's probability for the features (log-odds clipped to ±30)."""
+    logit = bias + sum(weights.get(name, 0.0) * value for name, value in features.items())
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, logit))))
 
 
 @lru_cache(maxsize=1)
