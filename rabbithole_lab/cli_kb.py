@@ -122,8 +122,12 @@ def cmd_doctor(args) -> int:
             pass
         print(f"[ok]   index folder {db} {'is' if existing == db else 'can be made and is'} writable")
     except OSError as exc:
-        problems += 1
-        print(f"[fail] index folder {db} is not writable: {exc}")
+        if (db / "chroma.sqlite3").is_file():  # a colleague's index, a read-only mount: it is still read
+            print(f"[warn] index folder {db} is read-only ({exc.strerror or exc}): it is searched and researched; "
+                  "`rabbithole ingest` needs a writable copy (--db)")
+        else:
+            problems += 1
+            print(f"[fail] index folder {db} is not writable: {exc}")
     choice = choose_provider(settings, status)
     model = f" ({choice.model})" if choice.model else ""
     print(f"[info] LLM_PROVIDER={settings.llm.provider} -> reasoner: {choice.provider}{model}: {choice.reason}")

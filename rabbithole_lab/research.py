@@ -56,14 +56,25 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
                    ingest_first: bool = True) -> KnowledgeBase:
     """The knowledge base of a folder, opened once after new or changed files were ingested."""
     from rabbithole_lab.kb.factory import load_registry, open_index
-    from rabbithole_lab.kb.ingest import format_report, ingest
+    from rabbithole_lab.kb.ingest import format_report, ingest, ingest_pending
     from rabbithole_lab.kb.kb_folder import KBFolderError
     from rabbithole_lab.rabbithole.citation_index import keep_citation_indexes
 
     if not kb_dir.is_dir():
         raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
-    index = open_index(settings, kb_dir, db_path)
-    if ingest_first:
+    from rabbithole_lab.kb.index import IndexReadOnlyError
+
+    # a folder indexed already is researched from a read-only index: the research leaves it as it was
+    index = open_index(settings, kb_dir, db_path, read_only=True)
+    writable = None
+    if ingest_first and ingest_pending(kb_dir, index, settings.kb):
+        try:
+            writable = open_index(settings, kb_dir, db_path)
+        except IndexReadOnlyError as exc:
+            logger.warning("%s: the documents that changed in %s since its ingest are not read", exc, kb_dir)
+    if writable is not None:
+        index.close()
+        index = writable
         # another run may be bringing the same index up to date (batch workers share one): wait for it
         report = ingest(kb_dir, index, settings.kb, show_progress=show_progress, lock_wait_s=PREPARE_LOCK_WAIT_S)
         if report.files_ingested:

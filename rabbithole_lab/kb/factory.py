@@ -43,9 +43,9 @@ def _documents_by_collection(folder: Path) -> dict[str, set[str]]:
 
 
 def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
-               embedder: Embedder | None = None) -> ChromaIndex:
+               embedder: Embedder | None = None, read_only: bool = False) -> ChromaIndex:
     """The index of the knowledge base `_named_folder` names: its own collections of the Chroma store
-    settings name."""
+    settings name; `read_only` for a command that only reads (nothing of the index folder changes)."""
     folder = _named_folder(settings, kb_dir, db_path)
     return ChromaIndex(
         db_path=Path(db_path) if db_path else settings.db_path(kb_dir),
@@ -55,6 +55,7 @@ def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | N
         port=settings.chroma.port,
         in_memory_max_chunks=settings.chroma.in_memory_max_chunks,
         folder_documents=(lambda: _documents_by_collection(folder)) if folder else None,
+        read_only=read_only,
     )
 
 
@@ -74,8 +75,9 @@ def load_registry_only(settings: Settings, kb_dir: Path | None, db_path: Path | 
 
 
 def open_knowledge_base(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
-                        embedder: Embedder | None = None) -> KnowledgeBase:
-    index = open_index(settings, kb_dir, db_path, embedder)
+                        embedder: Embedder | None = None, read_only: bool = True) -> KnowledgeBase:
+    """The knowledge base for searching and following: by default read-only (kb/read_copy.py)."""
+    index = open_index(settings, kb_dir, db_path, embedder, read_only=read_only)
     return KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)
 
 

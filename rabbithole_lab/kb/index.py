@@ -11,6 +11,8 @@ parsing its files again.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -27,10 +29,27 @@ from rabbithole_lab.kb.chunk_embedding import ChunkEmbedding
 from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
 from rabbithole_lab.kb.namespace import KB_ID_KEY, adopt_legacy_collections, auto_registry_file, chroma_name
+from rabbithole_lab.kb.read_copy import STORE_FILE, ReadCopy
 from rabbithole_lab.kb.search_files import SearchFiles, VectorSnapshot
 from rabbithole_lab.records import Chunk
 
 logger = logging.getLogger(__name__)
+
+
+def _says_read_only(error: Exception) -> bool:
+    text = str(error).lower()
+    return "readonly" in text or "read-only" in text or "read only" in text
+
+
+def _writable(folder: Path) -> bool:
+    """Whether a file can be made in `folder`: also on a read-only mount, where the permission bits (and
+    `os.access` for root) say yes."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
 
 _UPSERT_BATCH = 256
 PENDING_FINGERPRINT = "pending:"  # chunks written before their document is complete
@@ -42,6 +61,10 @@ class IndexError_(RuntimeError):
 
 class IndexStoreError(IndexError_):
     """The Chroma store cannot be opened or stopped answering (a damaged file, a server that went away)."""
+
+
+class IndexReadOnlyError(IndexError_):
+    """The index cannot be written here (a read-only mount, or opened for reading): never called damaged."""
 
 
 class UnknownCollectionError(IndexError_):
@@ -68,16 +91,21 @@ class ChromaIndex:
         port: int = 8000,
         in_memory_max_chunks: int = 200_000,
         folder_documents: Callable[[], dict[str, set[str]]] | None = None,
+        read_only: bool = False,
     ):
         """`kb_id`: the knowledge base's identity (None: the one knowledge base the store holds, for a store
         opened without its folder). `folder_documents`: collection -> the file names the knowledge-base
         folder has in it, by which collections written before namespaces are adopted (kb/namespace.py); read
-        only when the store holds such collections."""
+        only when the store holds such collections. `read_only`: nothing under `db_path` is written (an
+        embedded store is read from a private copy, kb/read_copy.py; search files out of step are rebuilt in
+        memory; legacy collections are not adopted); a write raises `IndexReadOnlyError`."""
         import chromadb
         from chromadb.config import Settings as ChromaClientSettings
 
         self.db_path = Path(db_path)
         self.embedder = embedder
+        self.read_only = read_only
+        self._read_copy: ReadCopy | None = None
         client_settings = ChromaClientSettings(anonymized_telemetry=False, allow_reset=False)
         if host:
             self.location = f"http://{host}:{port}"
@@ -86,23 +114,55 @@ class ChromaIndex:
             except Exception as exc:  # refused, or not a Chroma server: one line, never a traceback
                 raise IndexStoreError(f"the Chroma server at {self.location} does not answer ({exc})") from None
         else:
-            self.db_path.mkdir(parents=True, exist_ok=True)
             self.location = str(self.db_path)
+            opened_at = self._local_store_folder()
             try:
-                self.client = chromadb.PersistentClient(path=str(self.db_path), settings=client_settings)
+                self.client = chromadb.PersistentClient(path=str(opened_at), settings=client_settings)
             except Exception as exc:  # a truncated or overwritten chroma.sqlite3: nothing is deleted for the user
+                if _says_read_only(exc):
+                    raise IndexReadOnlyError(
+                        f"the index at {self.db_path} is read-only ({exc}); it can be searched and researched, "
+                        "but `rabbithole ingest` needs a writable copy of it (--db)") from None
                 raise IndexStoreError(
                     f"the index at {self.db_path} is damaged ({exc}); move that folder away and run "
                     f"`rabbithole ingest` again to rebuild it from the documents") from None
         self._handles: dict[str, object] = {}
         # larger collections than in_memory_max_chunks go through Chroma's own query
-        self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path)
+        self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path, read_only=read_only)
         self._lock = threading.Lock()
         self._chunk_embedding = ChunkEmbedding(embedder)
         self.kb_id = kb_id or self._sole_kb_id()
         self.auto_registry_path = auto_registry_file(self.db_path, self.kb_id)
-        if folder_documents:
+        if folder_documents and not read_only:
             adopt_legacy_collections(self, folder_documents)
+
+    def _local_store_folder(self) -> Path:
+        """Where the embedded store is opened: the index folder itself for a writer (made when missing, said
+        to be read-only when it cannot be written), a private copy of it for a reader."""
+        if self.read_only:
+            self._read_copy = ReadCopy(self.db_path)
+            return self._read_copy.path
+        try:
+            self.db_path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise IndexReadOnlyError(f"the index folder {self.db_path} cannot be made ({exc.strerror or exc})") from None
+        store = self.db_path / STORE_FILE
+        if not os.access(self.db_path, os.W_OK) or (store.exists() and not os.access(store, os.W_OK)) \
+                or not _writable(self.db_path):
+            raise IndexReadOnlyError(
+                f"the index at {self.db_path} is read-only; it can be searched and researched, but "
+                "`rabbithole ingest` needs to write to it: copy the folder somewhere writable and pass --db")
+        return self.db_path
+
+    def close(self) -> None:
+        """Let go of the private copy a reader opened (the store itself is closed with the process)."""
+        if self._read_copy is not None:
+            self._read_copy.close()
+            self._read_copy = None
+
+    def _writing(self, what: str) -> None:
+        if self.read_only:
+            raise IndexReadOnlyError(f"{what}: the index at {self.location} was opened for reading only")
 
     # ----- collections -------------------------------------------------
     def listing(self) -> list[tuple[str, dict]]:
@@ -145,7 +205,7 @@ class ChromaIndex:
         if cached is not None:
             return cached
         name = self.chroma_name(collection)
-        if create:
+        if create and not self.read_only:
             handle = self.client.get_or_create_collection(
                 name,
                 embedding_function=None,
@@ -198,6 +258,7 @@ class ChromaIndex:
         file is parsed again). The new vectors go into a collection beside the old one, which is replaced
         only when all are in: a process killed half-way leaves the old collection whole, and the next
         `reembed` goes on from the chunks already done. Returns the number of chunks."""
+        self._writing(f"re-embedding {collection}")
         name = self.chroma_name(collection)
         old = self.client.get_collection(name, embedding_function=None)
         got = get_all(old, ["documents", "metadatas"])
@@ -246,6 +307,7 @@ class ChromaIndex:
         of the document is in does the document get its fingerprint. A process killed half-way leaves a
         document whose fingerprint does not match, so the next ingest completes it (without embedding
         again what is already there)."""
+        self._writing(f"writing {doc}")
         handle = self._collection(collection, create=True)
         self.files.mark_stale(collection, self.chroma_name(collection))
         old_ids, _ = self.doc_state(collection, doc)
@@ -287,6 +349,7 @@ class ChromaIndex:
         return out
 
     def delete_document(self, collection: str, doc: str) -> int:
+        self._writing(f"removing {doc}")
         handle = self._collection(collection, create=True)
         ids, _ = self.doc_state(collection, doc)
         if ids:
@@ -307,7 +370,8 @@ class ChromaIndex:
         """Rebuild a collection's search files (BM25 and the dense vectors in the same order) from the
         complete documents Chroma holds (chunks of a document still being written are left out), so all
         stay in sync. Without `save` the index is built in memory only (the caller does not hold the
-        ingest lock)."""
+        ingest lock, or reads only)."""
+        save = save and not self.read_only
         handle = self._collection(collection)
         got = get_all(handle, ["documents", "metadatas", "embeddings"])
         store_count = len(got["ids"])

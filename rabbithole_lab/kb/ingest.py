@@ -206,6 +206,31 @@ def ingest(
     return report
 
 
+def ingest_pending(kb_dir: Path, index: ChromaIndex, settings: KBSettings) -> bool:
+    """Whether `ingest` would change the index: a file new, changed or chunked otherwise, a document gone from
+    the folder, a collection's search files out of step. Read only (a reader's index will do), so a research
+    whose folder is indexed already opens the index read-only."""
+    files, _ = discover(kb_dir)
+    kept = _first_of_each_content(files, IngestReport())
+    stored = set(index.collections())
+    registered = {(e.filename, e.collection) for e in load_auto_registry(index.auto_registry_path)}
+    in_folder: dict[str, set[str]] = {}
+    for source, digest in kept:
+        in_folder.setdefault(source.collection, set()).update(source.names)
+        if source.collection not in stored:
+            return True
+        stored_ids, fingerprints = index.doc_state(source.collection, source.path.name)
+        size, overlap = settings.chunking_for(source.collection)
+        if not stored_ids or fingerprints != {ingest_fingerprint(digest, size, overlap)} \
+                or (source.path.name, source.collection) not in registered:
+            return True
+    for collection, _ in collection_folders(kb_dir):
+        if collection in stored and (set(index.documents(collection)) - in_folder.get(collection, set())
+                                     or not index.search_files_in_step(collection)):
+            return True
+    return False
+
+
 def format_report(report: IngestReport) -> str:
     lines = [
         f"Ingested {report.files_ingested} file(s), {report.files_unchanged} unchanged, "

@@ -70,6 +70,17 @@ def _not_own_regular_file(path: Path, homes: tuple[Path, ...]) -> str:
     return ""
 
 
+def _outside(folder: Path, root: Path) -> str:
+    """Why a collection folder is not read: it is a symlink that leads out of the knowledge base."""
+    try:
+        target = folder.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "unreadable (broken symlink)"
+    if target != root and not target.is_relative_to(root):
+        return f"symlink leads outside the knowledge base ({target})"
+    return ""
+
+
 def discover(kb_dir: Path) -> tuple[list[SourceFile], list[IngestIssue]]:
     """The files to ingest and the ones skipped before parsing (with reasons)."""
     kb_dir = Path(kb_dir)
@@ -77,11 +88,15 @@ def discover(kb_dir: Path) -> tuple[list[SourceFile], list[IngestIssue]]:
     skipped: list[IngestIssue] = []
     root = kb_dir.resolve()
     for collection, folder in collection_folders(kb_dir):
+        problem = _outside(folder, root)
+        if problem:  # a collection folder is held to the rule of its files: what leads out is not read
+            skipped.append(IngestIssue(path=str(folder), reason=problem))
+            continue
         entries = []
         for path in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
             if path.is_dir() and not path.is_symlink():
                 continue
-            problem = _not_own_regular_file(path, (root, folder.resolve()))
+            problem = _not_own_regular_file(path, (root,))
             if problem:
                 skipped.append(IngestIssue(path=str(path), reason=problem))
             else:

@@ -57,8 +57,9 @@ class SearchFiles:
     half-written one. An ingest marks a collection's files stale before it changes the store
     (`<name>.stale`) and the rebuild clears the mark; only a process holding the ingest lock rebuilds."""
 
-    def __init__(self, root: Path, in_memory_max_chunks: int, db_path: Path | None = None):
+    def __init__(self, root: Path, in_memory_max_chunks: int, db_path: Path | None = None, read_only: bool = False):
         self.root = Path(root)
+        self.read_only = read_only  # a reader's: files out of step are rebuilt in memory, nothing is written
         self.db_path = Path(db_path) if db_path else self.root.parent
         # Up to this many chunks a collection is searched exactly in memory (faster than an HNSW round trip)
         self.in_memory_max_chunks = in_memory_max_chunks
@@ -75,6 +76,9 @@ class SearchFiles:
 
     def mark_stale(self, collection: str, name: str) -> None:
         """The store is about to change: the files are out of step until the next rebuild."""
+        self.forget_vectors(collection)
+        if self.read_only:
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         self._stale_mark(name).touch()
         self.forget_vectors(collection)
@@ -139,6 +143,8 @@ class SearchFiles:
 
     def rename(self, old: str, new: str) -> None:
         """The store collection `old` is now called `new` (adopted by its knowledge base): its files follow."""
+        if self.read_only:
+            return
         for source, target in ((self.folder(old), self.folder(new)), (self._stale_mark(old), self._stale_mark(new))):
             if source.is_symlink() or source.exists():
                 try:
@@ -163,6 +169,8 @@ class SearchFiles:
             loaded = self._load(collection, name)
             if loaded is not None:
                 return loaded
+        if self.read_only:
+            return rebuild(False)
         with writer_lock_if_free(self.db_path) as writer:
             if writer:
                 return rebuild(True)

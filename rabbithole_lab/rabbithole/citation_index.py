@@ -87,6 +87,8 @@ def kept_references(index: ChromaIndex, collection: str, show_progress: bool = F
                  if reference.type in ("legal_section", "section") and reference.sections]
         if found:
             references[chunk.id] = found
+    if index.read_only:  # a reader leaves the index as it was: read again next time
+        return references
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.part")

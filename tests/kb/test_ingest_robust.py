@@ -98,6 +98,26 @@ def test_only_the_knowledge_bases_own_regular_files_are_read(tmp_path, settings)
     assert "Gebühr von 5 €" in texts and "außerhalb" not in texts
 
 
+def test_a_collection_folder_that_leads_out_of_the_knowledge_base_is_skipped_with_its_reason(tmp_path, settings):
+    """`ln -s ../outcol kb/Y__db_inserted` made a file outside the knowledge base searchable and citable; a
+    collection folder linked inside the knowledge base is read."""
+    kb = tmp_path / "kb"
+    (kb / "Recht__db_inserted").mkdir(parents=True)
+    (kb / "Recht__db_inserted" / "Gesetz.txt").write_text(GERMAN, encoding="utf-8")
+    outside = tmp_path / "outcol"
+    outside.mkdir()
+    (outside / "aussen.md").write_text("§ 1 Fremd\nEin Text außerhalb der Wissensbasis.\n", encoding="utf-8")
+    (kb / "Y__db_inserted").symlink_to(outside)
+    (kb / "Kopie__db_inserted").symlink_to(kb / "Recht__db_inserted")
+    index = open_index(settings, kb, tmp_path / "db")
+    report = ingest(kb, index, settings.kb, show_progress=False)
+    reasons = {Path(issue.path).name: issue.reason for issue in report.skipped}
+    assert "outside the knowledge base" in reasons["Y__db_inserted"]
+    assert "Y" not in index.collections() and "Kopie" in index.collections()
+    texts = " ".join(chunk.text for collection in index.collections() for chunk in index.get_chunks(collection))
+    assert "Gebühr von 5 €" in texts and "außerhalb" not in texts
+
+
 def test_the_same_file_in_two_collections_is_in_both(tmp_path, settings):
     """It was skipped as a copy in the second, which then did not exist ("unknown collection")."""
     for collection in ("Recht", "Archiv"):
