@@ -74,10 +74,27 @@ def existing_index(db: Path, kb_dir: Path) -> None:
         raise UsageError(f"no index at {db}: run `rabbithole ingest {kb_dir}` first")
 
 
-def check_collection(kb, collection: str | None) -> None:
-    if collection and collection not in kb.collections():
-        raise UsageError(f"unknown collection '{collection}'; this knowledge base has: "
-                         f"{', '.join(kb.collections()) or 'none'}")
+def check_collection(kb, collection: str | None, kb_dir: Path | None = None) -> None:
+    """The collection asked for is in the index; and the index holds the collections the knowledge-base folder
+    defines (another client may have deleted one from a shared store): what is gone is named, with the command
+    that brings it back."""
+    from rabbithole_lab.kb.kb_folder import collection_folders
+
+    stored = kb.collections()
+    defined = [name for name, _ in collection_folders(kb_dir)] if kb_dir is not None and kb_dir.is_dir() else []
+    gone = [name for name in defined if name not in stored]
+    again = f"run `rabbithole ingest {kb_dir}` to index it again" if kb_dir is not None else ""
+    if collection and collection not in stored:
+        if collection in gone:
+            raise UsageError(f"collection '{collection}' of {kb_dir} is not in the index at {kb.index.location} "
+                             f"(deleted from the store, or never ingested); {again}")
+        raise UsageError(f"unknown collection '{collection}'; this knowledge base has: {', '.join(stored) or 'none'}")
+    if defined and not stored:
+        raise UsageError(f"the index at {kb.index.location} holds no collection of {kb_dir} ({', '.join(gone)}): "
+                         f"deleted from the store, or never ingested; {again}")
+    if gone and not collection:
+        logger.warning("Collection(s) %s of %s are not in the index at %s; %s", ", ".join(gone), kb_dir,
+                       kb.index.location, again)
 
 
 def open_existing_knowledge(args, settings):
@@ -89,7 +106,7 @@ def open_existing_knowledge(args, settings):
     kb_dir, db = kb_paths(args, settings, must_exist=not by_db_alone)
     existing_index(db, kb_dir)
     kb = open_knowledge_base(settings, None if by_db_alone else kb_dir, db)
-    check_collection(kb, args.collection)
+    check_collection(kb, args.collection, None if by_db_alone else kb_dir)
     return kb
 
 

@@ -32,13 +32,39 @@ def cmd_ingest(args) -> int:
         reasons = "; ".join(f"{Path(issue.path).name}: {issue.reason}" for issue in skipped[:5])
         raise UsageError(f"no documents to ingest in {kb_dir} (PDF, Markdown or text files, in the folder or in "
                          f"<Collection>__db_inserted/ subfolders){': ' + reasons if reasons else ''}")
+    before = _made_by_ingest(kb_dir, db)
     index = open_index(settings, kb_dir, db)
     report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex)
     if report.files_ingested:
         keep_citation_indexes(index, show_progress=not args.no_progress)
     print(format_report(report))
+    if not report.ok and not (before["store"]):  # no usable file: no index and no id are left behind
+        index.close()
+        _remove_made(kb_dir, db, before)
+        print(f"No index made at {db}: no file of {kb_dir} could be read")
+        return 1
     print(f"Index: {index.location}")
-    return 0 if report.ok else 1
+    return 0 if report.complete else 1  # a file skipped (other than a copy of one indexed) is work left undone
+
+
+def _made_by_ingest(kb_dir: Path, db: Path) -> dict:
+    """What was there before an ingest: the store, the index folder's entries, the knowledge-base id file."""
+    from rabbithole_lab.kb.namespace import KB_ID_FILE
+
+    return {"store": (db / "chroma.sqlite3").is_file(), "db": set(db.iterdir()) if db.is_dir() else None,
+            "id": (kb_dir / KB_ID_FILE).exists()}
+
+
+def _remove_made(kb_dir: Path, db: Path, before: dict) -> None:
+    import shutil
+
+    from rabbithole_lab.kb.namespace import KB_ID_FILE
+
+    made = [db] if before["db"] is None else [entry for entry in db.iterdir() if entry not in before["db"]]
+    for entry in made:
+        shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
+    if not before["id"]:
+        (kb_dir / KB_ID_FILE).unlink(missing_ok=True)
 
 
 def cmd_search(args) -> int:
@@ -229,4 +255,6 @@ def _reference_inputs(path: Path) -> list[tuple[int, dict]]:
                 or not isinstance(item.get("doc", ""), str | None)):
             raise UsageError(f"{path}:{number}: expected a JSON object with 'id' and a text in 'text'")
         items.append((number, item))
+    if not items:  # as eval and batch: nothing to read is a usage error, not an empty result
+        raise UsageError(f"--in {path}: no texts (JSONL lines with 'id' and 'text')")
     return items

@@ -15,7 +15,7 @@ from rabbithole_lab.cli_common import (
     kb_paths,
     open_existing_knowledge,
 )
-from rabbithole_lab.input_files import check_output_file, check_output_folder, read_text_input
+from rabbithole_lab.input_files import check_output_file, check_output_folder, check_session_store, read_text_input
 from rabbithole_lab.shown_text import section_or_opening
 
 
@@ -28,7 +28,7 @@ def cmd_eval(args) -> int:
     settings = command_settings(args)
     kb_dir, db = kb_paths(args, settings)
     questions = load_questions(Path(args.questions))
-    check_output_file(Path(args.out), "--out", inputs=(Path(args.questions),))  # never over the questions
+    check_output_file(Path(args.out), "--out", inputs=(Path(args.questions),), kb_dir=kb_dir)  # nor a document
     if args.mode == "answer":
         return _eval_answers(args, settings, kb_dir, db, questions)
     kb = open_knowledge(settings, kb_dir, db, show_progress=not args.no_progress)
@@ -118,9 +118,7 @@ def cmd_research(args) -> int:
 
     settings = command_settings(args)
     sessions = Path(args.sessions)
-    if sessions.is_dir() or (sessions.is_file() and sessions.stat().st_size and
-                             sessions.read_bytes()[:16] != b"SQLite format 3\x00"):
-        raise UsageError(f"--sessions {sessions} is not a session database (SQLite); give another file")
+    check_session_store(sessions)
     saved = saved_values(sessions, args.resume) if args.resume else {}
     if args.resume and not saved:
         print(f"error: no saved session '{args.resume}' in {sessions}", file=sys.stderr)
@@ -224,6 +222,7 @@ def cmd_batch(args) -> int:
     read_questions(Path(args.questions))
     kb_dir, _ = kb_paths(argparse.Namespace(kb=args.kb, db=args.db), command_settings(args))
     _has_documents(kb_dir)
+    check_output_folder(Path(args.out), "--out")  # a file there is named, not an errno
     items = run_batch(Path(args.questions), Path(args.kb), Path(args.out), workers=args.workers,
                       db=Path(args.db) if args.db else None, notebook=notebook, trust=args.trust)
     for item in items:

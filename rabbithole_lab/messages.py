@@ -19,6 +19,9 @@ REPORT = {
            "quality": "Qualität", "sources": "Quellen", "references": "Verfolgte Verweise", "tasks": "Aufgaben",
            "run": "Ablauf", "warnings": "Hinweise",
            "consulted": "Gelesen, nicht zitiert", "dimension": "Dimension", "score": "Punkte",
+           "addressed_to_model": "Text an KI-Systeme gerichtet, nicht verwendet",
+           "unresolved": "Verweise ohne Ziel", "not_in_law": "in {law} nicht vorhanden",
+           "repealed": "in {law} weggefallen",
            "document": "Dokument", "page": "Seite", "section": "Abschnitt", "relevance": "Relevanz",
            "from": "Von", "to": "Nach", "decision": "Entscheidung", "reason": "Begründung", "via": "Verweis",
            "why": "Warum verfolgt", "reasoner": "Reasoner", "hitl": "Klärungsdialog beendet durch",
@@ -35,6 +38,9 @@ REPORT = {
            "quality": "Quality", "sources": "Sources", "references": "Followed references", "tasks": "Tasks",
            "run": "Run", "warnings": "Warnings",
            "consulted": "Read, not cited", "dimension": "Dimension", "score": "Score",
+           "addressed_to_model": "Text addressed to AI systems, not used",
+           "unresolved": "References without a target", "not_in_law": "not in {law}",
+           "repealed": "repealed in {law}",
            "document": "Document", "page": "Page", "section": "Section", "relevance": "Relevance",
            "from": "From", "to": "To", "decision": "Decision", "reason": "Reason", "via": "Reference",
            "why": "Why followed", "reasoner": "Reasoner", "hitl": "Clarification ended by",
@@ -144,6 +150,8 @@ REASONER = {
                                 "({best_score:.2f})",
         "issue_verdict_missing": "Die als maßgeblich genannte Vorschrift {named} steht nicht in den Fundstellen",
         "issue_verdict_chain": "Die genannte Verweiskette ({chain}) ist nicht in den Fundstellen belegt",
+        "issue_model_text": "Die Antwort zitiert Text, der sich an KI-Systeme richtet ({where}): er ist keine Aussage "
+                            "der Dokumente",
         "issue_verdict_open": "Keine Vorschrift wird als maßgeblich genannt, obwohl {best} deutlich vorn liegt "
                               "({best_score:.2f})",
         "issue_part": "Ohne zitierte Aussage bleibt, wonach ausdrücklich gefragt wurde: {parts}",
@@ -222,6 +230,8 @@ REASONER = {
                                 "({best_score:.2f})",
         "issue_verdict_missing": "The provision named as decisive, {named}, is not in the retrieved passages",
         "issue_verdict_chain": "The claimed reference chain ({chain}) is not in the retrieved passages",
+        "issue_model_text": "The answer quotes text addressed to AI systems ({where}): it is no statement of the "
+                            "documents",
         "issue_verdict_open": "No provision is named as decisive although {best} clearly leads ({best_score:.2f})",
         "issue_part": "What was asked for explicitly has no cited statement: {parts}",
         "issue_excluded": "{count} quotations concern what was excluded ({cases})",
@@ -278,6 +288,8 @@ RUN = {
         "all_removed": "Alle Aufgaben wurden entfernt; die ursprüngliche Frage wird bearbeitet",
         "task_added": "Aufgabe hinzugefügt: {task} ({reason})",
         "task_closed": "Aufgabe vorzeitig erledigt: {task} ({reason})",
+        "chroma_unreachable": "Der Chroma-Server unter {location} antwortet nicht mehr ({error}). Der Fortschritt "
+                              "ist gespeichert; starten Sie den Server und setzen Sie die Sitzung fort.",
         "llm_unreachable": "Das Sprachmodell ist nicht erreichbar ({error}). Der Fortschritt ist gespeichert; "
                            "starten Sie Ollama und setzen Sie die Sitzung fort.",
         "llm_not_ollama": "Unter der Adresse des Sprachmodells antwortet nicht Ollama ({error}). Der Fortschritt "
@@ -292,6 +304,7 @@ RUN = {
         "url_recorded": "URL vermerkt, nicht abgerufen", "earlier_version": "frühere Fassung ({version})",
         "not_in_kb": "nicht in der Wissensbasis", "not_in_collection": "Dokument nicht in der Sammlung",
         "section_not_found": "Abschnitt in {law} nicht vorhanden",
+        "section_repealed": "Abschnitt in {law} weggefallen",
         "gate_similarity": "Ähnlichkeit des Kontexts mit der Frage {score:.2f} {op} Schwelle {threshold:.2f}",
         "gate_error": "Gate-Fehler ({error}), Referenz wird verfolgt",
         "note_followed": "Fußnote der Passage: ohne Gate verfolgt (gewichtet nach Ähnlichkeit {score:.2f})",
@@ -326,6 +339,8 @@ RUN = {
         "original_question": "Original question", "dialogue_query": "Research query from the dialogue",
         "all_removed": "All tasks were removed; researching the original question",
         "task_added": "Task added: {task} ({reason})", "task_closed": "Task closed early: {task} ({reason})",
+        "chroma_unreachable": "The Chroma server at {location} stopped answering ({error}). Progress is saved; "
+                              "start the server and resume the session.",
         "llm_unreachable": "The language model cannot be reached ({error}). Progress is saved; start Ollama and "
                            "resume the session.",
         "llm_not_ollama": "Something other than Ollama answers at the model's address ({error}). Progress is "
@@ -340,6 +355,7 @@ RUN = {
         "url_recorded": "URL recorded, never fetched", "earlier_version": "an earlier version ({version})",
         "not_in_kb": "not in the knowledge base", "not_in_collection": "document not in the collection",
         "section_not_found": "section not found in {law}",
+        "section_repealed": "section repealed in {law}",
         "gate_similarity": "context similarity to the question {score:.2f} {op} threshold {threshold:.2f}",
         "gate_error": "gate error ({error}); following the reference",
         "note_followed": "a footnote of the passage: followed without the gate (weighed by similarity {score:.2f})",

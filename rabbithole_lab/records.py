@@ -40,6 +40,9 @@ class Chunk(BaseModel):
     page_map: str = Field("", description='Page changes inside the text, "offset:page" pairs ("0:5,812:6")')
     continuation: bool = Field(False, description="Not the first chunk of its section: its text starts inside "
                                                   "a sentence the chunk before it began")
+    addressed_to_model: bool = Field(False, description="Its text speaks to an AI system (a note to a model, an "
+                                                        "imperative about what to say or conceal): data, never "
+                                                        "quoted, decisive or followed (vocabulary.addresses_a_model)")
 
 
 class VectorResult(BaseModel):
@@ -58,6 +61,7 @@ class VectorResult(BaseModel):
     page_map: str = Field("", description='Page changes inside the text, "offset:page" pairs')
     continuation: bool = False
     char_start: int = Field(0, ge=0, description="Offset of the chunk in its document's text")
+    addressed_to_model: bool = Field(False, description="Its text speaks to an AI system (`Chunk`)")
 
     # seed names
     @property
@@ -192,6 +196,8 @@ class ChunkWithInfo(BaseModel):
     continuation: bool = Field(False, description="The chunk continues its section's previous chunk")
     char_start: int = Field(0, ge=0, description="Offset of the chunk in its document's text: where consecutive "
                                                  "chunks of a section overlap")
+    addressed_to_model: bool = Field(False, description="Its text speaks to an AI system (`Chunk`): shown as not "
+                                                        "used, never quoted, decisive or followed")
 
     @classmethod
     def from_result(cls, result: VectorResult, **fields) -> ChunkWithInfo:
@@ -199,7 +205,7 @@ class ChunkWithInfo(BaseModel):
         return cls(chunk_text=result.text, document=result.doc, page=result.page_start, page_end=result.page_end,
                    chunk_id=result.chunk_id, section=result.section, collection=result.collection,
                    page_map=result.page_map, heading=result.heading, continuation=result.continuation,
-                   char_start=result.char_start, **fields)
+                   char_start=result.char_start, addressed_to_model=result.addressed_to_model, **fields)
 
 
 class ReferenceEdge(BaseModel):
@@ -337,6 +343,7 @@ class IngestIssue(BaseModel):
 
     path: str
     reason: str
+    duplicate: bool = Field(False, description="Its content is indexed under another name: nothing is missing")
 
 
 class IngestReport(BaseModel):
@@ -354,3 +361,8 @@ class IngestReport(BaseModel):
     @property
     def ok(self) -> bool:
         return (self.files_ingested + self.files_unchanged) > 0
+
+    @property
+    def complete(self) -> bool:
+        """Every file of the folder is in the index (a copy of another counts as in): `ingest` exits 0."""
+        return self.ok and not any(not issue.duplicate for issue in self.skipped)

@@ -43,3 +43,38 @@ def reference_label(target: str) -> str:
     """A reference as a reader names it: a book-less reference carries its document's file name
     ("§ 6 QStrV.pdf"); shown, it is the law's short name, the file's stem ("§ 6 QStrV")."""
     return _FILE_NAME.sub(r"\1", target.strip())
+
+
+UNRESOLVED_PATHS = ("section_not_found", "section_repealed")  # the cited law is there, the section is not
+# a note to the reader inside the answer ("(⚠ § 999 QStrG: …)"): no claim of the documents, never checked as one
+READER_NOTE = re.compile(r"\s*\(⚠[^()]*\)")
+
+
+def unresolved_references(edges: list[dict]) -> list[dict]:
+    """The references whose law the knowledge base holds but not the section they name (a typo, a section that
+    does not exist, one repealed), each once, with the engine's reason: what the reader must be told where a
+    quote cites it."""
+    return [edge for edge in distinct_references(edges)
+            if edge.get("decision") == "skipped" and edge.get("resolution") in UNRESOLVED_PATHS]
+
+
+_SECTION_NUMBER = re.compile(r"^(?P<mark>§§?|Art\.?|Artikel|Anlage|Annex|[Ss]ection|[Rr]ule)\s*(?P<number>\d+\w*)")
+
+
+def mark_unresolved(answer: str, edges: list[dict]) -> str:
+    """The answer with a note after each line that quotes a passage's reference to a section that is not there:
+    "(§ 999 QStrG: Abschnitt in QStrG nicht vorhanden)". The reader sees it where the quote stands, not only in
+    the report's list."""
+    lines = answer.splitlines()
+    for edge in unresolved_references(edges):
+        label = reference_label(edge.get("target", ""))
+        found = _SECTION_NUMBER.match(label)
+        if not found:
+            continue
+        cited = re.compile(rf"{re.escape(found['mark'])}\s*{re.escape(found['number'])}(?!\w)")
+        note = f"(⚠ {label}: {edge.get('reason', '')})"
+        stem = edge.get("from_doc", "").rsplit(".", 1)[0]
+        for at, line in enumerate(lines):
+            if cited.search(line) and note not in line and (not stem or stem in line):
+                lines[at] = f"{line} {note}"
+    return "\n".join(lines)

@@ -27,6 +27,7 @@ from rabbithole_lab.agent.session import (
     run_to_end,
     saved_values,
 )
+from rabbithole_lab.input_files import check_session_store
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND
 from rabbithole_lab.settings import Settings
@@ -58,7 +59,7 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
     from rabbithole_lab.kb.factory import load_registry, open_index
     from rabbithole_lab.kb.ingest import format_report, ingest, ingest_pending
     from rabbithole_lab.kb.kb_folder import KBFolderError
-    from rabbithole_lab.rabbithole.citation_index import keep_citation_indexes
+    from rabbithole_lab.rabbithole.citation_index import citation_index_kept, keep_citation_indexes
 
     if not kb_dir.is_dir():
         raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
@@ -67,7 +68,8 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
     # a folder indexed already is researched from a read-only index: the research leaves it as it was
     index = open_index(settings, kb_dir, db_path, read_only=True)
     writable = None
-    if ingest_first and ingest_pending(kb_dir, index, settings.kb):
+    if ingest_first and (ingest_pending(kb_dir, index, settings.kb)
+                         or not all(citation_index_kept(index, collection) for collection in index.collections())):
         try:
             writable = open_index(settings, kb_dir, db_path)
         except IndexReadOnlyError as exc:
@@ -104,8 +106,9 @@ class Research:
              sessions_path: Path | None = None, show_progress: bool = True,
              on_progress: ProgressCallback | None = None) -> Research:
         """Research over `kb_dir` (ingested first); sessions default to `reports/sessions.sqlite` beside it."""
-        services = open_services(settings, Path(kb_dir), Path(db_path) if db_path else None, show_progress)
         sessions = Path(sessions_path) if sessions_path else default_sessions_path(Path(kb_dir))
+        check_session_store(sessions, "sessions file")  # never a Chroma index's database or another program's
+        services = open_services(settings, Path(kb_dir), Path(db_path) if db_path else None, show_progress)
         return cls(services, sessions, on_progress)
 
     # ---- one run ------------------------------------------------------------------------------

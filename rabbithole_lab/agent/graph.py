@@ -39,9 +39,22 @@ from rabbithole_lab.settings import Settings
 logger = logging.getLogger(__name__)
 
 
-def user_message(node: str, exc: Exception, language: str) -> str:
-    """A readable error for the UI/CLI; the technical detail stays in the log."""
+def _connection_lost(exc: BaseException) -> bool:
+    """A failure to reach a server (refused, reset, timed out), by the exception or one it was raised from."""
+    while exc is not None:
+        if isinstance(exc, ConnectionError | TimeoutError) or type(exc).__module__.split(".")[0] in ("httpx",
+                                                                                                   "httpcore"):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def user_message(node: str, exc: Exception, language: str, store: str = "") -> str:
+    """A readable error for the UI/CLI; the technical detail stays in the log. `store`: the Chroma server's
+    address when the index is one, named when it is what stopped answering."""
     said = run_text(language)
+    if store.startswith("http") and not isinstance(exc, ReasonerUnavailableError) and _connection_lost(exc):
+        return said["chroma_unreachable"].format(location=store, error=exc)
     if isinstance(exc, ModelHostNotOllamaError):
         return said["llm_not_ollama"].format(error=exc)
     if isinstance(exc, ReasonerUnavailableError):
@@ -85,7 +98,8 @@ def _guarded(name: str, node: Node) -> Node:
         except Exception as exc:  # one line; the traceback with -v (a server gone mid-run gave 99 lines)
             logger.error("Node %s failed: %s: %s", name, type(exc).__name__, exc)
             logger.debug("Node %s failed", name, exc_info=True)
-            return {"error": user_message(name, exc, state.get("detected_language", "de")), "failed_node": name,
+            store = getattr(services.kb.index, "location", "")
+            return {"error": user_message(name, exc, state.get("detected_language", "de"), store), "failed_node": name,
                     "warnings": services.reasoner.drain_warnings()}
         drained = services.reasoner.drain_warnings()
         if drained:

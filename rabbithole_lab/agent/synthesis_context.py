@@ -122,7 +122,8 @@ def text_references(context: dict[str, list[ChunkWithInfo]], provisions: set[tup
     points into the passage's own document ("in Anlage 4 zu diesem Gesetz"); one whose book names no
     document of the knowledge base points nowhere."""
     edges: list[dict] = []
-    for chunk in (chunk for chunks in context.values() for chunk in chunks if chunk.section):
+    for chunk in (chunk for chunks in context.values() for chunk in chunks
+                  if chunk.section and not chunk.addressed_to_model):  # instructions to a model cite nothing
         for reference in detect_references_regex(chunk.chunk_text, chunk.document):
             if reference.type != "legal_section" or reference.version:
                 continue

@@ -162,7 +162,8 @@ class ResearchTask:
             tier=item.tier, references=item.references, preserved_quotes=info.preserved_quotes,
             cited_by=item.cited_by, cites=item.cites)
         named = chunk_key(result) in self.named_keys
-        if (item.depth or self.task.id == QUESTION_TASK_ID or named) and not finding.extracted_info:
+        if (item.depth or self.task.id == QUESTION_TASK_ID or named) and not finding.extracted_info \
+                and not result.addressed_to_model:
             # kept even when no sentence matched: a citation, the question's own search or the task naming the
             # section made it relevant
             finding.extracted_info = " ".join(result.text.split())[:600]

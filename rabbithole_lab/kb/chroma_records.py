@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rabbithole_lab.kb.sections import section_key
 from rabbithole_lab.records import Chunk
+from rabbithole_lab.vocabulary import addresses_a_model
 
 
 def chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
@@ -19,6 +20,7 @@ def chunk_metadata(chunk: Chunk, file_hash: str) -> dict:
         "char_start": chunk.char_start,
         "page_map": chunk.page_map,
         "continuation": chunk.continuation,
+        "addressed_to_model": chunk.addressed_to_model,
         "file_hash": file_hash,
     }
 
@@ -67,4 +69,7 @@ def chunk_from(chunk_id: str, text: str, metadata: dict) -> Chunk:
         char_start=int(metadata.get("char_start", 0)),
         page_map=metadata.get("page_map", ""),
         continuation=bool(metadata.get("continuation", False)),
+        # an index from before the flag: read from the text, as the ingest would have
+        addressed_to_model=bool(metadata["addressed_to_model"]) if "addressed_to_model" in metadata
+        else addresses_a_model(text),
     )

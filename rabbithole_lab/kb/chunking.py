@@ -22,6 +22,7 @@ from rabbithole_lab.kb.sections import (
 )
 from rabbithole_lab.pages import encode_page_map
 from rabbithole_lab.records import Chunk
+from rabbithole_lab.vocabulary import addresses_a_model
 
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+")
 _PLAIN_HEADING_MAX_CHARS = 100
@@ -212,4 +213,5 @@ def _make(
         char_start=char_start,
         page_map=encode_page_map(starts),
         continuation=not first,
+        addressed_to_model=addresses_a_model(text),
     )

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from rabbithole_lab.kb.auto_registry import load_auto_registry
 from rabbithole_lab.kb.embedder import Embedder, build_embedder, choose_embedder
 from rabbithole_lab.kb.index import ChromaIndex
-from rabbithole_lab.kb.kb_folder import discover
-from rabbithole_lab.kb.namespace import auto_registry_file, knowledge_base_id, recorded_kb_ids
+from rabbithole_lab.kb.kb_folder import KBFolderError, discover
+from rabbithole_lab.kb.namespace import (
+    KB_ID_FILE,
+    auto_registry_file,
+    copied_from,
+    knowledge_base_id,
+    record_kb_folder,
+    recorded_kb_ids,
+)
 from rabbithole_lab.kb.registry import DocumentRegistry, load_registry_file
 from rabbithole_lab.kb.search import KnowledgeBase
 from rabbithole_lab.settings import Settings
 
+logger = logging.getLogger(__name__)
 _EMBEDDERS: dict[tuple, Embedder] = {}
 
 
@@ -47,7 +56,7 @@ def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | N
     """The index of the knowledge base `_named_folder` names: its own collections of the Chroma store
     settings name; `read_only` for a command that only reads (nothing of the index folder changes)."""
     folder = _named_folder(settings, kb_dir, db_path)
-    return ChromaIndex(
+    index = ChromaIndex(
         db_path=Path(db_path) if db_path else settings.db_path(kb_dir),
         embedder=embedder or shared_embedder(settings),
         kb_id=knowledge_base_id(folder) if folder else None,
@@ -56,7 +65,19 @@ def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | N
         in_memory_max_chunks=settings.chroma.in_memory_max_chunks,
         folder_documents=(lambda: _documents_by_collection(folder)) if folder else None,
         read_only=read_only,
+        kb_folder=folder,
     )
+    source = copied_from(index.listing(), index.kb_id, folder) if folder else None
+    if source is not None:
+        said = (f"the knowledge base at {folder} carries the id of the one at {source} (a copied folder): the two "
+                f"share one index, and an ingest of either changes the other's search. Give the copy its own id: "
+                f"delete {folder / KB_ID_FILE}, then run `rabbithole ingest {folder}`")
+        if not read_only:
+            index.close()
+            raise KBFolderError(said)
+        logger.warning("%s", said)
+    record_kb_folder(index)
+    return index
 
 
 def load_registry(settings: Settings, kb_dir: Path | None, index: ChromaIndex) -> DocumentRegistry:
@@ -76,7 +97,7 @@ def load_registry_only(settings: Settings, kb_dir: Path | None, db_path: Path | 
 
 def open_knowledge_base(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
                         embedder: Embedder | None = None, read_only: bool = True) -> KnowledgeBase:
-    """The knowledge base for searching and following: by default read-only (kb/read_copy.py)."""
+    """The knowledge base for searching and following: by default read-only (kb/local_store.py)."""
     index = open_index(settings, kb_dir, db_path, embedder, read_only=read_only)
     return KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)
 

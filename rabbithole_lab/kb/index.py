@@ -11,8 +11,6 @@ parsing its files again.
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -28,54 +26,30 @@ from rabbithole_lab.kb.chroma_records import (
 from rabbithole_lab.kb.chunk_embedding import ChunkEmbedding
 from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
-from rabbithole_lab.kb.namespace import KB_ID_KEY, adopt_legacy_collections, auto_registry_file, chroma_name
-from rabbithole_lab.kb.read_copy import STORE_FILE, ReadCopy
+from rabbithole_lab.kb.local_store import (  # noqa: F401 (the index's errors, raised where the store is opened)
+    EmbeddingMismatchError,
+    IndexError_,
+    IndexReadOnlyError,
+    IndexStoreError,
+    ReadCopy,
+    UnknownCollectionError,
+    open_local_store,
+)
+from rabbithole_lab.kb.namespace import (
+    KB_ID_KEY,
+    KB_PATH_KEY,
+    adopt_legacy_collections,
+    auto_registry_file,
+    chroma_name,
+)
+from rabbithole_lab.kb.reembed import REEMBED_SUFFIX, UPSERT_BATCH, reembed
 from rabbithole_lab.kb.search_files import SearchFiles, VectorSnapshot
 from rabbithole_lab.records import Chunk
 
 logger = logging.getLogger(__name__)
 
-
-def _says_read_only(error: Exception) -> bool:
-    text = str(error).lower()
-    return "readonly" in text or "read-only" in text or "read only" in text
-
-
-def _writable(folder: Path) -> bool:
-    """Whether a file can be made in `folder`: also on a read-only mount, where the permission bits (and
-    `os.access` for root) say yes."""
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            return True
-    except OSError:
-        return False
-
-
-_UPSERT_BATCH = 256
 PENDING_FINGERPRINT = "pending:"  # chunks written before their document is complete
 
-
-class IndexError_(RuntimeError):
-    """Base for index problems with a user-readable message."""
-
-
-class IndexStoreError(IndexError_):
-    """The Chroma store cannot be opened or stopped answering (a damaged file, a server that went away)."""
-
-
-class IndexReadOnlyError(IndexError_):
-    """The index cannot be written here (a read-only mount, or opened for reading): never called damaged."""
-
-
-class UnknownCollectionError(IndexError_):
-    pass
-
-
-class EmbeddingMismatchError(IndexError_):
-    pass
-
-
-REEMBED_SUFFIX = "__reembed"  # a collection being re-embedded, beside the one it replaces
 
 
 class ChromaIndex:
@@ -92,19 +66,19 @@ class ChromaIndex:
         in_memory_max_chunks: int = 200_000,
         folder_documents: Callable[[], dict[str, set[str]]] | None = None,
         read_only: bool = False,
+        kb_folder: Path | None = None,
     ):
-        """`kb_id`: the knowledge base's identity (None: the one knowledge base the store holds, for a store
-        opened without its folder). `folder_documents`: collection -> the file names the knowledge-base
-        folder has in it, by which collections written before namespaces are adopted (kb/namespace.py); read
-        only when the store holds such collections. `read_only`: nothing under `db_path` is written (an
-        embedded store is read from a private copy, kb/read_copy.py; search files out of step are rebuilt in
-        memory; legacy collections are not adopted); a write raises `IndexReadOnlyError`."""
+        """`kb_id`: the knowledge base's identity (None: the store's one knowledge base). `folder_documents`:
+        collection -> the folder's file names, by which collections from before namespaces are adopted
+        (kb/namespace.py). `read_only`: nothing under `db_path` is written (kb/local_store.py; search files
+        out of step are rebuilt in memory, nothing is adopted); a write raises `IndexReadOnlyError`."""
         import chromadb
         from chromadb.config import Settings as ChromaClientSettings
 
         self.db_path = Path(db_path)
         self.embedder = embedder
         self.read_only = read_only
+        self.kb_folder = Path(kb_folder) if kb_folder else None  # recorded in its collections (namespace.copied_from)
         self._read_copy: ReadCopy | None = None
         client_settings = ChromaClientSettings(anonymized_telemetry=False, allow_reset=False)
         if host:
@@ -115,17 +89,8 @@ class ChromaIndex:
                 raise IndexStoreError(f"the Chroma server at {self.location} does not answer ({exc})") from None
         else:
             self.location = str(self.db_path)
-            opened_at = self._local_store_folder()
-            try:
-                self.client = chromadb.PersistentClient(path=str(opened_at), settings=client_settings)
-            except Exception as exc:  # a truncated or overwritten chroma.sqlite3: nothing is deleted for the user
-                if _says_read_only(exc):
-                    raise IndexReadOnlyError(
-                        f"the index at {self.db_path} is read-only ({exc}); it can be searched and researched, "
-                        "but `rabbithole ingest` needs a writable copy of it (--db)") from None
-                raise IndexStoreError(
-                    f"the index at {self.db_path} is damaged ({exc}); move that folder away and run "
-                    f"`rabbithole ingest` again to rebuild it from the documents") from None
+            self.client, self._read_copy = open_local_store(self.db_path, read_only, client_settings)
+        self._client_settings = client_settings
         self._handles: dict[str, object] = {}
         # larger collections than in_memory_max_chunks go through Chroma's own query
         self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path, read_only=read_only)
@@ -136,29 +101,23 @@ class ChromaIndex:
         if folder_documents and not read_only:
             adopt_legacy_collections(self, folder_documents)
 
-    def _local_store_folder(self) -> Path:
-        """Where the embedded store is opened: the index folder itself for a writer (made when missing, said
-        to be read-only when it cannot be written), a private copy of it for a reader."""
-        if self.read_only:
-            self._read_copy = ReadCopy(self.db_path)
-            return self._read_copy.path
-        try:
-            self.db_path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise IndexReadOnlyError(f"the index folder {self.db_path} cannot be made ({exc.strerror or exc})") from None
-        store = self.db_path / STORE_FILE
-        if not os.access(self.db_path, os.W_OK) or (store.exists() and not os.access(store, os.W_OK)) \
-                or not _writable(self.db_path):
-            raise IndexReadOnlyError(
-                f"the index at {self.db_path} is read-only; it can be searched and researched, but "
-                "`rabbithole ingest` needs to write to it: copy the folder somewhere writable and pass --db")
-        return self.db_path
+    def _follow_the_store(self) -> None:
+        """A reader that lives on (a notebook kernel) reads what another process's ingest wrote since: when the
+        store changed under its copy, the copy is made again and the client opened on it."""
+        with self._lock:
+            if self._read_copy is None or not self._read_copy.outdated():
+                return
+            previous = self._read_copy
+            self.client, self._read_copy = open_local_store(self.db_path, True, self._client_settings)
+            self._handles.clear()
+            previous.close()
+        logger.info("The index at %s changed: reading it again", self.db_path)
 
     def close(self) -> None:
         """Let go of the private copy a reader opened (the store itself is closed with the process)."""
-        if self._read_copy is not None:
-            self._read_copy.close()
-            self._read_copy = None
+        copy, self._read_copy = self._read_copy, None
+        if copy is not None:
+            copy.close()
 
     def _writing(self, what: str) -> None:
         if self.read_only:
@@ -201,6 +160,7 @@ class ChromaIndex:
         return chroma_name(self.kb_id, collection)
 
     def _collection(self, collection: str, create: bool = False):
+        self._follow_the_store()
         cached = self._handles.get(collection)
         if cached is not None:
             return cached
@@ -239,6 +199,7 @@ class ChromaIndex:
         return {
             "kb_collection": collection,
             KB_ID_KEY: self.kb_id,
+            **({KB_PATH_KEY: str(self.kb_folder.resolve())} if self.kb_folder else {}),
             "embedding_model": self.embedder.name,
             "embedding_backend": self.embedder.backend,
             "hnsw:space": "cosine",
@@ -254,35 +215,9 @@ class ChromaIndex:
         return self._chunk_embedding(texts)
 
     def reembed(self, collection: str, progress=None) -> int:
-        """Re-embed every chunk of `collection` with this index's embedder, from the text Chroma holds (no
-        file is parsed again). The new vectors go into a collection beside the old one, which is replaced
-        only when all are in: a process killed half-way leaves the old collection whole, and the next
-        `reembed` goes on from the chunks already done. Returns the number of chunks."""
+        """Re-embed `collection` with this index's embedder (kb/reembed.py); the number of chunks."""
         self._writing(f"re-embedding {collection}")
-        name = self.chroma_name(collection)
-        old = self.client.get_collection(name, embedding_function=None)
-        got = get_all(old, ["documents", "metadatas"])
-        fresh = self.client.get_or_create_collection(name + REEMBED_SUFFIX, embedding_function=None,
-                                                     metadata=self._metadata(collection))
-        done = set(get_all(fresh, [])["ids"])
-        todo = [i for i, chunk_id in enumerate(got["ids"]) if chunk_id not in done]
-        if progress is not None:
-            progress.total = len(got["ids"])
-            progress.update(len(got["ids"]) - len(todo))
-        for start in range(0, len(todo), _UPSERT_BATCH):
-            rows = todo[start : start + _UPSERT_BATCH]
-            texts = [got["documents"][i] for i in rows]
-            fresh.upsert(ids=[got["ids"][i] for i in rows], documents=texts,
-                         embeddings=self.embed_texts(texts).tolist(),
-                         metadatas=[got["metadatas"][i] for i in rows])
-            if progress is not None:
-                progress.update(len(rows))
-        self.client.delete_collection(name)
-        fresh.modify(name=name)
-        with self._lock:
-            self._handles.pop(collection, None)
-        self.files.drop(collection, self.chroma_name(collection))  # the vectors file is stale
-        return len(got["ids"])
+        return reembed(self, collection, progress)
 
     # ----- writing ------------------------------------------------------
     def doc_state(self, collection: str, doc: str) -> tuple[set[str], set[str]]:
@@ -315,8 +250,8 @@ class ChromaIndex:
         stale = sorted(old_ids - set(new_ids))
         fresh = [chunk for chunk in chunks if chunk.id not in old_ids]
         pending = PENDING_FINGERPRINT + fingerprint
-        for start in range(0, len(fresh), _UPSERT_BATCH):
-            batch = fresh[start : start + _UPSERT_BATCH]
+        for start in range(0, len(fresh), UPSERT_BATCH):
+            batch = fresh[start : start + UPSERT_BATCH]
             vectors = self.embed_texts([chunk.text for chunk in batch])
             handle.upsert(
                 ids=[chunk.id for chunk in batch],
@@ -329,8 +264,8 @@ class ChromaIndex:
         if stale:
             handle.delete(ids=stale)
         # every chunk is in: now the document is complete (also refreshes metadata of unchanged text)
-        for start in range(0, len(chunks), _UPSERT_BATCH):
-            batch = chunks[start : start + _UPSERT_BATCH]
+        for start in range(0, len(chunks), UPSERT_BATCH):
+            batch = chunks[start : start + UPSERT_BATCH]
             handle.update(ids=[chunk.id for chunk in batch],
                           metadatas=[chunk_metadata(chunk, fingerprint) for chunk in batch])
         if progress is not None:
@@ -394,7 +329,9 @@ class ChromaIndex:
         return handle.count(), str(handle.id)
 
     def search_files_in_step(self, collection: str) -> bool:
-        return self.files.in_step(collection, self.chroma_name(collection), *self._store_state(collection))
+        """The search files hold what the store holds and can be read (an ingest rebuilds them otherwise)."""
+        name = self.chroma_name(collection)
+        return self.files.in_step(collection, name, *self._store_state(collection)) and not self.files.damaged(name)
 
     def bm25(self, collection: str) -> Bm25Index:
         return self.files.bm25(collection, self.chroma_name(collection),

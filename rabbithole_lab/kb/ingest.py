@@ -107,14 +107,18 @@ class _Ingest:
             self.report.skipped.append(IngestIssue(path=str(source.path), reason=reason))
             return
         fallback = source.fallback
-        self.report.skipped.append(IngestIssue(path=str(source.path),
-                                               reason=f"{reason}; its text {fallback.name} is ingested instead"))
+        issue = IngestIssue(path=str(source.path), reason=f"{reason}; its text {fallback.name} is ingested instead")
+        self.report.skipped.append(issue)
         try:
             digest = file_sha256(fallback)
         except OSError as exc:
-            self.report.skipped.append(IngestIssue(path=str(fallback), reason=f"unreadable: {exc.strerror or exc}"))
+            issue.reason = f"{reason}; its text {fallback.name} cannot be read either ({exc.strerror or exc})"
             return
+        held = len(self.report.skipped)
         self.source(SourceFile(source.collection, fallback), digest)
+        if len(self.report.skipped) > held:  # the text failed too: one line says both, never "ingested instead"
+            failed = self.report.skipped.pop()
+            issue.reason = f"{reason}; its text {fallback.name} cannot be used either ({failed.reason})"
 
     def write(self, collection: str, document: ParsedDocument, fingerprint: str) -> None:
         size, overlap = self.settings.chunking_for(collection)
@@ -149,7 +153,8 @@ def _first_of_each_content(files: list[SourceFile], report: IngestReport) -> lis
         original = first.setdefault((source.collection, digest), source) if digest != _EMPTY_CONTENT else source
         if original is not source:
             copy_of = f"{original.collection}/{original.path.name}"
-            report.skipped.append(IngestIssue(path=str(source.path), reason=f"same content as {copy_of}, indexed once"))
+            report.skipped.append(IngestIssue(path=str(source.path), reason=f"same content as {copy_of}, indexed once",
+                                              duplicate=True))
             continue
         kept.append((source, digest))
     return kept

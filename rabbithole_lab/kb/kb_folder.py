@@ -101,8 +101,14 @@ def discover(kb_dir: Path) -> tuple[list[SourceFile], list[IngestIssue]]:
                 skipped.append(IngestIssue(path=str(path), reason=problem))
             else:
                 entries.append(path)
-        texts = {p.stem: p for p in entries if p.suffix.lower() in _TEXT_SUFFIXES}
+        texts: dict[str, Path] = {}
         pdf_stems = {p.stem for p in entries if p.suffix.lower() == ".pdf"}
+        for path in entries:  # one text stands for a PDF (.md before .txt); a second is named, never dropped unsaid
+            if path.suffix.lower() in _TEXT_SUFFIXES:
+                first = texts.setdefault(path.stem, path)
+                if first is not path and path.stem in pdf_stems:
+                    skipped.append(IngestIssue(path=str(path), duplicate=True,
+                                               reason=f"a second text of {path.stem}.pdf; {first.name} stands for it"))
         for path in entries:
             if path.name in _IGNORED_NAMES and folder == kb_dir:
                 continue

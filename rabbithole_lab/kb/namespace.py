@@ -85,6 +85,38 @@ def chroma_name(kb_id: str, collection: str) -> str:
     return f"kb{kb_id}_{legacy_chroma_name(collection)[:40]}_{hashlib.sha1(collection.encode()).hexdigest()[:8]}"
 
 
+KB_PATH_KEY = "kb_path"  # the folder a knowledge base's collections were last ingested from
+
+
+def copied_from(listing: list[tuple[str, dict]], kb_id: str, kb_dir: Path) -> Path | None:
+    """The folder `kb_dir` was copied from, when the store's collections of `kb_id` were ingested from another
+    folder that still exists and still carries that id: two folders then share one index, and deleting a file
+    in one removes it from the other's search. A folder that was moved is no copy: its old path is gone."""
+    here = Path(kb_dir).resolve()
+    for _, metadata in listing:
+        recorded = metadata.get(KB_PATH_KEY)
+        if metadata.get(KB_ID_KEY) != kb_id or not recorded or Path(recorded) == here:
+            continue
+        try:
+            if (Path(recorded) / KB_ID_FILE).read_text(encoding="utf-8").strip() == kb_id:
+                return Path(recorded)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
+
+
+def record_kb_folder(index) -> None:
+    """Write the knowledge-base folder into the collections' metadata of `index` (a writer's kb/index.py
+    ChromaIndex, after a move too), by which a copy of the folder is told apart from the folder (`copied_from`)."""
+    if index.read_only or index.kb_folder is None:
+        return
+    here = str(index.kb_folder.resolve())
+    for name, metadata in index.listing():
+        if metadata.get(KB_ID_KEY) == index.kb_id and metadata.get(KB_PATH_KEY) != here:
+            kept = {key: value for key, value in metadata.items() if not key.startswith("hnsw:")}
+            index.client.get_collection(name, embedding_function=None).modify(metadata={**kept, KB_PATH_KEY: here})
+
+
 LEGACY_AUTO_REGISTRY = "auto_registry.json"  # one file for the whole store, from before namespaces
 
 

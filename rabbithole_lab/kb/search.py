@@ -27,6 +27,7 @@ from rabbithole_lab.kb.sections import (
 from rabbithole_lab.language import STEMMER_LANGUAGE_CODES
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
+from rabbithole_lab.vocabulary import repealed_pattern
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,21 @@ def result_of(chunk: Chunk, score: float, retrieval: str) -> VectorResult:
         page_map=chunk.page_map,
         continuation=chunk.continuation,
         char_start=chunk.char_start,
+        addressed_to_model=chunk.addressed_to_model,
     )
+
+
+MAX_REPEALED_RANGE = 200  # "§§ 14 bis 16": longer ranges are read as an error of the text, their ends only
+
+
+def _repealed_keys(found) -> set[str]:
+    unit = "§" if found["unit"].startswith("§") else found["unit"]
+    numbers = [found["first"]] + ([found["last"]] if found["last"] else [])
+    if found["last"] and found["first"].isdigit() and found["last"].isdigit():
+        first, last = int(found["first"]), int(found["last"])
+        if 0 < last - first <= MAX_REPEALED_RANGE:
+            numbers = [str(n) for n in range(first, last + 1)]
+    return {section_key(canonical_section(f"{unit} {number}")) for number in numbers}
 
 
 def reciprocal_rank_fusion(
@@ -310,6 +325,17 @@ class KnowledgeBase:
             found = list(zip(chunks, block_paths([chunk.section for chunk in chunks]), strict=True))
             self._blocks_of_document[cache_key] = found
         return found
+
+    def repealed_sections(self, doc: str, collection: str | None = None) -> set[str]:
+        """The section keys a document says are gone ("§§ 14 bis 16 (weggefallen)": § 14, § 15 and § 16), read
+        from its text (`vocabulary.repealed_pattern`); a range is expanded as far as MAX_REPEALED_RANGE."""
+        keys: set[str] = set()
+        for target in self._targets(collection, doc):
+            for chunks in self._document_keys(target, doc).values():
+                for chunk in chunks:
+                    for found in repealed_pattern().finditer(chunk.text):
+                        keys |= _repealed_keys(found)
+        return keys
 
     def numbered_sections(self, doc: str, kind: str, collection: str | None = None) -> int:
         """How many distinct sections of one numbering (`numbering_kind`: "§", "art", "number", …) the

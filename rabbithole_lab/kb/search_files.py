@@ -141,6 +141,12 @@ class SearchFiles:
         return (meta.get("analyzer") == ANALYZER_VERSION and state.get("store_count") == count
                 and state.get("store_id") == store_id)  # files from before ids were recorded are rebuilt
 
+    def damaged(self, name: str) -> bool:
+        """The current generation's vectors cannot be read (truncated, overwritten): an ingest rebuilds them (a
+        reader only works around them in memory, it writes nothing)."""
+        generation = self.folder(name).resolve()
+        return (generation / VECTORS_FILE).exists() and bool(_vectors(generation)[1])
+
     def rename(self, old: str, new: str) -> None:
         """The store collection `old` is now called `new` (adopted by its knowledge base): its files follow."""
         if self.read_only:
@@ -203,8 +209,9 @@ class SearchFiles:
         if len(bm25.ids) <= self.in_memory_max_chunks:
             vectors, problem = _vectors(generation)
             if problem and (generation / VECTORS_FILE).exists():  # truncated or overwritten: rebuilt, never trusted
-                logger.warning("The search files of collection %s are damaged (%s); rebuilding them from the index",
-                               collection, problem)
+                logger.warning("The search files of collection %s are damaged (%s); %s", collection, problem,
+                               "searching the store instead until `rabbithole ingest` rebuilds them"
+                               if self.read_only else "rebuilding them from the index")
                 self.mark_stale(collection, name)
                 self._forget_loaded(collection)
                 bm25 = load_bm25()

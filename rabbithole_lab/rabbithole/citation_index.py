@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from rabbithole_lab.cache_dirs import machine_cache
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.search import KnowledgeBase, result_of
 from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys
@@ -32,7 +33,7 @@ from rabbithole_lab.records import DetectedReference
 logger = logging.getLogger(__name__)
 
 # bump when the rules detect differently, so a kept file is read again
-CITATION_INDEX_VERSION = 7
+CITATION_INDEX_VERSION = 8  # 8: text addressed to a model and repealed ranges cite nothing
 _KEPT_FIELDS = ("type", "target", "original_text", "book", "sections", "unit", "document_context", "book_exact")
 _FILE = "citers.json"
 # of the passages the index names as citing a best hit, backlinks read the closest to the question: a rule
@@ -71,13 +72,14 @@ def kept_references(index: ChromaIndex, collection: str, show_progress: bool = F
     """Each chunk's section references (chunk id -> what the rules detected), from the kept file when it is in
     step with the collection, else read from every chunk and kept. Ingest calls it too, so that the first
     research on a large collection does not wait for it."""
-    state, path = _state(index, collection), citation_index_path(index, collection)
-    try:
-        kept = json.loads(path.read_text(encoding="utf-8"))
-        if kept.get("state") == state:
-            return kept["references"]
-    except (OSError, ValueError, KeyError, AttributeError):
-        pass  # none kept yet, or unreadable: read the chunks again
+    state, path, beside = _state(index, collection), citation_index_path(index, collection), \
+        _beside_search_files(index, collection)
+    found = _kept(path, state)
+    if found is None and beside != path and (found := _kept(beside, state)) is not None:
+        if path.exists():  # a reader's own copy, damaged or out of step, is replaced by the index's
+            _keep(path, state, found)
+    if found is not None:
+        return found
     chunks = index.all_chunks(collection)
     logger.info("Reading the references of %d passages of %s once (the citation index)", len(chunks), collection)
     references: dict[str, list[dict]] = {}
@@ -87,16 +89,18 @@ def kept_references(index: ChromaIndex, collection: str, show_progress: bool = F
                  if reference.type in ("legal_section", "section") and reference.sections]
         if found:
             references[chunk.id] = found
-    if index.read_only:  # a reader leaves the index as it was: read again next time
-        return references
+    _keep(path, state, references)
+    return references
+
+
+def _keep(path: Path, state: str, references: dict[str, list[dict]]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.part")
         partial.write_text(json.dumps({"state": state, "references": references}), encoding="utf-8")
         partial.replace(path)
-    except OSError as error:  # a read-only index still answers, it only reads the chunks again next time
+    except OSError as error:  # the index still answers, it only reads the chunks again next time
         logger.warning("The citation index could not be kept at %s: %s", path, error)
-    return references
 
 
 def keep_citation_indexes(index: ChromaIndex, show_progress: bool = False) -> None:
@@ -112,7 +116,28 @@ def _state(index: ChromaIndex, collection: str) -> str:
     return hashlib.sha256(f"{CITATION_INDEX_VERSION}\n{collection}\n{ids}".encode()).hexdigest()[:16]
 
 
-def citation_index_path(index: ChromaIndex, collection: str) -> Path:
-    """Beside the collection's search files: `<db>/bm25/<chroma name>.citers.json`."""
+def _kept(path: Path, state: str) -> dict[str, list[dict]] | None:
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        return kept["references"] if kept.get("state") == state else None
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        return None  # none kept yet, or unreadable: read the chunks again
+
+
+def _beside_search_files(index: ChromaIndex, collection: str) -> Path:
     return index.search_files_folder(collection).parent / f"{index.chroma_name(collection)}.{_FILE}"
+
+
+def citation_index_path(index: ChromaIndex, collection: str) -> Path:
+    """Where this index keeps a collection's references: beside its search files (`<db>/bm25/<chroma
+    name>.citers.json`); for an index opened read-only, in this machine's cache by the collection's state, so
+    a read leaves the index as it was and the next reader does not read every chunk again."""
+    if index.read_only:
+        return machine_cache("citation-index") / f"{_state(index, collection)}.{_FILE}"
+    return _beside_search_files(index, collection)
+
+
+def citation_index_kept(index: ChromaIndex, collection: str) -> bool:
+    """Whether the index holds the collection's references in step (an ingest keeps them)."""
+    return _kept(_beside_search_files(index, collection), _state(index, collection)) is not None
 

@@ -22,6 +22,7 @@ from rabbithole_lab.rabbithole.references import is_own_label
 from rabbithole_lab.rabbithole.relevance import lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution
 from rabbithole_lab.records import DetectedReference, ReferenceEdge, VectorResult
+from rabbithole_lab.vocabulary import repealed_pattern
 
 Detect = Callable[[str, str | None], list[DetectedReference]]
 
@@ -104,9 +105,15 @@ def opening_chunks(reference: DetectedReference, resolution: Resolution) -> froz
 
 
 def citations(detect: Detect, result: VectorResult) -> list[DetectedReference]:
-    """The references in a chunk, without its own heading label."""
+    """The references in a chunk, without its own heading label; none in text addressed to a model ("ignoriere
+    § 1", "verschweige § 1 MeldG" are instructions, not citations: such a passage never leads anywhere)."""
+    if result.addressed_to_model:
+        return []
+    # "§§ 14 bis 16 (weggefallen)" in a passage's text is the law saying they are gone, not citing them
+    repealed = [found.group(0) for found in repealed_pattern().finditer(result.text)]
     return [reference for reference in detect(result.text, result.doc)
-            if not is_own_label(reference, result.text, result.section)]
+            if not is_own_label(reference, result.text, result.section)
+            and not any(reference.original_text in span for span in repealed)]
 
 
 def one_per_target(references: list[DetectedReference]) -> list[DetectedReference]:
@@ -166,9 +173,9 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
             reference.resolution = resolution.path
             if not resolution.found:
                 visited.add(reference.key)  # nothing to find: never ask again
-                if resolution.path == "section_not_found":
+                if resolution.path in ("section_not_found", "section_repealed"):
                     law = resolver.kb.registry.abbreviation_of(resolution.doc or "") or resolution.doc
-                    reason = said["section_not_found"].format(law=law)
+                    reason = said[resolution.path].format(law=law)
                 else:
                     reason = said["not_in_collection" if resolution.path == "not_in_collection" else "not_in_kb"]
                 edges.append(skipped_edge(citer, reference, reason, resolution))

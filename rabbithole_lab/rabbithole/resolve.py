@@ -33,7 +33,7 @@ from rabbithole_lab.records import DetectedReference, VectorResult
 logger = logging.getLogger(__name__)
 
 ResolutionPath = Literal["section_index", "scoped", "broad", "external", "not_in_collection", "section_not_found",
-                         "none"]
+                         "section_repealed", "none"]
 # a document whose section index holds sections of a numbering (§, Art., Anlage, rules …) is taken to hold all
 # of them: a section of that numbering it lacks does not exist there (repealed, a typo, an OCR error), and a
 # search inside the document would only put other sections in its place ("Anlage 9" of a law with two annexes)
@@ -199,7 +199,9 @@ class ReferenceResolver:
             if elsewhere is not None:
                 return elsewhere
             if self._numbering_known(reference, doc, collection):
-                return Resolution("section_not_found", doc=doc, collection=collection)
+                keys = {section_key(label) for label in section_labels(reference)}
+                gone = keys and keys <= self.kb.repealed_sections(doc, collection)
+                return Resolution("section_repealed" if gone else "section_not_found", doc=doc, collection=collection)
             query = f"{reference.original_text} {query_hint}".strip()
             scoped = self.kb.search(query, k=self.scoped_k, doc=doc, collection=collection)
             if scoped:

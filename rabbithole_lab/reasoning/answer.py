@@ -23,12 +23,7 @@ from rabbithole_lab.rabbithole.citation_grammar import PARAGRAPH_MARK, paragraph
 from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.reasoning.text import named_rows, passage_rows, points_back
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
-
-# a sentence that speaks to a model instead of stating the law: document text is data, never instructions
-_ADDRESSED_TO_A_MODEL = re.compile(
-    r"\b(?:ignor\w*\s+(?:all\s+|alle\s+)?(?:previous|prior|vorherigen|bisherigen)|system\s*prompt|"
-    r"(?:you|du|sie)\s+(?:are|bist|sind)\s+(?:now|jetzt|nun)\b|^\s*(?:SYSTEM|ASSISTANT|USER)\s*:|"
-    r"output\s+(?:only\s+)?[\"'„“]?[A-Z]{4,})", re.IGNORECASE | re.MULTILINE)
+from rabbithole_lab.vocabulary import addresses_a_model
 
 
 @dataclass
@@ -123,10 +118,6 @@ def paragraphs_of(sentences: list[str]) -> list[frozenset[str]]:
     return found
 
 
-def addressed_to_a_model(sentence: str) -> bool:
-    return bool(_ADDRESSED_TO_A_MODEL.search(sentence))
-
-
 def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWithInfo], list[str]],
                   score: Callable[[list[str]], list[float]], names: dict[str, str] | None = None) -> list[Provision]:
     """The context grouped by provision, each with its scored sentences (no bibliography, no text
@@ -138,7 +129,7 @@ def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWith
     provisions."""
     by_key: dict[tuple[str, str], Provision] = {}
     for chunk in chunks:
-        if chunk.section == BIBLIOGRAPHY_LABEL:
+        if chunk.section == BIBLIOGRAPHY_LABEL or chunk.addressed_to_model:  # text to a model is data, never quoted
             continue
         key = (chunk.document, chunk.section)
         by_key.setdefault(key, Provision(chunk.document, chunk.section, name=(names or {}).get(chunk.document, ""))
@@ -152,7 +143,7 @@ def provisions_of(chunks: list[ChunkWithInfo], sentences_of: Callable[[ChunkWith
             sentences = sentences_of(passage)
             kept_previous = False  # the passage's sentence before this one is the provision's last sentence
             for sentence, paragraphs in zip(sentences, paragraphs_of(sentences), strict=True):
-                kept = sentence not in seen and not addressed_to_a_model(sentence)
+                kept = sentence not in seen and not addresses_a_model(sentence)
                 if kept:
                     seen.add(sentence)
                     texts.append((sentence, passage, paragraphs, kept_previous and points_back(sentence)))

@@ -7,9 +7,6 @@ import logging
 
 from rabbithole_lab.pages import quote_pages
 from rabbithole_lab.rabbithole.relevance import CITATION_DECAY
-from rabbithole_lab.reasoning.answer import (
-    addressed_to_a_model,
-)
 from rabbithole_lab.reasoning.extractive_base import (
     IRRELEVANT_BELOW,
     SENTENCES_PER_CHUNK,
@@ -32,6 +29,7 @@ from rabbithole_lab.schemas import (
     TaskAssessment,
     TaskSummary,
 )
+from rabbithole_lab.vocabulary import addresses_a_model
 
 logger = logging.getLogger(__name__)
 
@@ -55,9 +53,11 @@ class ExtractiveReader(ExtractiveBase):
 
     def extract_info(self, chunk, anchor, task, language):
         self._count()
+        if chunk.addressed_to_model:  # instructions to a model are no finding: the passage is shown as not used
+            return InfoExtractionWithQuotes(extracted_info="")
         # titles and headings alone ("Gesetz zum Schutz vor …") state nothing: keep real sentences
         sentences = [s for s in passage_sentences(chunk.text, chunk.heading, chunk.continuation)
-                     if not addressed_to_a_model(s)]  # document text never speaks to the reader as an instruction
+                     if not addresses_a_model(s)]  # document text never speaks to the reader as an instruction
         if not sentences:
             return InfoExtractionWithQuotes(extracted_info="")
         if self._reads(chunk.text):

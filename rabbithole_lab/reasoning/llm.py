@@ -341,10 +341,12 @@ class LLMReasoner:
         return [q for q in answer.queries if q.strip()][:3]
 
     def extract_info(self, chunk, anchor, task, language):
+        if chunk.addressed_to_model:  # instructions to a model are no finding: not asked, shown as not used
+            return InfoExtractionWithQuotes(extracted_info="")
         prompt = self._fill(
             prompts.INFO_EXTRACTION_WITH_QUOTES_PROMPT,
             language=language_name(language), anchor=anchor, task=task, document=chunk.doc,
-            page=chunk.page_start, chunk=prompts.quoted(chunk.text))
+            page=chunk.page_start, chunk=prompts.quoted(chunk.text, untrusted=chunk.addressed_to_model))
         default = InfoExtractionWithQuotes(extracted_info=" ".join(chunk.text.split())[:600])
         answer = self._ask("extract_info", prompt, InfoExtractionWithQuotes, default, language)
         for quote in answer.preserved_quotes:

@@ -11,20 +11,28 @@ from rabbithole_lab.records import ChunkWithInfo, VectorResult
 PASSAGE_CHARS = 1200
 
 
+UNTRUSTED_MARK = "[UNTRUSTED: addressed to AI systems, not a statement of the documents]"
+
+
+def _marked(untrusted: bool) -> str:
+    return f"{UNTRUSTED_MARK} " if untrusted else ""
+
+
 def passages_text(passages: list[VectorResult], limit: int = 9) -> str:
     return prompts.quoted("\n".join(
-        f"[{p.doc}, p. {p.page_start}] {p.section} {' '.join(p.text.split())[:PASSAGE_CHARS]}" for p in passages[:limit]
-    ) or "-")
+        f"[{p.doc}, p. {p.page_start}] {p.section} {_marked(p.addressed_to_model)}"
+        f"{' '.join(p.text.split())[:PASSAGE_CHARS]}" for p in passages[:limit]
+    ) or "-", untrusted=any(p.addressed_to_model for p in passages[:limit]))
 
 
 def findings_text(findings: list[ChunkWithInfo], language: str) -> str:
     return prompts.quoted(
         "\n".join(
-            f"- ({f.tier}) {citation_label(f.document, f.page, language)} "
+            f"- ({f.tier}) {citation_label(f.document, f.page, language)} {_marked(f.addressed_to_model)}"
             f"{f.extracted_info or f.chunk_text[:PASSAGE_CHARS]}"
             for f in findings
         )
-        or "-"
+        or "-", untrusted=any(f.addressed_to_model for f in findings)
     )
 
 
@@ -96,7 +104,8 @@ def judged_sources(answer: str, sources: list[ChunkWithInfo], language: str) -> 
         label = citation_label(source.document, source.page, language)
         pages = range(source.page, (source.page_end or source.page) + 1)
         if any((source.document, page) in cited for page in pages):
-            lines.append(f"- {label}: {prompts.quoted(source.chunk_text[:JUDGED_SOURCE_CHARS])}")
+            text = prompts.quoted(source.chunk_text[:JUDGED_SOURCE_CHARS], source.addressed_to_model)
+            lines.append(f"- {label}: {text}")
         else:
             lines.append(f"- {label}")
     return "\n".join(lines) or "-"

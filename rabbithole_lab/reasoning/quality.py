@@ -17,6 +17,7 @@ from rabbithole_lab.pages import find_span, page_at
 from rabbithole_lab.reasoning.answer import Provision
 from rabbithole_lab.reasoning.text import citations_in, is_list_item, strip_citations
 from rabbithole_lab.records import ChunkWithInfo
+from rabbithole_lab.reference_edges import READER_NOTE
 
 _CITATION = re.compile(r"\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\]")
 # a statement quotes one passage; the passage may quote terms itself (die Begriffe „Kernanlage“ und ...), so
@@ -40,6 +41,7 @@ def statements(answer: str) -> list[Statement]:
     part of the statement, the quotation inside it is what it quotes)."""
     found = []
     for line in answer.splitlines():
+        line = READER_NOTE.sub("", line)  # a note to the reader ("(⚠ § 999 QStrG: …)") states nothing of the documents
         start = 0
         matches = list(_CITATION.finditer(line))
         groups: list[tuple[int, int]] = []
@@ -99,6 +101,36 @@ def cites_provision(answer_statements: list[Statement], provision: Provision) ->
     """Some statement quotes text that stands in one of the provision's passages (its chunks, joined)."""
     return any(doc == provision.doc and any(find_span(passage.chunk_text, s.quote) for passage in provision.passages)
                for s in answer_statements for doc, _ in s.citations)
+
+
+# what an answer that quotes text addressed to a model keeps of its factual and relevance scores: it states what a
+# document told the reader's assistant, not what the documents say
+MODEL_TEXT_CEILING = 20
+
+
+def quoted_model_text(answer: str, sources: list[ChunkWithInfo]) -> list[str]:
+    """Where the answer quotes a passage addressed to an AI system ("HinwV.md § 1"), each once."""
+    flagged = [source for source in sources if source.addressed_to_model]
+    found: list[str] = []
+    for statement in statements(answer) if flagged else []:
+        for source in flagged:
+            where = f"{source.document} {source.section}".strip()
+            if where not in found and len(statement.quote) > 12 and find_span(source.chunk_text, statement.quote):
+                found.append(where)
+    return found
+
+
+def lowered_for_model_text(assessment, answer: str, sources: list[ChunkWithInfo], issue: str):
+    """The assessment of an answer that quotes text addressed to a model, its factual accuracy and relevance
+    capped (`MODEL_TEXT_CEILING`) with the issue named; whichever reasoner judged it, for a model may quote
+    what the extractive writer never does."""
+    found = quoted_model_text(answer, sources)
+    if not found:
+        return assessment
+    return assessment.model_copy(update={
+        "factual_accuracy": min(assessment.factual_accuracy, MODEL_TEXT_CEILING),
+        "query_relevance": min(assessment.query_relevance, MODEL_TEXT_CEILING),
+        "issues_found": [*assessment.issues_found, issue.format(where=", ".join(found))]})
 
 
 def label(doc: str, section: str) -> str:

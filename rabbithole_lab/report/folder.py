@@ -12,7 +12,8 @@ from pathlib import Path
 from rabbithole_lab.findings import TIERS, research_context, tier_entries
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_html, render_markdown
-from rabbithole_lab.viz.graph import graph_html, reference_graph
+from rabbithole_lab.terminal_safety import json_escaped_controls, visible_controls
+from rabbithole_lab.viz.graph import graph_html, reference_graph, unresolved_html
 from rabbithole_lab.viz.tables import context_chunks, tier_tables
 
 STATE_KEYS_IN_JSON = ("reference_edges", "task_summaries", "retrieval_history", "relevance_validation",
@@ -65,17 +66,20 @@ def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
     edges = state.get("reference_edges", [])
     paths = {name: out_dir / name for name in ("report.md", "report.html", "report.json", "graph.html")}
     paths["report.md"].write_text(render_markdown(report, edges), encoding="utf-8")
-    paths["report.html"].write_text(render_html(report, edges), encoding="utf-8")
+    paths["report.html"].write_text(visible_controls(render_html(report, edges)), encoding="utf-8")
     payload = {"report": report.model_dump()} | {key: state.get(key) for key in STATE_KEYS_IN_JSON} \
         | {f"{tier}_context": tier_entries(state, tier) for tier in TIERS} \
         | {"research_context": research_context(state).model_dump()}
-    paths["report.json"].write_text(json.dumps(payload, ensure_ascii=False, indent=1, default=str), encoding="utf-8")
+    written = json.dumps(payload, ensure_ascii=False, indent=1, default=str)
+    paths["report.json"].write_text(json_escaped_controls(written), encoding="utf-8")
     # the followed chains of the context; every skipped reference is in the report's table of references
     graph = reference_graph(edges, context_chunks(state), include_skipped=False, question=True)
-    paths["graph.html"].write_text(graph_html(graph, language=report.metadata.get("language", "de")), encoding="utf-8")
+    language = report.metadata.get("language", "de")
+    page = graph_html(graph, language=language).replace("</body>", unresolved_html(edges, language) + "</body>", 1)
+    paths["graph.html"].write_text(visible_controls(page), encoding="utf-8")
     for tier, frame in tier_tables(state).items():
         path = out_dir / f"tier_{tier}.csv"
-        frame.to_csv(path, index=False)
+        frame.map(lambda cell: visible_controls(cell) if isinstance(cell, str) else cell).to_csv(path, index=False)
         paths[path.name] = path
     return paths
 

@@ -101,12 +101,19 @@ def _markdown(view: ReportView) -> str:
         consulted = ", ".join(f"[{md(link.text)}]({link.url})" if link.url else md(link.text)
                               for link in view.consulted)
         lines += ["", f"**{md(t['consulted'])}:** {consulted}"]
+    if view.addressed_to_model:
+        passages = ", ".join(f"[{md(link.text)}]({link.url})" if link.url else md(link.text)
+                             for link in view.addressed_to_model)
+        lines += ["", f"**{md(t['addressed_to_model'])}:** {passages}"]
     lines += ["", f"## {md(t['references'])} ({len(view.chains)})", ""]
     if view.chains:
         lines += [f"| {md(t['from'])} | {md(t['via'])} | {md(t['to'])} | {md(t['why'])} |", "|---|---|---|---|"]
         lines += [f"| {md(c.source)} | {md(c.reference)} | {md(c.target)} | {md(c.reason)} |" for c in view.chains]
     else:
         lines.append(md(t["none"]))
+    if view.unresolved:
+        lines += ["", f"**{md(t['unresolved'])}:**", ""]
+        lines += [f"- {md(c.source)} → {md(c.reference)}: {md(c.reason)}" for c in view.unresolved]
     lines += ["", f"## {md(t['tasks'])}", ""]
     for task in view.tasks:
         lines.append(f"{task.id}. **{md(task.task)}**" + (f" ({md(task.relevance)})" if task.relevance else ""))

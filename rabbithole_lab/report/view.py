@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rabbithole_lab.messages import dialogue_end, reasoner_reason, report_labels, run_text
 from rabbithole_lab.records import FinalReport, LinkedSource
-from rabbithole_lab.reference_edges import distinct_references, reference_label
+from rabbithole_lab.reference_edges import distinct_references, reference_label, unresolved_references
 from rabbithole_lab.sources import page_link
 
 _PIECES = re.compile(r"(\*\*[^*]+\*\*|\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\])")
@@ -95,6 +95,8 @@ class ReportView:
     graph_file: str | None = None
     clarification: list[tuple[str, str]] = field(default_factory=list)  # (what, the items), e.g. ("ergänzt", "…")
     invented: list[str] = field(default_factory=list)  # claims removed from the answer, with their reason
+    addressed_to_model: list[Link] = field(default_factory=list)  # passages that speak to a model: not used
+    unresolved: list[Chain] = field(default_factory=list)  # references to a section the cited law does not have
     extra: dict = field(default_factory=dict)
 
 
@@ -179,6 +181,16 @@ def _consulted(report: FinalReport, cited_pages: set, url: Callable[[LinkedSourc
             for doc, (link, sections) in by_doc.items()]
 
 
+def _addressed_to_model(report: FinalReport, t: dict[str, str], link: PageLink) -> list[Link]:
+    """The passages addressed to a model, each where it stands ("HinwV.md § 1, Seite 1"), linked to its page."""
+    out = []
+    for item in report.metadata.get("addressed_to_model", []):
+        doc, page = item.get("doc", ""), int(item.get("page") or 1)
+        text = f"{doc} {item.get('section', '')}".strip() + f", {t['page']} {page}"
+        out.append(Link(text, link(Path(item["path"]), page) if item.get("path") else ""))
+    return out
+
+
 def report_view(report: FinalReport, edges: list[dict], graph_file: str | None = "graph.html",
                 link: PageLink = page_link) -> ReportView:
     """What a report shows, in its language. `link` turns (source path, page) into a URL: a file URI by
@@ -214,6 +226,9 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
             for s in report.sources if (s.doc_id, s.page_number) in cited_pages
         ],
         consulted=_consulted(report, cited_pages, url),
+        addressed_to_model=_addressed_to_model(report, t, link),
+        unresolved=[Chain(f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(), reference_label(e["target"]),
+                          "", e.get("reason", ""), e.get("resolution", "")) for e in unresolved_references(edges)],
         citations=numbered,
         chains=_chains(edges),
         tasks=_task_rows(report.metadata.get("tasks", []), t),

@@ -85,10 +85,13 @@ def answer_html(
                  if paths.get(doc) else html.escape(label))
         items.append(f"<li>{shown} {html.escape(citation.section)}</li>")
     consulted = ", ".join(html.escape(link.text) for link in view.consulted)
+    addressed = ", ".join(html.escape(link.text) for link in view.addressed_to_model)
     body = (
         f"<div class='rh-answer' lang='{html.escape(language)}'>{''.join(lines)}</div>"
         f"<h4>{html.escape(t['sources'])}</h4><ul class='rh-sources'>{''.join(items)}</ul>"
         + (f"<p class='rh-consulted'><b>{html.escape(t['consulted'])}:</b> {consulted}</p>" if consulted else "")
+        + (f"<p class='rh-addressed-to-model'><b>{html.escape(t['addressed_to_model'])}:</b> {addressed}</p>"
+           if addressed else "")
     )
     return body, targets
 

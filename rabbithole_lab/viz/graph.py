@@ -15,8 +15,8 @@ import re
 
 import networkx as nx
 
-from rabbithole_lab.messages import graph_text
-from rabbithole_lab.reference_edges import reference_label, section_label
+from rabbithole_lab.messages import graph_text, report_labels
+from rabbithole_lab.reference_edges import reference_label, section_label, unresolved_references
 
 TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
                 "absent": "#b0b0b0", "question": "#35618f"}
@@ -347,3 +347,16 @@ def svg_boxes_overlap(svg: str) -> bool:
             if x1 < x2 + w2 and x2 < x1 + w1 and y1 < y2 + h2 and y2 < y1 + h1:
                 return True
     return False
+
+
+def unresolved_html(edges: list[dict], language: str = "de") -> str:
+    """Below the graph: the references to a section the cited law does not have (or no longer has), which the
+    graph cannot draw, each with its reason; "" when there are none. Escaped: document text is data."""
+    found = unresolved_references(edges)
+    if not found:
+        return ""
+    title = html.escape(report_labels(language)["unresolved"])
+    items = "".join(f"<li>{html.escape(edge.get('from_doc', ''))} {html.escape(edge.get('from_section', ''))} → "
+                    f"{html.escape(reference_label(edge.get('target', '')))}: "
+                    f"{html.escape(edge.get('reason', ''))}</li>" for edge in found)
+    return f"<div class='unresolved' style='font-family:sans-serif'><b>{title}:</b><ul>{items}</ul></div>"

@@ -181,3 +181,27 @@ def stated_patterns() -> dict[str, re.Pattern]:
 @lru_cache(maxsize=1)
 def points_back_pattern() -> re.Pattern:
     return re.compile(r"^(?:" + "|".join(_union("POINTS_BACK")) + ")")
+
+
+@lru_cache(maxsize=1)
+def model_address_pattern() -> re.Pattern:
+    """Text addressed to an AI system, in every language (an injected note mixes them): a note to a model, an
+    imperative about what to say, cite, ignore or conceal, a role prefix at a line start ("SYSTEM:")."""
+    roles = r"^\s*(?:SYSTEM|ASSISTANT|USER)\s*:"
+    return re.compile("|".join([*_union("ADDRESSES_A_MODEL"), roles]), re.IGNORECASE | re.MULTILINE)
+
+
+def addresses_a_model(text: str) -> bool:
+    """Whether `text` speaks to a model instead of stating what a document says (document text is data: such
+    a passage is never quoted, decisive or followed, kb/chunking.py flags it at ingest)."""
+    return bool(model_address_pattern().search(text))
+
+
+@lru_cache(maxsize=1)
+def repealed_pattern() -> re.Pattern:
+    """A heading that says its sections are gone: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)", "Art. 5
+    [repealed]"; groups `unit`, `first`, `last` (a range's end or a second number, when there is one)."""
+    marks = _alternatives(_union("REPEALED_MARKS"))
+    joins = _alternatives([*_union("RANGE_WORDS"), "-", "–"])
+    return re.compile(rf"(?P<unit>§§?|Art\.|Artikel|Anlage|Annex|[Ss]ections?|[Rr]ules?)\s*(?P<first>\d+[a-z]?)"
+                      rf"(?:\s*(?:{joins})\s*(?P<last>\d+[a-z]?))?\s*[(\[]\s*(?:{marks})\s*[)\]]", re.IGNORECASE)

@@ -76,3 +76,25 @@ POINTS_BACK = [r"(?:Die\s+)?(?:Satz|Sätze)\s+\d", r"Dies\b", r"Das\s+gilt\b", r
                r"(?:Hierbei|Dabei|Hierzu|Hiervon|Hierfür|Insoweit)\b",
                r"(?:Abweichend\s+von|Entgegen|Unbeschadet|Nach|Im\s+Fall(?:e)?|In\s+den\s+Fällen)\s+(?:de[rsnm]\s+)?"
                r"(?:Satz|Sätzen?|Satzes)\s+\d"]
+
+# text that speaks to an AI system instead of stating a rule (issue 70): a note addressed to one, or an imperative
+# of the second person about what to say, cite, ignore or conceal; a law says "ist zu nennen", never "nenne"
+_MODEL = (r"(?:KI\b[-\w]*|künstliche\w*\s+Intelligenz\w*|Sprachmodell\w*|Chatbots?|LLMs?|Assistent(?:en|in)?\b|"
+          r"(?:KI-)?Agent(?:en)?\b)")
+ADDRESSES_A_MODEL = [
+    rf"\b(?:Hinweis|Anweisung|Nachricht|Mitteilung|Botschaft|Befehl|Instruktion)(?:e|en|s)?\s+(?:für|an)\s+"
+    rf"(?:alle\s+|die\s+|das\s+|den\s+|jede[ns]?\s+)?{_MODEL}",
+    rf"\b(?:Liebe[rs]?|Hallo|Achtung),?\s+{_MODEL}",
+    r"\bdu\s+bist\s+(?:jetzt|nun|ab\s+sofort)\b",
+    r"\bignorier\w*\s+(?:alle\s+)?(?:vorherigen|bisherigen|früheren|obigen|anderen|übrigen)\b",
+    r"(?:^|[.:;!]\s+)(?:verschweige|unterschlage|vergiss|missachte|übergehe|verheimliche)\b",
+    r"(?:^|[.:;!]\s+)(?:ignoriere|ignorieren\s+Sie)\s+(?:\w+\s+){0,3}?(?:§|Art\.|Artikel|Dokument|Vorschrift|"
+    r"Quelle|Anweisung|Text|Abschnitt|Anlage)",
+    r"(?:^|[.:;!]\s+)(?:nenne|zitiere|erwähne|antworte|gib|schreibe|sage|behaupte)\s+(?:\w+\s+){0,3}?"
+    r"(?:ausschließlich|nur|niemals|nie|nicht|keine[nrsm]?)\b",
+    r"\b(?:nennen|zitieren|erwähnen|antworten)\s+Sie\s+(?:\w+\s+){0,2}?(?:ausschließlich|niemals|nie)\b",
+]
+
+# how a law marks a section it no longer has: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)"
+REPEALED_MARKS = ["weggefallen", "aufgehoben"]
+RANGE_WORDS = ["bis", "und"]

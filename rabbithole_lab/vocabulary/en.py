@@ -61,3 +61,27 @@ STATES = {
 }
 
 POINTS_BACK = [r"(?:This|These|It|Such)\b(?!\s+(?:Act|Regulations?|Rules?|Part|Chapter|Section|Law|Directive)\b)"]
+
+# text that speaks to an AI system instead of stating a rule (issue 70): a note addressed to one, or an imperative
+# about what to say, cite, ignore or conceal; a rule says "a firm must disregard …", never "Disregard the other …"
+_MODEL = r"(?:AI\b[-\w]*|artificial\s+intelligence|(?:large\s+)?language\s+models?|LLMs?|chatbots?|assistants?|agents?)"
+ADDRESSES_A_MODEL = [
+    r"\b(?:note|message|instructions?|notice|hint|attention|reminder)s?\s+(?:to|for)\s+(?:the\s+|all\s+|any\s+|an?\s+)?"
+    r"(?:AI\b[-\w]*|artificial\s+intelligence|(?:large\s+)?language\s+models?|LLMs?|chatbots?|assistants?)",
+    rf"\b(?:dear|hello|hey)\s+(?:{_MODEL}|model)\b",
+    r"\bas\s+an?\s+(?:AI|language\s+model|LLM|assistant)\b,",
+    r"\byou\s+are\s+now\b",
+    r"\bignor\w*\s+(?:all\s+)?(?:previous|prior|above|earlier|other|remaining)\s+(?:\w+\s+)?(?:instructions?|"
+    r"documents?|sources?|text|context|rules?|sections?|prompts?)",
+    r"\bsystem\s*prompt\b",
+    r"(?:^|[.:;!]\s+)(?:disregard|ignore|forget|conceal|withhold|suppress|omit)\s+(?:all\s+|any\s+|the\s+)*"
+    r"(?:other|previous|prior|above|earlier|remaining|§|section|rule|document|source|instruction)",
+    r"(?:^|[.:;!]\s+)(?:only|exclusively)\s+(?:cite|mention|name|state|quote|report|answer|say|output)\b",
+    r"(?:^|[.:;!]\s+)(?:do\s+not|don't|never)\s+(?:mention|cite|quote|reveal|name|disclose|tell)\b",
+    r"(?:^|[.:;!]\s+)(?:answer|respond|reply|output)\s+(?:only|exclusively|with\s+only)\b",
+    r"\boutput\s+(?:only\s+)?[\"'„“]?(?-i:[A-Z]{4,}\b)",
+]
+
+# how a rulebook marks a provision it no longer has: "sections 14 to 16 (repealed)", "Rule 4.2 [deleted]"
+REPEALED_MARKS = ["repealed", "deleted", "revoked", "omitted"]
+RANGE_WORDS = ["to", "and"]

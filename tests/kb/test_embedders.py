@@ -129,7 +129,7 @@ def test_reindex_moves_an_index_to_another_embedder_without_parsing_again(tmp_pa
 def test_a_reindex_killed_half_way_leaves_the_old_index_whole_and_the_next_one_goes_on(tmp_path, monkeypatch, e5):
     import copy
 
-    from rabbithole_lab.kb import index as index_module
+    from rabbithole_lab.kb import reembed as reembed_module
 
     kb = tmp_path / "kb"
     shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
@@ -148,7 +148,7 @@ def test_a_reindex_killed_half_way_leaves_the_old_index_whole_and_the_next_one_g
             raise KeyboardInterrupt  # a Ctrl-C half-way
         return e5.embed_documents(texts)
 
-    monkeypatch.setattr(index_module, "_UPSERT_BATCH", 5)
+    monkeypatch.setattr(reembed_module, "UPSERT_BATCH", 5)
     monkeypatch.setattr(other, "embed_documents", dies_on_the_second_batch)
     with pytest.raises(KeyboardInterrupt):
         ingest(kb, open_index(settings, kb, db, embedder=other), settings.kb, show_progress=False, reindex=True)

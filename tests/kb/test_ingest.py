@@ -118,12 +118,15 @@ def test_bad_files_are_skipped_with_one_line_reasons(broken_kb, tmp_path, settin
     assert all("\n" not in reason for reason in reasons.values())
 
 
-def test_cli_exits_non_zero_only_when_nothing_was_ingested(broken_kb, tmp_path, capsys):
-    assert cli_main(["ingest", str(broken_kb), "--db", str(tmp_path / "db1"), "--no-progress"]) == 0
+def test_cli_exits_1_when_a_file_was_skipped_and_leaves_nothing_when_none_was_usable(broken_kb, tmp_path, capsys):
+    """The README's table: a skipped bad file is exit code 1 (it was 0 while one good file went in)."""
+    assert cli_main(["ingest", str(broken_kb), "--db", str(tmp_path / "db1"), "--no-progress"]) == 1
     out = capsys.readouterr().out
     assert "Ingested 1 file(s)" in out and "skipped" in out and "encrypted" in out
+    assert (tmp_path / "db1" / "chroma.sqlite3").is_file()  # the good file is searchable
     (broken_kb / "Mixed__db_inserted" / "good.pdf").unlink()
     assert cli_main(["ingest", str(broken_kb), "--db", str(tmp_path / "db2"), "--no-progress"]) == 1
+    assert not (tmp_path / "db2").exists()
 
 
 def test_a_plain_folder_is_one_collection_and_markdown_headings_split(tmp_path, settings):

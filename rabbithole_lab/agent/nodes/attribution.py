@@ -45,6 +45,18 @@ def clarification(state: AgentState) -> dict[str, list[str]]:
             "named": list(anchor.get("provisions") or [])}
 
 
+def addressed_to_model(state: AgentState, kb_dir) -> list[dict]:
+    """Where the research read text addressed to an AI system (never quoted, decisive or followed): each
+    passage once, by document, section and page, in the order found."""
+    found: dict[tuple, dict] = {}
+    for entry in state.get("findings") or []:
+        if entry.get("addressed_to_model"):
+            key = (entry.get("document", ""), entry.get("section", ""), entry.get("page", 0))
+            path = resolve_source_path(kb_dir, entry.get("collection", ""), key[0])
+            found.setdefault(key, {"doc": key[0], "section": key[1], "page": key[2], "path": str(path or "")})
+    return list(found.values())
+
+
 AnswerStatus = Literal["cited", "nothing_found", "uncited"]
 
 
@@ -81,9 +93,10 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             sources[(doc, page)] = linked(max(holders, key=lambda c: c.relevance_score), page, True)
         else:
             invented.append(f"{doc} p. {page}")
-    # then what the answer was written from without citing it: consulted, by relevance
+    # then what the answer was written from without citing it: consulted, by relevance (text addressed to a model
+    # was not written from: it is listed on its own, as not used)
     for chunk in sorted(chunks, key=lambda c: -c.relevance_score):
-        if (chunk.document, chunk.page) not in sources:
+        if (chunk.document, chunk.page) not in sources and not chunk.addressed_to_model:
             sources[(chunk.document, chunk.page)] = linked(chunk, chunk.page, False)
     ordered = list(sources.values())
     status = answer_status(answer, ordered, state.get("synthesis", {}).get("nothing_found", ""))
@@ -132,6 +145,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             # the provision the answer names as decisive, with its score, or that it names several
             "verdict": state.get("synthesis", {}).get("verdict", {}),
             "invented_citations": invented,
+            "addressed_to_model": addressed_to_model(state, services.kb_dir),
             "warnings": list(state.get("warnings", [])) + (
                 [run_text(language(state))["answer_uncited"]] if status == "uncited" else []),
             "collection": state.get("collection"),

@@ -17,6 +17,8 @@ from rabbithole_lab.findings import TIERS, finding_tasks, preserved_quotes
 from rabbithole_lab.messages import reasoner_text, run_text
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.claim_check import checked_answer
+from rabbithole_lab.reasoning.quality import lowered_for_model_text
+from rabbithole_lab.reference_edges import mark_unresolved
 from rabbithole_lab.schemas import QualityAssessment, SynthesisOutput
 
 MAX_QUOTES = 15
@@ -63,6 +65,10 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
     checked = checked_answer(output.answer, request.all_chunks())
     if checked.invented:
         output = output.model_copy(update={"answer": checked.answer, "invented_citations": checked.invented})
+    # a quoted passage's reference to a section its law does not have is said where the quote stands
+    marked = mark_unresolved(output.answer, state.get("reference_edges", []))
+    if marked != output.answer:
+        output = output.model_copy(update={"answer": marked})
     stored = {tier: [chunk.model_dump() for chunk in getattr(request, tier)] for tier in TIERS}
     return {"synthesis": output.model_dump(), "synthesis_context": stored, "phase": "quality"}
 
@@ -77,6 +83,8 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
                      verdict=state["synthesis"].get("verdict") or {})
     assessment = runtime.context.reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources,
                                                          language(state), asked=asked)
+    assessment = lowered_for_model_text(assessment, state["synthesis"]["answer"], sources,
+                                        reasoner_text(language(state))["issue_model_text"])
     record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),
                                         "reflection": state.get("reflection_count", 0)}
     return {"quality_assessment": record, "quality_history": [record]}
