@@ -288,8 +288,8 @@ RUN = {
         "all_removed": "Alle Aufgaben wurden entfernt; die ursprüngliche Frage wird bearbeitet",
         "task_added": "Aufgabe hinzugefügt: {task} ({reason})",
         "task_closed": "Aufgabe vorzeitig erledigt: {task} ({reason})",
-        "chroma_unreachable": "Der Chroma-Server unter {location} antwortet nicht mehr ({error}). Der Fortschritt "
-                              "ist gespeichert; starten Sie den Server und setzen Sie die Sitzung fort.",
+        "chroma_unreachable": "Der Chroma-Server unter {location} antwortet nicht mehr ({error}); starten Sie ihn "
+                              "wieder und setzen Sie die Sitzung fort.",
         "llm_unreachable": "Das Sprachmodell ist nicht erreichbar ({error}). Der Fortschritt ist gespeichert; "
                            "starten Sie Ollama und setzen Sie die Sitzung fort.",
         "llm_not_ollama": "Unter der Adresse des Sprachmodells antwortet nicht Ollama ({error}). Der Fortschritt "
@@ -339,8 +339,8 @@ RUN = {
         "original_question": "Original question", "dialogue_query": "Research query from the dialogue",
         "all_removed": "All tasks were removed; researching the original question",
         "task_added": "Task added: {task} ({reason})", "task_closed": "Task closed early: {task} ({reason})",
-        "chroma_unreachable": "The Chroma server at {location} stopped answering ({error}). Progress is saved; "
-                              "start the server and resume the session.",
+        "chroma_unreachable": "The Chroma server at {location} stopped answering ({error}); start it again and "
+                              "resume the session.",
         "llm_unreachable": "The language model cannot be reached ({error}). Progress is saved; start Ollama and "
                            "resume the session.",
         "llm_not_ollama": "Something other than Ollama answers at the model's address ({error}). Progress is "

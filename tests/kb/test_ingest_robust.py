@@ -353,3 +353,35 @@ def test_a_long_lived_search_sees_what_another_process_removed(tmp_path, setting
     assert done.returncode == 0, done.stderr[-2000:]
     for mode in ("bm25", "dense", "hybrid"):
         assert "Sternwarte.txt" not in {hit.doc for hit in kernel.search("Teleskopwarte Observatorium", k=5, mode=mode)}
+
+
+def test_a_pdf_whose_text_file_fails_too_is_one_line_that_says_both(tmp_path, settings):
+    """"empty.pdf … its text empty.md is ingested instead" was followed by "skipped empty.md"."""
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    (kb / "Gesetz.txt").write_text(GERMAN, encoding="utf-8")
+    (kb / "leer.pdf").write_bytes(b"")
+    (kb / "leer.md").write_text("", encoding="utf-8")
+    report = ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb,
+                    show_progress=False)
+    reasons = {Path(issue.path).name: issue.reason for issue in report.skipped}
+    assert set(reasons) == {"leer.pdf"}, reasons
+    assert "leer.md cannot be used either" in reasons["leer.pdf"] and "ingested instead" not in reasons["leer.pdf"]
+
+
+def test_every_text_beside_a_pdf_is_named(tmp_path, settings):
+    """With X.pdf, X.md and X.txt the report named only the .txt; the .md went unsaid."""
+    import pymupdf
+
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    document = pymupdf.open()
+    document.new_page().insert_text((72, 72), "§ 1 Zweck\nDieses Gesetz regelt die Prüfung der Geräte.")
+    document.save(kb / "Gesetz.pdf")
+    (kb / "Gesetz.md").write_text(GERMAN, encoding="utf-8")
+    (kb / "Gesetz.txt").write_text(GERMAN, encoding="utf-8")
+    report = ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb,
+                    show_progress=False)
+    text = format_report(report)
+    assert "Gesetz.md" in text and "Gesetz.txt" in text
+    assert report.files_ingested == 1 and report.complete  # the PDF was read: nothing is missing
