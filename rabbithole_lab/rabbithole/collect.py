@@ -22,7 +22,7 @@ from rabbithole_lab.rabbithole.references import is_own_label
 from rabbithole_lab.rabbithole.relevance import lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution
 from rabbithole_lab.records import DetectedReference, ReferenceEdge, VectorResult
-from rabbithole_lab.vocabulary import repealed_pattern
+from rabbithole_lab.vocabulary import repealed_spans
 
 Detect = Callable[[str, str | None], list[DetectedReference]]
 
@@ -110,7 +110,7 @@ def citations(detect: Detect, result: VectorResult) -> list[DetectedReference]:
     if result.addressed_to_model:
         return []
     # "§§ 14 bis 16 (weggefallen)" in a passage's text is the law saying they are gone, not citing them
-    repealed = [found.group(0) for found in repealed_pattern().finditer(result.text)]
+    repealed = repealed_spans(result.text)
     return [reference for reference in detect(result.text, result.doc)
             if not is_own_label(reference, result.text, result.section)
             and not any(reference.original_text in span for span in repealed)]

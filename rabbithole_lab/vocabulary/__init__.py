@@ -198,6 +198,20 @@ def addresses_a_model(text: str) -> bool:
 
 
 @lru_cache(maxsize=1)
+def _repealed_marks() -> tuple[str, ...]:
+    return tuple(mark.lower() for mark in _union("REPEALED_MARKS"))
+
+
+def repealed_spans(text: str) -> list[str]:
+    """The headings of `text` that say their sections are gone (`repealed_pattern`); a text without any
+    repealed mark is not scanned (the check runs on every passage a research reads)."""
+    lowered = text.lower()
+    if not any(mark in lowered for mark in _repealed_marks()):
+        return []
+    return [found.group(0) for found in repealed_pattern().finditer(text)]
+
+
+@lru_cache(maxsize=1)
 def repealed_pattern() -> re.Pattern:
     """A heading that says its sections are gone: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)", "Art. 5
     [repealed]"; groups `unit`, `first`, `last` (a range's end or a second number, when there is one)."""
