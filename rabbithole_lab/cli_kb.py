@@ -20,7 +20,7 @@ from rabbithole_lab.shown_text import section_or_opening
 
 def cmd_ingest(args) -> int:
     from rabbithole_lab.kb.factory import open_index
-    from rabbithole_lab.kb.ingest import format_report, ingest
+    from rabbithole_lab.kb.ingest import format_report, ingest, made_before, remove_made
     from rabbithole_lab.kb.kb_folder import discover
     from rabbithole_lab.rabbithole.citation_index import keep_citation_indexes
 
@@ -32,7 +32,7 @@ def cmd_ingest(args) -> int:
         reasons = "; ".join(f"{Path(issue.path).name}: {issue.reason}" for issue in skipped[:5])
         raise UsageError(f"no documents to ingest in {kb_dir} (PDF, Markdown or text files, in the folder or in "
                          f"<Collection>__db_inserted/ subfolders){': ' + reasons if reasons else ''}")
-    before = _made_by_ingest(kb_dir, db)
+    before = made_before(kb_dir, db)
     index = open_index(settings, kb_dir, db)
     report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex)
     if report.files_ingested:
@@ -40,31 +40,11 @@ def cmd_ingest(args) -> int:
     print(format_report(report))
     if not report.ok and not (before["store"]):  # no usable file: no index and no id are left behind
         index.close()
-        _remove_made(kb_dir, db, before)
+        remove_made(kb_dir, db, before)
         print(f"No index made at {db}: no file of {kb_dir} could be read")
         return 1
     print(f"Index: {index.location}")
     return 0 if report.complete else 1  # a file skipped (other than a copy of one indexed) is work left undone
-
-
-def _made_by_ingest(kb_dir: Path, db: Path) -> dict:
-    """What was there before an ingest: the store, the index folder's entries, the knowledge-base id file."""
-    from rabbithole_lab.kb.namespace import KB_ID_FILE
-
-    return {"store": (db / "chroma.sqlite3").is_file(), "db": set(db.iterdir()) if db.is_dir() else None,
-            "id": (kb_dir / KB_ID_FILE).exists()}
-
-
-def _remove_made(kb_dir: Path, db: Path, before: dict) -> None:
-    import shutil
-
-    from rabbithole_lab.kb.namespace import KB_ID_FILE
-
-    made = [db] if before["db"] is None else [entry for entry in db.iterdir() if entry not in before["db"]]
-    for entry in made:
-        shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
-    if not before["id"]:
-        (kb_dir / KB_ID_FILE).unlink(missing_ok=True)
 
 
 def cmd_search(args) -> int:

@@ -131,6 +131,8 @@ def cmd_research(args) -> int:
     if args.out:
         check_output_folder(Path(args.out), "--out")  # found now, not after the whole run
     scripted = read_text_input(Path(args.answers), "--answers") if args.answers else None
+    if scripted is not None and not scripted.strip():  # as every other empty input: nothing to read is a usage error
+        raise UsageError(f"--answers {args.answers}: no answers (one per line)")
     options = _run_options(args, saved.get("run_options") or {})
     kb_arg = args.kb or saved.get("kb_dir")
     db_arg = args.db or saved.get("db_path")

@@ -57,7 +57,7 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
                    ingest_first: bool = True) -> KnowledgeBase:
     """The knowledge base of a folder, opened once after new or changed files were ingested."""
     from rabbithole_lab.kb.factory import load_registry, open_index
-    from rabbithole_lab.kb.ingest import format_report, ingest, ingest_pending
+    from rabbithole_lab.kb.ingest import format_report, ingest, ingest_pending, made_before, remove_made
     from rabbithole_lab.kb.kb_folder import KBFolderError
     from rabbithole_lab.rabbithole.citation_index import citation_index_kept, keep_citation_indexes
 
@@ -65,6 +65,7 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
         raise KBFolderError(f"Knowledge-base folder not found: {kb_dir}")
     from rabbithole_lab.kb.index import IndexReadOnlyError
 
+    before = made_before(kb_dir, Path(db_path) if db_path else settings.db_path(kb_dir))
     # a folder indexed already is researched from a read-only index: the research leaves it as it was
     index = open_index(settings, kb_dir, db_path, read_only=True)
     writable = None
@@ -85,7 +86,10 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
         # removed, is read here with its progress bar, not silently in the first question's backlinks
         keep_citation_indexes(index, show_progress)
     kb = KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)
-    if ingest_first and not kb.collections():
+    if ingest_first and not any(index.count(collection) for collection in kb.collections()):
+        if writable is not None and not before["store"]:  # nothing usable: no index and no id stay behind
+            index.close()
+            remove_made(kb_dir, index.db_path, before)
         raise KBFolderError(f"No usable documents in {kb_dir} (expected <Collection>__db_inserted/*.pdf|md|txt)")
     return kb
 

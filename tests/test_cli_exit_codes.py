@@ -62,9 +62,13 @@ def test_1_a_knowledge_base_of_only_unusable_files_leaves_no_index_and_no_id(tmp
     done = _run("ingest", str(kb), "--db", str(tmp_path / "db"), "--no-progress", cwd=tmp_path)
     assert done.returncode == 1 and "kaputt.pdf" in done.stdout, done.stdout + done.stderr
     assert not (tmp_path / "db").exists() and not (kb / KB_ID_FILE).exists()
+    done = _run("research", "Wie oft prüft der Wärter die Linse?", "--kb", str(kb), "--db", str(tmp_path / "db"),
+                "--no-hitl", "--out", str(tmp_path / "r"), "--sessions", str(tmp_path / "s.sqlite"), cwd=tmp_path)
+    assert done.returncode == 2 and "usable" in done.stderr.lower(), done.stderr
+    assert not (tmp_path / "db").exists() and not (kb / KB_ID_FILE).exists()
 
 
-@pytest.mark.parametrize("command", ["refs", "eval", "batch"])
+@pytest.mark.parametrize("command", ["refs", "eval", "batch", "research"])
 def test_2_an_empty_input_file_everywhere(tmp_path, indexed, command):
     kb, db = indexed
     empty = tmp_path / "leer.jsonl"
@@ -72,7 +76,9 @@ def test_2_an_empty_input_file_everywhere(tmp_path, indexed, command):
     args = {"refs": ["refs", "--in", str(empty), "--out", str(tmp_path / "out.jsonl")],
             "eval": ["eval", "--kb", str(kb), "--db", str(db), "--questions", str(empty), "--out",
                      str(tmp_path / "out.jsonl")],
-            "batch": ["batch", str(empty), "--kb", str(kb), "--out", str(tmp_path / "batch")]}[command]
+            "batch": ["batch", str(empty), "--kb", str(kb), "--out", str(tmp_path / "batch")],
+            "research": ["research", "Wie oft prüft der Wärter die Linse?", "--kb", str(kb), "--db", str(db),
+                         "--answers", str(empty), "--out", str(tmp_path / "r")]}[command]
     done = _run(*args, cwd=tmp_path)
     assert done.returncode == 2 and str(empty) in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not (tmp_path / "out.jsonl").exists()
