@@ -360,13 +360,13 @@ class Settings(BaseModel):
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Phase 4: the answer's budgets")
 
     def db_path(self, kb_dir: Path | None = None) -> Path:
-        """The embedded database folder: CHROMADB_PATH, else <kb>/database, else (a read-only KB
-        folder) ~/.cache/rabbithole-lab/<kb name>-<hash>/database."""
+        """The embedded database folder: CHROMADB_PATH, else <kb>/database (when it can be written or holds an
+        index), else (a read-only KB folder) ~/.cache/rabbithole-lab/<kb name>-<hash>/database."""
         if self.chroma.path is not None:
             return Path(self.chroma.path)
         folder = Path(kb_dir or self.kb.kb_dir)
-        if _writable(folder):
-            return folder / "database"
+        if _writable(folder) or (folder / "database" / "chroma.sqlite3").is_file():  # an index there is read there,
+            return folder / "database"  # also on a read-only mount (an ingest then says it is read-only)
         digest = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:10]
         return machine_cache(f"{folder.resolve().name}-{digest}") / "database"
 

@@ -114,3 +114,28 @@ def test_an_index_on_a_read_only_mount_is_searched_and_researched_and_ingest_say
     finally:
         for path in [copy, *copy.rglob("*")]:
             path.chmod(path.stat().st_mode | 0o200)
+
+
+def test_a_read_only_knowledge_base_folder_with_its_index_inside_is_searched_without_db(indexed, tmp_path):
+    """Without --db the index in `<kb>/database` of a read-only folder was not looked for: "no index … run
+    rabbithole ingest kb first"."""
+    kb, db = indexed
+    shared = tmp_path / "shared-kb"
+    shutil.copytree(kb, shared)
+    shutil.copytree(db, shared / "database")
+    prefix = _read_only_mount()
+    if prefix is None:
+        pytest.skip("needs `unshare -m` (a private mount namespace) to mount the folder read-only as root")
+    if prefix:
+        prefix = (*prefix, str(shared))
+    else:
+        for path in [shared, *shared.rglob("*")]:
+            path.chmod(path.stat().st_mode & ~0o222)
+    try:
+        before = _checksums(shared)
+        found = _run("search", QUESTION, "--kb", str(shared), cwd=tmp_path, prefix=prefix)
+        assert found.returncode == 0 and "QStr" in found.stdout, found.stderr
+        assert _checksums(shared) == before
+    finally:
+        for path in [shared, *shared.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)
