@@ -121,3 +121,15 @@ def test_the_viewer_zooms_and_says_honestly_whether_the_quote_is_on_the_page(two
                                           "und deren Eichung von der zuständigen Behörde festzulegen")
     assert partly.quote_found == "partly" and partly.highlights == 1
     assert render_page(two_page_pdf, 2).quote_found == ""  # nothing asked, nothing claimed
+
+
+@pytest.mark.parametrize(("language", "label"), [("de", "Text an KI-Systeme gerichtet, nicht verwendet"),
+                                                 ("en", "Text addressed to AI systems, not used")])
+def test_the_workbench_answer_names_text_addressed_to_a_model_as_not_used(language, label):
+    """The report's list of passages addressed to a model stands under the workbench's answer too, escaped."""
+    report = FinalReport(query="Frist?", answer="„Ein Störfall ist binnen 24 Stunden zu melden.“ [MeldG.md, S. 1]",
+                         sources=[LinkedSource(doc_id="MeldG.md", page_number=1, section="§ 1", cited=True)],
+                         metadata={"language": language, "addressed_to_model": [
+                             {"doc": "Hinw<b>V.md", "section": "§ 1", "page": 1, "path": ""}]})
+    body, _ = answer_html(report, lambda path, page: f"{path}#page={page}", language)
+    assert label in body and "Hinw&lt;b&gt;V.md § 1" in body and "<b>V" not in body
