@@ -89,13 +89,31 @@ def _backup_sqlite(source: Path, target: Path) -> None:
     raise ReadCopyError(f"cannot read {source} ({'; '.join(errors)})")
 
 
+_PREFIX = "rabbithole-read-"
+
+
+def _remove_orphans() -> None:
+    """Remove the copies of readers that were killed (kill -9 runs no clean-up): their process is gone."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+        pid = folder.name[len(_PREFIX):].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue  # another user's process: not ours to judge
+
+
 class ReadCopy:
     """A temporary copy of the store at `db_path`, removed by `close()` (and at exit)."""
 
     def __init__(self, db_path: Path):
         self.source = Path(db_path)
         self._copied_from = self._state()  # taken first: a write during the copy makes the copy outdated
-        self._folder = tempfile.TemporaryDirectory(prefix="rabbithole-read-")
+        _remove_orphans()
+        self._folder = tempfile.TemporaryDirectory(prefix=f"{_PREFIX}{os.getpid()}-")
         self.path = Path(self._folder.name)
         try:
             if (self.source / STORE_FILE).is_file():

@@ -139,3 +139,22 @@ def test_a_read_only_knowledge_base_folder_with_its_index_inside_is_searched_wit
     finally:
         for path in [shared, *shared.rglob("*")]:
             path.chmod(path.stat().st_mode | 0o200)
+
+
+def test_the_copy_of_a_reader_that_was_killed_is_removed_by_the_next_reader(indexed):
+    """kill -9 runs no clean-up: its copy would stay in the temporary folder for good."""
+    import tempfile
+
+    from rabbithole_lab.kb.local_store import ReadCopy
+
+    _, db = indexed
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    orphan = Path(tempfile.gettempdir()) / f"rabbithole-read-{gone.pid}-killed"
+    orphan.mkdir(exist_ok=True)
+    copy = ReadCopy(db)
+    try:
+        assert not orphan.exists() and (copy.path / "chroma.sqlite3").is_file()
+    finally:
+        copy.close()
+    assert not copy.path.exists()
