@@ -104,6 +104,8 @@ class ChromaIndex:
     def _follow_the_store(self) -> None:
         """A reader that lives on (a notebook kernel) reads what another process's ingest wrote since: when the
         store changed under its copy, the copy is made again and the client opened on it."""
+        if self._read_copy is None:  # a writer, or a server: nothing to follow (called on every handle)
+            return
         with self._lock:
             if self._read_copy is None or not self._read_copy.outdated():
                 return

@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -82,19 +83,28 @@ def _read_only_mount() -> tuple[str, ...] | None:
             'exec "$@"')
 
 
+@contextmanager
+def _read_only(folder: Path):
+    """The prefix that runs a command with `folder` read-only (`_read_only_mount`), or the folder's write bits
+    taken away for the while; skipped where neither can be had."""
+    prefix = _read_only_mount()
+    if prefix is None:
+        pytest.skip("needs `unshare -m` (a private mount namespace) to mount a folder read-only as root")
+    if not prefix:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(path.stat().st_mode & ~0o222)
+    try:
+        yield (*prefix, str(folder)) if prefix else ()
+    finally:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(path.stat().st_mode | 0o200)
+
+
 def test_an_index_on_a_read_only_mount_is_searched_and_researched_and_ingest_says_read_only(indexed, tmp_path):
     kb, db = indexed
     copy = tmp_path / "db"
     shutil.copytree(db, copy)
-    prefix = _read_only_mount()
-    if prefix is None:
-        pytest.skip("needs `unshare -m` (a private mount namespace) to mount the index read-only as root")
-    if prefix:
-        prefix = (*prefix, str(copy))
-    else:
-        for path in [copy, *copy.rglob("*")]:
-            path.chmod(path.stat().st_mode & ~0o222)
-    try:
+    with _read_only(copy) as prefix:
         before = _checksums(copy)
         found = _run("search", QUESTION, "--kb", str(kb), "--db", str(copy), cwd=tmp_path, prefix=prefix)
         assert found.returncode == 0 and "QStr" in found.stdout, found.stderr
@@ -111,9 +121,6 @@ def test_an_index_on_a_read_only_mount_is_searched_and_researched_and_ingest_say
         assert refused.returncode != 0 and "read-only" in refused.stderr, refused.stderr
         assert "damaged" not in refused.stderr and "move that folder away" not in refused.stderr
         assert _checksums(copy) == before
-    finally:
-        for path in [copy, *copy.rglob("*")]:
-            path.chmod(path.stat().st_mode | 0o200)
 
 
 def test_a_read_only_knowledge_base_folder_with_its_index_inside_is_searched_without_db(indexed, tmp_path):
@@ -123,22 +130,11 @@ def test_a_read_only_knowledge_base_folder_with_its_index_inside_is_searched_wit
     shared = tmp_path / "shared-kb"
     shutil.copytree(kb, shared)
     shutil.copytree(db, shared / "database")
-    prefix = _read_only_mount()
-    if prefix is None:
-        pytest.skip("needs `unshare -m` (a private mount namespace) to mount the folder read-only as root")
-    if prefix:
-        prefix = (*prefix, str(shared))
-    else:
-        for path in [shared, *shared.rglob("*")]:
-            path.chmod(path.stat().st_mode & ~0o222)
-    try:
+    with _read_only(shared) as prefix:
         before = _checksums(shared)
         found = _run("search", QUESTION, "--kb", str(shared), cwd=tmp_path, prefix=prefix)
         assert found.returncode == 0 and "QStr" in found.stdout, found.stderr
         assert _checksums(shared) == before
-    finally:
-        for path in [shared, *shared.rglob("*")]:
-            path.chmod(path.stat().st_mode | 0o200)
 
 
 def test_the_copy_of_a_reader_that_was_killed_is_removed_by_the_next_reader(indexed):
