@@ -54,7 +54,8 @@ MARGIN_GRID = [0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3]
 
 def _rows_of(question_id: str, corpus: str, scored, entry, chain) -> list[dict]:
     return [{"id": question_id, "corpus": corpus, "features": item.features, "entry": bool(entry(item.provision)),
-             "chain": bool(chain(item.provision)), "provision": item.provision.label} for item in scored]
+             "chain": bool(chain(item.provision)), "provision": item.provision.label,
+             "cites": [cited.label for cited in item.cites]} for item in scored]
 
 
 def extract_german(context: BenchContext, questions: list[dict]) -> list[dict]:

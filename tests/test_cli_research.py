@@ -10,8 +10,6 @@ import socket
 import subprocess
 import sys
 
-import pytest
-
 from rabbithole_lab.cli import main
 from rabbithole_lab.reasoning.quality import statements
 from tests.answer_reading import framing_language, lead
@@ -174,9 +172,6 @@ def test_trail_counts_the_context_it_lists(demo_db, capsys, monkeypatch):
     assert 0 < int(summary.group(2)) <= 6000 and int(summary.group(3)) == int(summary.group(2)) // 4
 
 
-@pytest.mark.xfail(strict=True, reason="issue 69 open: the fitted provision score names § 2 QStrG (a definition that "
-                   "cites §§ 8 and 9) as decisive on this question; the provision score lacks what tells a definition "
-                   "from the rule that answers")
 def test_the_verdict_names_the_deciding_chain_or_abstains(tmp_path, demo_db, monkeypatch):
     """Asked how a pulsed source's dose is determined, the answer names § 13 QStrG (which sends to Anlage 2) or
     Anlage 2 as decisive, or says that several provisions come into question; never a definition (§ 2)."""

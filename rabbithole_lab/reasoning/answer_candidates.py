@@ -124,6 +124,7 @@ class CandidateReader(ExtractiveBase):
                     if (shown := excerpt(sentence.text, readings.terms)) != sentence.text}
         ranked = rank(candidates)
         part_kinds = [asked_kinds(part) for part in parts]
-        verdict = decide(provision_features(provisions, ranked, links, part_kinds, kinds))
+        verdict = decide(provision_features(provisions, ranked, links, part_kinds, kinds,
+                                            request.question or request.anchor))
         return AnswerContext(ranked, provisions, entry, links, read_links(request.chains), parts, part_kinds, excerpts,
                              verdict)

@@ -132,7 +132,9 @@ class ExtractiveBase:
             return []
         terms = glossary()
         text_stems = stems(" ".join(texts))
-        held = [contains_concept(c, text_stems, terms.get(c.lower(), [])) for c in concepts]
+        # an English concept is held by the glossary's German terms for it, in a plural too ("organ doses")
+        held = [contains_concept(c, text_stems, [*terms.get(c.lower(), []), *filter(None, [german_terms(c)])])
+                for c in concepts]
         readable = [text[:MEANING_SAMPLE_CHARS] for text in texts if text.strip() and self._reads(text)]
         if readable and not all(held):
             rows = self._vectors(readable)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rabbithole_lab.reasoning.answer import Links, Provision, reached_from
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, logistic, score_for_part
+from rabbithole_lab.vocabulary import asks_for_definition, defines, is_definitions_heading
 
 WEIGHTS_FILE = Path(__file__).with_name("provision_weights.json")
 MAX_CONTENDERS = 3  # provisions an abstaining lead quotes
@@ -40,6 +41,8 @@ PROVISION_FEATURES: dict[str, str] = {
     "parts": "the mean over question parts of its best share of that part's terms, relative to the best provision's",
     "asked_kinds": "the share of the kinds the question asks for (amount, deadline, body, ...) its sentences state",
     "terms": "its sentences' best share of the question's term weight",
+    "definitions": "it defines terms (a definitions heading, else its share of sentences that define) and the "
+                   "question does not ask what a term means",
 }
 
 
@@ -78,6 +81,7 @@ class ScoredProvision:
     provision: Provision
     features: dict[str, float]
     score: float = 0.0
+    cites: list[Provision] = field(default_factory=list)  # the context provisions it cites
 
 
 @dataclass
@@ -129,7 +133,7 @@ def decide(scored: list[ScoredProvision], weights: ProvisionWeights | None = Non
 
 
 def provision_features(provisions: list[Provision], candidates: list[Candidate], links: Links,
-                       part_kinds: list[set[str]], asked: set[str]) -> list[ScoredProvision]:
+                       part_kinds: list[set[str]], asked: set[str], question: str = "") -> list[ScoredProvision]:
     """Each provision's features, measured on the context the answer is written from."""
     if not provisions:
         return []
@@ -147,6 +151,7 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
     opening = {id(c): score_for_part(c, 0, first_kinds) for c in candidates}
     best_opening = max(opening.values(), default=0.0) or 1.0
     parts = max((len(c.part_terms) for c in candidates), default=0)
+    asks_definition = asks_for_definition(question)
     best_part = [max((c.part_terms[i] for c in candidates if i < len(c.part_terms)), default=0.0) or 1.0
                  for i in range(parts)]
     out = []
@@ -170,9 +175,18 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
             "parts": sum(part_share) / len(part_share) if part_share else 0.0,
             "asked_kinds": len(stated & asked) / len(asked) if asked else 0.0,
             "terms": max(c.features.get("terms", 0.0) for c in own),
+            "definitions": 0.0 if asks_definition else _defines_terms(provision, own),
         }
-        out.append(ScoredProvision(provision, features))
+        out.append(ScoredProvision(provision, features,
+                                   cites=[q for q in provisions if id(q) in cites[id(provision)]]))
     return out
+
+
+def _defines_terms(provision: Provision, own: list[Candidate]) -> float:
+    """1 for a provision of definitions by its heading, else the share of its sentences that define a term."""
+    if any(is_definitions_heading(chunk.heading) for chunk in provision.chunks):
+        return 1.0
+    return sum(1 for c in own if defines(c.text)) / len(own)
 
 
 def verdict_record(verdict: Verdict | None, named: Provision | None, chain: list[Provision]) -> dict:

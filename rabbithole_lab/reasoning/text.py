@@ -6,7 +6,7 @@ import re
 
 from rabbithole_lab.kb.lexical import analyze, compound_parts
 from rabbithole_lab.messages import run_text
-from rabbithole_lab.vocabulary import figure_pattern, points_back_pattern, question_stop_words
+from rabbithole_lab.vocabulary import figure_pattern, points_back_pattern, question_stop_words, singular_forms
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+[.)]|[a-z]\)|[-•])\s)")
 _ABBREVIATION_END = re.compile(
@@ -258,12 +258,24 @@ def _held(phrase: str, text_stems: set[str]) -> bool:
     words = [w for w in re.findall(r"\w+", phrase.lower()) if len(w) > 2]
     if not words:
         return False
-    for word in words:
-        whole = set(analyze(word, "german")[:1]) | set(analyze(word, "english")[:1])
-        parts = set(analyze(" ".join(compound_parts(word)), "german")) if compound_parts(word) else set()
-        if not (whole & text_stems or (parts and parts <= text_stems)):
-            return False
-    return True
+    return all(_word_held(word, text_stems) or any(_word_held(form, text_stems) for form in _plural_forms(word))
+               for word in words)
+
+
+def _word_held(word: str, text_stems: set[str]) -> bool:
+    whole = set(analyze(word, "german")[:1]) | set(analyze(word, "english")[:1])
+    parts = set(analyze(" ".join(compound_parts(word)), "german")) if compound_parts(word) else set()
+    return bool(whole & text_stems or (parts and parts <= text_stems))
+
+
+def _plural_forms(word: str) -> list[str]:
+    """The word read as an irregular plural: its singulars, and a compound's with its last part's singular
+    ("organdosen" -> "organdosis")."""
+    forms = singular_forms(word)
+    parts = compound_parts(word)
+    if parts:
+        forms += ["".join(parts[:-1]) + form for form in singular_forms(parts[-1])]
+    return forms
 
 
 def contains_concept(concept: str, text_stems: set[str], alternatives: list[str] | None = None) -> bool:

@@ -183,6 +183,36 @@ def points_back_pattern() -> re.Pattern:
     return re.compile(r"^(?:" + "|".join(_union("POINTS_BACK")) + ")")
 
 
+def singular_forms(word: str) -> list[str]:
+    """The singulars a word may be the irregular plural of, in every language ("dosen" -> "dosis", "dosum"):
+    candidates to look up, not words; the word itself is not among them."""
+    lowered = word.lower()
+    return [lowered[: -len(plural)] + singular for plural, singular in _union("IRREGULAR_PLURALS")
+            if lowered.endswith(plural) and len(lowered) - len(plural) >= 3]
+
+
+@lru_cache(maxsize=1)
+def _definition_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    heading = re.compile(r"(?:^|\s|\W)(?:" + "|".join(_union("DEFINITION_HEADINGS")) + ")", re.IGNORECASE)
+    return heading, re.compile("|".join(_union("DEFINES"))), re.compile("|".join(_union("ASKS_DEFINITION")),
+                                                                       re.IGNORECASE)
+
+
+def is_definitions_heading(heading: str) -> bool:
+    """The heading names a provision of definitions ("§ 2 Begriffsbestimmungen", "1.2 Definitions")."""
+    return bool(_definition_patterns()[0].search(heading or ""))
+
+
+def defines(sentence: str) -> bool:
+    """The sentence defines a term ("… ist, wer …", "'firm' means …") instead of stating a rule."""
+    return bool(_definition_patterns()[1].search(sentence))
+
+
+def asks_for_definition(question: str) -> bool:
+    """The question asks what a term means: then a definition answers it."""
+    return bool(_definition_patterns()[2].search(question))
+
+
 @lru_cache(maxsize=1)
 def model_address_pattern() -> re.Pattern:
     """Text addressed to an AI system, in every language (an injected note mixes them): a note to a model, an

@@ -95,6 +95,22 @@ ADDRESSES_A_MODEL = [
     r"\b(?:nennen|zitieren|erwähnen|antworten)\s+Sie\s+(?:\w+\s+){0,2}?(?:ausschließlich|niemals|nie)\b",
 ]
 
+# a provision that defines terms instead of stating the rule a question asks for (issue 69): its heading, and the
+# forms a definition takes ("Beruflich exponierte Person ist, wer …", "… im Sinne dieses Gesetzes ist …")
+DEFINITION_HEADINGS = [r"Begriffsbestimmung\w*", r"Begriffe\b", r"Definitionen?\b"]
+DEFINES = [r"\bist,?\s+wer\b", r"\bim\s+Sinne\s+(?:dieses|dieser|des|der)\s+(?:Gesetz\w*|Verordnung|Vorschrift\w*)\s+"
+           r"(?:ist|sind|gilt|gelten)\b",
+           r"\b(?:ist|sind)\s+(?:jede[rsmn]?|alle)\s+\w+,\s+(?:die|der|das|deren|dessen)\b",
+           r"\bbezeichnet\s+(?:de[nrs]|die|das)\b"]
+# plurals a stemmer does not bring back to their singular ("Organdosen" is held by "Organ-Äquivalentdosis"):
+# (plural ending, singular ending); tried only when the word as written is not found
+IRREGULAR_PLURALS = [("en", "is"), ("en", "um"), ("ien", "ium"), ("ien", "ie")]
+
+# a question that asks what a term means: then a definition answers it
+ASKS_DEFINITION = [r"\bwas\s+(?:ist|sind)\s+(?:ein\w*\s+)?\w+\s*(?:\?|im\s+Sinne)",
+                   r"\bwas\s+versteht\s+man\s+unter\b", r"\bwas\s+bedeutet\b", r"\bwie\s+(?:ist|wird)\s+.{0,60}?"
+                   r"definiert\b", r"\bBegriff\w*\b", r"\bDefinition\w*\b", r"\bim\s+Sinne\s+(?:des|der)\b"]
+
 # how a law marks a section it no longer has: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)"
 REPEALED_MARKS = ["weggefallen", "aufgehoben"]
 RANGE_WORDS = ["bis", "und"]

@@ -82,6 +82,19 @@ ADDRESSES_A_MODEL = [
     r"\boutput\s+(?:only\s+)?[\"'„“]?(?-i:[A-Z]{4,}\b)",
 ]
 
+# a provision that defines terms instead of stating the rule a question asks for (issue 69): its heading, and the
+# forms a definition takes ("'firm' means …", "has the meaning given in …")
+DEFINITION_HEADINGS = [r"Definitions?\b", r"Interpretation\b", r"Glossary\b", r"Meaning\s+of\b"]
+DEFINES = [r"\bmeans\b", r"\bhas\s+the\s+(?:same\s+)?meaning\b", r"\b(?:is|are)\s+defined\s+(?:as|in)\b",
+           r"\bthe\s+following\s+definitions\b", r"\bshall\s+(?:have|bear)\s+the\s+(?:same\s+)?meaning\b"]
+# plurals a stemmer does not bring back to their singular ("indices", "criteria"): (plural ending, singular ending)
+IRREGULAR_PLURALS = [("ices", "ex"), ("ices", "ix"), ("ia", "ion"), ("a", "um")]
+
+# a question that asks what a term means: then a definition answers it
+ASKS_DEFINITION = [r"\bwhat\s+(?:is|are)\s+an?\s+\w+(?:\s+\w+)?\s*\?", r"\bwhat\s+is\s+meant\s+by\b",
+                   r"\bwhat\s+does\s+.{1,60}?\s+mean\b", r"\bhow\s+(?:is|are)\s+.{1,60}?\s+defined\b",
+                   r"\bdefinitions?\b", r"\bdefined\b", r"\bmeaning\s+of\b"]
+
 # how a rulebook marks a provision it no longer has: "sections 14 to 16 (repealed)", "Rule 4.2 [deleted]"
 REPEALED_MARKS = ["repealed", "deleted", "revoked", "omitted"]
 RANGE_WORDS = ["to", "and"]

@@ -128,3 +128,25 @@ def test_what_the_researcher_added_must_be_quoted(reasoner):
         asked=asked)
     assert missing.query_relevance < held.query_relevance == 100
     assert any("Hafenmeister" in issue for issue in missing.issues_found)
+
+
+def test_an_addition_quoted_in_another_form_is_no_false_alarm(reasoner):
+    """What the researcher added is held by a quotation that states it in another form: a plural the stemmer
+    does not bring back ("Lärmdosen" by "Lärmdosis"), or, asked in English, the glossary's German term for it
+    ("skin" by "Haut"); a word the quotations do not hold is still named."""
+    plural = reasoner.assess_quality(QUESTION, COMPLETE, _sources(), "de",
+                                     asked=AskedFor(question=QUESTION, parts=["Lärmdosen"]))
+    assert plural.query_relevance == 100, plural.issues_found
+    assert not any("Lärmdosen" in issue for issue in plural.issues_found)
+    skin = ("§ 4 Schutz der Beschäftigten\n(1) Beschäftigte tragen zum Schutz der Haut Handschuhe. "
+            "(2) Die Handschuhe sind jährlich zu prüfen.")
+    sources = [*_sources(), ChunkWithInfo(chunk_text=skin, document="KranV.pdf", page=3, chunk_id="KranV§4",
+                                          section="§ 4", char_start=3_000)]
+    question = "Which protection do workers get?"
+    answer = ("**In short:** The decisive provision is § 4 KranV.\n"
+              "§ 4 KranV: “(1) Beschäftigte tragen zum Schutz der Haut Handschuhe.” [KranV.pdf, p. 3]")
+    held = reasoner.assess_quality(question, answer, sources, "en", asked=AskedFor(question=question, parts=["skin"]))
+    assert held.query_relevance > 50 and not any("skin" in issue for issue in held.issues_found), held.issues_found
+    missing = reasoner.assess_quality(question, answer, sources, "en",
+                                      asked=AskedFor(question=question, parts=["harbour master"]))
+    assert any("harbour master" in issue for issue in missing.issues_found), missing.issues_found

@@ -146,3 +146,26 @@ def test_a_score_the_verdict_alone_lowers_is_not_rewritten(reasoner):
     assert not reasoner.decide_remediation(QUESTION, weak_verdict, 375, "de").retry
     weak_content = weak_verdict.model_copy(update={"semantic_validity": 10, "query_relevance": 40})
     assert weak_content.content_score < 375 and reasoner.decide_remediation(QUESTION, weak_content, 375, "de").retry
+
+
+def test_a_provision_of_definitions_is_marked_unless_a_definition_is_asked():
+    """The `definitions` feature: a provision headed as definitions, or whose sentences define terms, is marked,
+    a rule is not; and nothing is marked when the question asks what a term means."""
+    from rabbithole_lab.reasoning.provision_score import provision_features
+    from rabbithole_lab.reasoning.sentence_ranker import Candidate
+
+    terms = _provision("WeidG.pdf", "§ 2", "(1) Hirte ist, wer eine Herde von mehr als zehn Tieren hütet.")
+    terms.chunks[0].heading = "§ 2 Begriffsbestimmungen"
+    rule = _provision("WeidG.pdf", "§ 9", LIMIT)
+    english = _provision("Rules.pdf", "1.2", "A 'herder' means a person who keeps more than ten animals.")
+    provisions = [terms, rule, english]
+    candidates = [Candidate(p.sentences[0], p, {"terms": 0.5}, [0.5], [], frozenset(), score=0.5)
+                  for p in provisions]
+
+    def marked(question: str) -> dict[str, float]:
+        scored = provision_features(provisions, candidates, {}, [set()], set(), question)
+        return {item.provision.section: item.features["definitions"] for item in scored}
+
+    assert marked("Wie lange darf ein Hirte die Herde hüten?") == {"§ 2": 1.0, "§ 9": 0.0, "1.2": 1.0}
+    assert set(marked("Was ist ein Hirte?").values()) == {0.0}
+    assert set(marked("What is meant by a herder?").values()) == {0.0}
