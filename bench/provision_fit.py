@@ -8,9 +8,14 @@
    25,000 characters (`bench/answers_ukfin.py`). Labels: the gold entry (German: the question's entry; UKFIN: the
    provision holding the source passage) and, for "on the chain", the required sections (UKFIN: the target
    passage's provision). Written to bench/out/provision/provisions.jsonl.
-2. **Fit** a logistic model in numpy (Newton's method, a small L2 penalty) on German dev **gen 1** and UKFIN dev
+2. **Fit** a logistic model in numpy (Newton's method, an L2 penalty) on German dev **gen 1** and UKFIN dev
    together; each corpus weighs the same, each question within it the same, half on its entry and half on its
-   other provisions. A question whose context lacks its entry teaches nothing and is left out of the fit.
+   other provisions. A question whose context lacks its entry teaches nothing and is left out of the fit. The
+   penalty is the one of `L2_GRID` whose table names the entry most often on the same questions (each corpus
+   weighing the same; then the chain): the fit's log-loss is not what the verdict is judged by. The committed
+   table stays unless the new fit names the entry more often on those questions; a feature it does not weigh
+   yet is then fitted on top of it alone (`WEIGHT_GRID`, the others fixed). A refit on research renewed by a
+   change elsewhere would otherwise move the verdict by noise (decision 037).
 3. **Thresholds**: the best provision's score and its margin over the next under which no verdict is stated,
    chosen on the same questions: the most right verdicts (on the chain) less wrong ones, each corpus weighing the
    same, at most `MAX_ABSTENTION` of the answers abstaining on either corpus.
@@ -43,10 +48,16 @@ from bench.common import (
 from bench.ranker_fit import kept_states, matrix, newton_logistic
 from rabbithole_lab.agent.nodes.synthesis import synthesis_request
 from rabbithole_lab.eval.resynthesis import load_state
-from rabbithole_lab.reasoning.provision_score import PROVISION_FEATURES, WEIGHTS_FILE, ProvisionWeights
+from rabbithole_lab.reasoning.provision_score import (
+    PROVISION_FEATURES,
+    WEIGHTS_FILE,
+    ProvisionWeights,
+    fitted_provision_weights,
+)
 from rabbithole_lab.research import open_services
 
-L2 = 0.01
+L2_GRID = [0.0001, 0.001, 0.01, 0.03, 0.1, 0.3, 1.0]  # the penalty is chosen on the fitted questions (step 2)
+WEIGHT_GRID = [0.0, -0.25, -0.5, -1.0, -2.0, 0.25, 0.5, 1.0, 2.0]  # a new feature's weight on the committed table
 MAX_ABSTENTION = 0.25
 SCORE_GRID = [round(0.05 * i, 2) for i in range(0, 20)]
 MARGIN_GRID = [0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3]
@@ -95,7 +106,7 @@ def extract_ukfin(context: BenchContext, limit: int = 0) -> list[dict]:
     return rows
 
 
-def fit(rows: list[dict], names: list[str]) -> ProvisionWeights:
+def fit(rows: list[dict], names: list[str], l2: float | None = None) -> ProvisionWeights:
     """Logistic regression by Newton's method: each corpus weighs 1, each of its questions the same, half on its
     entry, half on its other provisions."""
     by_question: dict[str, list[int]] = {}
@@ -114,9 +125,36 @@ def fit(rows: list[dict], names: list[str]) -> ProvisionWeights:
         negative = [i for i in indices if not labels[i]]
         weights[positive] = 0.5 * share / len(positive)
         weights[negative] = 0.5 * share / len(negative)
-    beta = newton_logistic(matrix(rows, names), labels, weights, L2, 60)
+    if l2 is None:
+        return max((fit(rows, names, penalty) for penalty in L2_GRID), key=lambda table: _fitted_utility(rows, table))
+    beta = newton_logistic(matrix(rows, names), labels, weights, l2, 60)
     return ProvisionWeights(round(float(beta[0]), 4), {name: round(float(b), 4)
                                                        for name, b in zip(names, beta[1:], strict=True)})
+
+
+def extended(committed: ProvisionWeights, rows: list[dict], names: list[str]) -> ProvisionWeights:
+    """The committed table with each feature it does not weigh yet added alone, at the weight of `WEIGHT_GRID`
+    that names the entry most often on `rows` (then the chain; the first, smallest weight on a tie)."""
+    weights = dict(committed.weights)
+    for name in names:
+        if name in weights:
+            continue
+        weights[name] = max(WEIGHT_GRID, key=lambda w, name=name: _fitted_utility(
+            rows, ProvisionWeights(committed.bias, {**weights, name: w})))
+    return ProvisionWeights(committed.bias, weights)
+
+
+def _fitted_utility(rows: list[dict], table: ProvisionWeights) -> tuple[float, float]:
+    """How often the table's best provision is the entry, then how often it is on the chain, on the fitted
+    questions, each corpus weighing the same."""
+    corpus_of = {row["id"]: row["corpus"] for row in rows}
+    by_corpus: dict[str, list[dict]] = {}
+    for key, item in decisions(rows, table).items():
+        by_corpus.setdefault(corpus_of[key], []).append(item)
+    shares = [(sum(item["entry"] for item in items) / len(items), sum(item["chain"] for item in items) / len(items))
+              for items in by_corpus.values() if items]
+    return (round(sum(entry for entry, _ in shares) / max(1, len(shares)), 6),
+            round(sum(chain for _, chain in shares) / max(1, len(shares)), 6))
 
 
 def decisions(rows: list[dict], table: ProvisionWeights | None) -> dict[str, dict]:
@@ -200,7 +238,9 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
     ukfin_ids = list(dict.fromkeys(row["id"] for row in rows if row["corpus"] == "ukfin"))
     train = [row for row in rows if row["id"] in set(gen1) | set(ukfin_ids)]
     names = list(PROVISION_FEATURES)
-    table = fit(train, names)
+    refitted = fit(train, names)
+    kept = extended(fitted_provision_weights(), train, names)
+    table = refitted if _fitted_utility(train, refitted) > _fitted_utility(train, kept) else kept
     min_score, min_margin = thresholds(decisions(train, table), [gen1, ukfin_ids])
     full = measure(rows, questions, ukfin_ids, table, min_score, min_margin)
     ablation = {}
@@ -209,9 +249,13 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
         without = measure(rows, questions, ukfin_ids, fit(train, [n for n in names if n != name]), 0.0, 0.0)
         ablation[name] = {subset: round(without[subset]["best_is_entry"] - unthresholded[subset]["best_is_entry"], 3)
                           for subset in ("gen 1", "gen 2", "ukfin")}
-    fitted = ProvisionWeights(table.bias, table.weights, min_score, min_margin,
-                              f"German dev gen 1 ({len(gen1)} questions) and UKFIN dev ({len(ukfin_ids)} questions), "
-                              f"{len(train)} provisions, {time.strftime('%Y-%m-%d')}")
+    fitted_on = (f"German dev gen 1 ({len(gen1)} questions) and UKFIN dev ({len(ukfin_ids)} questions), "
+                 f"{len(train)} provisions, {time.strftime('%Y-%m-%d')}")
+    if table is kept:
+        fitted_on = (f"{fitted_provision_weights().fitted_on}; kept over a refit that names the entry no more often"
+                     f" ({time.strftime('%Y-%m-%d')}); new features fitted on it alone: "
+                     f"{', '.join(n for n in names if n not in fitted_provision_weights().weights) or 'none'}")
+    fitted = ProvisionWeights(table.bias, table.weights, min_score, min_margin, fitted_on)
     WEIGHTS_FILE.write_text(json.dumps(fitted.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     numbers = {"fitted": full, "relevance_anchor": measure(rows, questions, ukfin_ids, None, 0.0, 0.0),
                "weights": fitted.to_json(), "ablation": ablation, "provisions": len(rows),
