@@ -182,10 +182,8 @@ class ExtractiveBase:
             return []
         bodies = [strip_citations(sentence) for sentence, _ in candidates]
         anchor_vector, rows = self._anchor_vector(anchor), self._vectors(bodies)
-        relevance = [
-            weight * (0.6 * self._meaning(float(rows[i] @ anchor_vector)) + 0.4 * self._overlap(anchor, bodies[i]))
-            for i, (_, weight) in enumerate(candidates)
-        ]
+        relevance = [weight * blended(self._meaning(float(rows[i] @ anchor_vector)), self._overlap(anchor, bodies[i]))
+                     for i, (_, weight) in enumerate(candidates)]
         picked: list[int] = []
         while len(picked) < min(limit, len(candidates)):
             best, best_value = -1, -1e9
@@ -235,7 +233,7 @@ class SentenceReadings:
         """Terms and meaning measured already, blended as `relevance` blends them."""
         if not self.reads_meaning:
             return list(terms)
-        return [MEANING_SHARE * m + (1 - MEANING_SHARE) * t for t, m in zip(terms, meaning, strict=True)]
+        return [blended(m, t) for t, m in zip(terms, meaning, strict=True)]
 
     def meaning(self, batch: list[str]) -> list[float]:
         """Each sentence's similarity to the anchor read through the model's band (0 where it cannot read)."""
@@ -245,6 +243,13 @@ class SentenceReadings:
         if self._rendering:
             similarity = np.maximum(similarity, self._reasoner._similarities(self._rendering, batch))
         return [self._reasoner._meaning(float(value)) for value in similarity]
+
+
+def blended(meaning: float, terms: float) -> float:
+    """A sentence's relevance from its meaning and its share of the anchor's terms, the one blend every reading
+    of a sentence uses (`MEANING_SHARE`; where the embedder cannot read the text, the terms alone are taken
+    instead of calling this)."""
+    return MEANING_SHARE * meaning + (1 - MEANING_SHARE) * terms
 
 
 def unique(items: list[str]) -> list[str]:

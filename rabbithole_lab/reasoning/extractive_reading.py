@@ -11,6 +11,7 @@ from rabbithole_lab.reasoning.extractive_base import (
     IRRELEVANT_BELOW,
     SENTENCES_PER_CHUNK,
     ExtractiveBase,
+    blended,
     cited_sentences,
     reasoner_words,
 )
@@ -62,7 +63,7 @@ class ExtractiveReader(ExtractiveBase):
             return InfoExtractionWithQuotes(extracted_info="")
         if self._reads(chunk.text):
             similarity = self._similarities(anchor, sentences)
-            scored = [(0.6 * self._meaning(float(similarity[i])) + 0.4 * self._overlap(anchor, sentence), i)
+            scored = [(blended(self._meaning(float(similarity[i])), self._overlap(anchor, sentence)), i)
                       for i, sentence in enumerate(sentences)]
         else:  # the embedder's similarity says nothing about text in a language it was not trained on
             scored = [(self._overlap(anchor, sentence), i) for i, sentence in enumerate(sentences)]
