@@ -95,6 +95,12 @@ def german_terms(query: str) -> str:
     return " ".join(found)
 
 
+def glossary_alternatives(concept: str) -> list[str]:
+    """The German forms an (English) concept may stand in a text as: the glossary's entries for it as written,
+    and its German terms read word by word, plurals too ("organ doses": Organ-Äquivalentdosis)."""
+    return [*glossary().get(concept.lower(), []), *filter(None, [german_terms(concept)])]
+
+
 def lexical_expansion(query: str, index_language: str) -> str:
     """The query BM25 sees: an English question over German text also carries the glossary's German terms."""
     if index_language != "german":

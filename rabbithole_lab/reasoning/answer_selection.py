@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rabbithole_lab.kb.query import glossary
+from rabbithole_lab.kb.query import glossary_alternatives
 from rabbithole_lab.reasoning.answer import Provision, Sentence, names_provision, reached_from
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext
 from rabbithole_lab.reasoning.base import AnswerTask
@@ -124,7 +124,7 @@ def holds(addition: str, candidate: Candidate) -> bool:
     has the addition's words (or a glossary translation)."""
     if candidate.provision.section and names_provision(addition, candidate.provision):
         return True
-    return contains_concept(addition, stems(candidate.text), glossary().get(addition.lower(), []))
+    return contains_concept(addition, stems(candidate.text), glossary_alternatives(addition))
 
 
 class _Cover:

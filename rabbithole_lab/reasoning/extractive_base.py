@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from rabbithole_lab.kb.embedder import Embedder, reads_language
-from rabbithole_lab.kb.query import german_terms, glossary
+from rabbithole_lab.kb.query import german_terms, glossary_alternatives
 from rabbithole_lab.language import detect_language
 from rabbithole_lab.messages import reasoner_text
 from rabbithole_lab.pages import quote_pages
@@ -130,11 +130,8 @@ class ExtractiveBase:
         through the model's band, lies nearer an answering passage than an unrelated one."""
         if not concepts:
             return []
-        terms = glossary()
         text_stems = stems(" ".join(texts))
-        # an English concept is held by the glossary's German terms for it, in a plural too ("organ doses")
-        held = [contains_concept(c, text_stems, [*terms.get(c.lower(), []), *filter(None, [german_terms(c)])])
-                for c in concepts]
+        held = [contains_concept(c, text_stems, glossary_alternatives(c)) for c in concepts]
         readable = [text[:MEANING_SAMPLE_CHARS] for text in texts if text.strip() and self._reads(text)]
         if readable and not all(held):
             rows = self._vectors(readable)

@@ -254,3 +254,20 @@ def test_a_long_enumeration_is_written_as_its_excerpt_and_leaves_the_lead_room_f
 def _cost(context: AnswerContext, provision: Provision, whole: bool) -> int:
     statement = Statement(provision, [provision.sentences[0]], "fill")
     return statement_cost(statement, "de", None if whole else context.excerpts)
+
+
+def test_an_english_addition_is_held_by_its_german_term_in_a_plural():
+    """The writer reads an addition as the check does: "organ doses" is held by a sentence stating the
+    Organ-Äquivalentdosis (the glossary's term for "organ dose"), "eye lens" by "Augenlinse"; "harbour master"
+    by neither."""
+    from rabbithole_lab.reasoning.answer import Provision, Sentence
+    from rabbithole_lab.reasoning.answer_selection import holds
+    from rabbithole_lab.reasoning.sentence_ranker import Candidate
+    from rabbithole_lab.records import ChunkWithInfo
+
+    text = "(2) Der Grenzwert der Organ-Äquivalentdosis beträgt für die Augenlinse 15 Millisievert im Jahr."
+    chunk = ChunkWithInfo(chunk_text=text, document="KranV.pdf", page=1, chunk_id="k", section="§ 5")
+    provision = Provision("KranV.pdf", "§ 5", [chunk], [chunk])
+    candidate = Candidate(Sentence(text, chunk, 0.5, 0), provision)
+    assert holds("organ doses", candidate) and holds("eye lens", candidate)
+    assert not holds("harbour master", candidate)
