@@ -59,6 +59,7 @@ from rabbithole_lab.research import open_services
 L2_GRID = [0.0001, 0.001, 0.01, 0.03, 0.1, 0.3, 1.0]  # the penalty is chosen on the fitted questions (step 2)
 WEIGHT_GRID = [0.0, -0.25, -0.5, -1.0, -2.0, 0.25, 0.5, 1.0, 2.0]  # a new feature's weight on the committed table
 MAX_ABSTENTION = 0.25
+KEPT_NOTE = "; kept over a refit that names the entry no more often"
 SCORE_GRID = [round(0.05 * i, 2) for i in range(0, 20)]
 MARGIN_GRID = [0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3]
 
@@ -251,10 +252,11 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
                           for subset in ("gen 1", "gen 2", "ukfin")}
     fitted_on = (f"German dev gen 1 ({len(gen1)} questions) and UKFIN dev ({len(ukfin_ids)} questions), "
                  f"{len(train)} provisions, {time.strftime('%Y-%m-%d')}")
-    if table is kept:
-        fitted_on = (f"{fitted_provision_weights().fitted_on}; kept over a refit that names the entry no more often"
-                     f" ({time.strftime('%Y-%m-%d')}); new features fitted on it alone: "
-                     f"{', '.join(n for n in names if n not in fitted_provision_weights().weights) or 'none'}")
+    if table is kept:  # where the committed table was fitted, and when it was last kept (not a growing history)
+        committed = fitted_provision_weights()
+        added = ", ".join(n for n in names if n not in committed.weights) or "none"
+        fitted_on = (f"{committed.fitted_on.split(KEPT_NOTE)[0]}{KEPT_NOTE} ({time.strftime('%Y-%m-%d')}); new "
+                     f"features fitted on it alone: {added}")
     fitted = ProvisionWeights(table.bias, table.weights, min_score, min_margin, fitted_on)
     WEIGHTS_FILE.write_text(json.dumps(fitted.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     numbers = {"fitted": full, "relevance_anchor": measure(rows, questions, ukfin_ids, None, 0.0, 0.0),

@@ -95,10 +95,12 @@ def german_terms(query: str) -> str:
     return " ".join(found)
 
 
-def glossary_alternatives(concept: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def glossary_alternatives(concept: str) -> tuple[str, ...]:
     """The German forms an (English) concept may stand in a text as: the glossary's entries for it as written,
-    and its German terms read word by word, plurals too ("organ doses": Organ-Äquivalentdosis)."""
-    return [*glossary().get(concept.lower(), []), *filter(None, [german_terms(concept)])]
+    and its German terms read word by word, plurals too ("organ doses": Organ-Äquivalentdosis). Cached: the
+    writer asks it for every addition against every candidate sentence."""
+    return (*glossary().get(concept.lower(), []), *filter(None, [german_terms(concept)]))
 
 
 def lexical_expansion(query: str, index_language: str) -> str:

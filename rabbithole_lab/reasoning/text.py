@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from rabbithole_lab.kb.lexical import analyze, compound_parts
 from rabbithole_lab.messages import run_text
@@ -278,7 +279,7 @@ def _plural_forms(word: str) -> list[str]:
     return forms
 
 
-def contains_concept(concept: str, text_stems: set[str], alternatives: list[str] | None = None) -> bool:
+def contains_concept(concept: str, text_stems: set[str], alternatives: Sequence[str] | None = None) -> bool:
     """The concept (or one of its alternatives, e.g. glossary translations) is in the text: each of its words
     as itself or as all of its compound parts — a compound is not found by one of its parts alone."""
     return any(_held(candidate, text_stems) for candidate in [concept, *(alternatives or [])])

@@ -193,7 +193,7 @@ def singular_forms(word: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _definition_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
-    heading = re.compile(r"(?:^|\s|\W)(?:" + "|".join(_union("DEFINITION_HEADINGS")) + ")", re.IGNORECASE)
+    heading = re.compile(r"(?:^|\W)(?:" + "|".join(_union("DEFINITION_HEADINGS")) + ")", re.IGNORECASE)
     return heading, re.compile("|".join(_union("DEFINES"))), re.compile("|".join(_union("ASKS_DEFINITION")),
                                                                        re.IGNORECASE)
 
