@@ -79,9 +79,9 @@ def _add_research_commands(sub) -> None:
     research.add_argument("--approve-todo", choices=["ask", "auto"], default=None,
                           help="auto approves the to-do list without asking (default ask; a resumed run keeps its "
                                "own)")
-    research.add_argument("--out", help="report folder (default reports/<date>_<question>)")
-    research.add_argument("--sessions", default="reports/sessions.sqlite",
-                          help="SQLite checkpoint file of resumable sessions")
+    research.add_argument("--out", help="report folder (default <project>/reports/<date>_<question>)")
+    research.add_argument("--sessions", help="SQLite checkpoint file of resumable sessions (default "
+                                             "<project>/reports/sessions.sqlite, shared with the workbench)")
     research.add_argument("--resume", metavar="THREAD_ID", help="continue a saved session")
     research.add_argument("--no-progress", action="store_true", help="hide progress bars")
     research.set_defaults(func=cmd_research)
@@ -90,7 +90,8 @@ def _add_research_commands(sub) -> None:
     batch.add_argument("questions", help="one question per line, or JSONL with a 'question' field")
     batch.add_argument("--kb", required=True, help="knowledge-base folder")
     batch.add_argument("--db", help="index folder (default KB_DIR/database)")
-    batch.add_argument("--out", default="reports", help="folder for <date>_<slug>/ report folders and index.html")
+    batch.add_argument("--out", help="folder for <date>_<slug>/ report folders and index.html (default "
+                                     "<project>/reports)")
     batch.add_argument("--workers", type=positive_int, default=1, help="questions run in parallel (one kernel each)")
     batch.add_argument("--notebook", help="report notebook (default: the packaged research_report.ipynb)")
     batch.add_argument("--trust", action="store_true",

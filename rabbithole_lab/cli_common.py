@@ -31,7 +31,8 @@ MAX_QUESTION_CHARS = 4_000  # about a page: longer input is a pasted document, n
 
 def command_settings(args):
     """The settings of a command: `--env-file` when given (it must exist), else ./.env when there is one."""
-    from rabbithole_lab.settings import find_env_file, load_settings
+    from rabbithole_lab.project import find_env_file
+    from rabbithole_lab.settings import load_settings
 
     named = getattr(args, "env_file", None)
     if named is None:

@@ -16,6 +16,7 @@ from rabbithole_lab.cli_common import (
     open_existing_knowledge,
 )
 from rabbithole_lab.input_files import check_output_file, check_output_folder, check_session_store, read_text_input
+from rabbithole_lab.project import SESSIONS_FILE
 from rabbithole_lab.shown_text import section_or_opening
 
 
@@ -117,7 +118,7 @@ def cmd_research(args) -> int:
     from rabbithole_lab.terminal import TerminalAnswers
 
     settings = command_settings(args)
-    sessions = Path(args.sessions)
+    sessions = Path(args.sessions) if args.sessions else settings.reports_dir() / SESSIONS_FILE
     check_session_store(sessions)
     saved = saved_values(sessions, args.resume) if args.resume else {}
     if args.resume and not saved:
@@ -156,7 +157,8 @@ def cmd_research(args) -> int:
     print(f"Session: {thread_id} (resume with: {again})")
     try:
         status = research.run_with(answer, args.question, args.collection, thread_id=thread_id,
-                                   facts={"kb_dir": str(kb_dir), "db_path": str(db), "run_options": options})
+                                   facts={"kb_dir": str(kb_dir.resolve()), "db_path": str(Path(db).resolve()),
+                                          "run_options": options})
     except KeyboardInterrupt:
         print(f"\nStopped. Resume with: {again}", file=sys.stderr)
         return 130
@@ -166,7 +168,7 @@ def cmd_research(args) -> int:
         print(f"error: {status.error or status.kind}", file=sys.stderr)
         print(f"Progress is saved. Resume with: {again}", file=sys.stderr)
         return 3
-    out = Path(args.out) if args.out else Path("reports") / report_folder_name(status.state["query"])
+    out = Path(args.out) if args.out else settings.reports_dir() / report_folder_name(status.state["query"])
     paths = write_report_folder(status.state, out)
     final = status.report or {}
     meta = final.get("metadata", {})
@@ -222,15 +224,17 @@ def cmd_batch(args) -> int:
         return 2
     # everything a kernel would find wrong is found here, before any kernel starts or folder is written
     read_questions(Path(args.questions))
-    kb_dir, _ = kb_paths(argparse.Namespace(kb=args.kb, db=args.db), command_settings(args))
+    settings = command_settings(args)
+    kb_dir, _ = kb_paths(argparse.Namespace(kb=args.kb, db=args.db), settings)
     _has_documents(kb_dir)
-    check_output_folder(Path(args.out), "--out")  # a file there is named, not an errno
-    items = run_batch(Path(args.questions), Path(args.kb), Path(args.out), workers=args.workers,
+    out = Path(args.out) if args.out else settings.reports_dir()
+    check_output_folder(out, "--out")  # a file there is named, not an errno
+    items = run_batch(Path(args.questions), Path(args.kb), out, workers=args.workers,
                       db=Path(args.db) if args.db else None, notebook=notebook, trust=args.trust)
     for item in items:
         detail = f": {item.error}" if item.error else ""
         print(f"[{item.status}] {item.question} -> {item.folder}{detail}")
-    print(f"Index: {Path(args.out) / 'index.html'} (in JupyterLab: {Path(args.out) / 'index.md'})")
+    print(f"Index: {out / 'index.html'} (in JupyterLab: {out / 'index.md'})")
     return 1 if any(item.status == "failed" for item in items) else 0
 
 

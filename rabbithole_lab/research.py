@@ -29,6 +29,7 @@ from rabbithole_lab.agent.session import (
 )
 from rabbithole_lab.input_files import check_session_store
 from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.project import SESSIONS_FILE
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND
 from rabbithole_lab.settings import Settings
 
@@ -104,16 +105,20 @@ class Research:
         self.sessions_path = Path(sessions_path)
         self.on_progress = on_progress
         self.session: ResearchSession | None = None
+        self.run_facts: dict = {}  # kept in every run's state: the folders a run from another front end resumes on
 
     @classmethod
     def open(cls, settings: Settings, kb_dir: Path, db_path: Path | None = None,
              sessions_path: Path | None = None, show_progress: bool = True,
              on_progress: ProgressCallback | None = None) -> Research:
-        """Research over `kb_dir` (ingested first); sessions default to `reports/sessions.sqlite` beside it."""
-        sessions = Path(sessions_path) if sessions_path else default_sessions_path(Path(kb_dir))
+        """Research over `kb_dir` (ingested first); sessions default to the project's one sessions file
+        (`<project>/reports/sessions.sqlite`, or RABBITHOLE_REPORTS_DIR), shared by the CLI and the workbench."""
+        sessions = Path(sessions_path) if sessions_path else settings.reports_dir() / SESSIONS_FILE
         check_session_store(sessions, "sessions file")  # never a Chroma index's database or another program's
         services = open_services(settings, Path(kb_dir), Path(db_path) if db_path else None, show_progress)
-        return cls(services, sessions, on_progress)
+        research = cls(services, sessions, on_progress)
+        research.run_facts = {"kb_dir": str(Path(kb_dir).resolve()), **({"db_path": str(db_path)} if db_path else {})}
+        return research
 
     # ---- one run ------------------------------------------------------------------------------
     def _open_session(self, thread_id: str | None = None) -> ResearchSession:
@@ -135,7 +140,7 @@ class Research:
               thread_id: str | None = None, facts: dict | None = None) -> RunStatus:
         """A new run. `language` ("de"/"en") fixes the session's language, None lets the question decide;
         `facts` are kept in the state (the CLI keeps kb_dir and db_path there to resume by thread id)."""
-        extra = dict(facts or {})
+        extra = {**self.run_facts, **dict(facts or {})}
         if language in ("de", "en"):
             extra["requested_language"] = language
         session = self._open_session(thread_id)
@@ -194,8 +199,3 @@ class Research:
         if self.session is not None:
             self.session.close()
             self.session = None
-
-
-def default_sessions_path(kb_dir: Path) -> Path:
-    """Where a knowledge base's research sessions are kept unless told otherwise: `reports/` beside it."""
-    return Path(kb_dir).resolve().parent / "reports" / "sessions.sqlite"

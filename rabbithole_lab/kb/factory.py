@@ -59,7 +59,7 @@ def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | N
     index = ChromaIndex(
         db_path=Path(db_path) if db_path else settings.db_path(kb_dir),
         embedder=embedder or shared_embedder(settings),
-        kb_id=knowledge_base_id(folder) if folder else None,
+        kb_id=None,  # the folder's, as the store records it (kb/namespace.py), else the store's one
         host=settings.chroma.host,
         port=settings.chroma.port,
         in_memory_max_chunks=settings.chroma.in_memory_max_chunks,
@@ -68,7 +68,7 @@ def open_index(settings: Settings, kb_dir: Path | None = None, db_path: Path | N
         kb_folder=folder,
     )
     source = copied_from(index.listing(), index.kb_id, folder) if folder else None
-    if source is not None:
+    if source is not None:  # only a folder with an id file of an earlier version can carry another's id
         said = (f"the knowledge base at {folder} carries the id of the one at {source} (a copied folder): the two "
                 f"share one index, and an ingest of either changes the other's search. Give the copy its own id: "
                 f"delete {folder / KB_ID_FILE}, then run `rabbithole ingest {folder}`")
@@ -90,6 +90,8 @@ def load_registry_only(settings: Settings, kb_dir: Path | None, db_path: Path | 
     db = Path(db_path) if db_path else settings.db_path(kb_dir)
     folder = _named_folder(settings, kb_dir, db_path)
     kb_ids = [knowledge_base_id(folder)] if folder else recorded_kb_ids(db)
+    if folder and not auto_registry_file(db, kb_ids[0]).is_file() and len(recorded_kb_ids(db)) == 1:
+        kb_ids = recorded_kb_ids(db)  # a moved folder keeps the id of its index (its path's hash is a new one)
     automatic = [entry for kb_id in kb_ids for entry in load_auto_registry(auto_registry_file(db, kb_id))
                  if len(kb_ids) == 1]
     return DocumentRegistry.merged(load_registry_file(settings.registry_path(kb_dir)), automatic)

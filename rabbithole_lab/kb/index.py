@@ -17,12 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rabbithole_lab.kb.chroma_records import (
-    chunk_from,
-    chunk_metadata,
-    get_all,
-    stored_identity,
-)
+from rabbithole_lab.kb.chroma_records import chunk_from, chunk_metadata, get_all, stored_identity
 from rabbithole_lab.kb.chunk_embedding import ChunkEmbedding
 from rabbithole_lab.kb.embedder import Embedder, identity
 from rabbithole_lab.kb.lexical import Bm25Index
@@ -41,6 +36,8 @@ from rabbithole_lab.kb.namespace import (
     adopt_legacy_collections,
     auto_registry_file,
     chroma_name,
+    knowledge_base_id,
+    moved_kb_id,
 )
 from rabbithole_lab.kb.reembed import REEMBED_SUFFIX, UPSERT_BATCH, reembed
 from rabbithole_lab.kb.search_files import SearchFiles, VectorSnapshot
@@ -49,7 +46,6 @@ from rabbithole_lab.records import Chunk
 logger = logging.getLogger(__name__)
 
 PENDING_FINGERPRINT = "pending:"  # chunks written before their document is complete
-
 
 
 class ChromaIndex:
@@ -68,7 +64,7 @@ class ChromaIndex:
         read_only: bool = False,
         kb_folder: Path | None = None,
     ):
-        """`kb_id`: the knowledge base's identity (None: the store's one knowledge base). `folder_documents`:
+        """`kb_id`: the knowledge base's identity (None: `kb_folder`'s, else the store's one). `folder_documents`:
         collection -> the folder's file names, by which collections from before namespaces are adopted
         (kb/namespace.py). `read_only`: nothing under `db_path` is written (kb/local_store.py; search files
         out of step are rebuilt in memory, nothing is adopted); a write raises `IndexReadOnlyError`."""
@@ -96,7 +92,10 @@ class ChromaIndex:
         self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path, read_only=read_only)
         self._lock = threading.Lock()
         self._chunk_embedding = ChunkEmbedding(embedder)
-        self.kb_id = kb_id or self._sole_kb_id()
+        named = knowledge_base_id(self.kb_folder, self.listing()) if self.kb_folder else None
+        self.kb_id = kb_id or named or self._sole_kb_id()
+        if folder_documents and not kb_id:  # a folder that was moved keeps its index
+            self.kb_id = moved_kb_id(self, folder_documents) or self.kb_id
         self.auto_registry_path = auto_registry_file(self.db_path, self.kb_id)
         if folder_documents and not read_only:
             adopt_legacy_collections(self, folder_documents)

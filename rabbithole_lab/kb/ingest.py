@@ -21,7 +21,6 @@ from rabbithole_lab.kb.chunking import chunk_document
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.ingest_lock import IngestBusyError, ingest_lock
 from rabbithole_lab.kb.kb_folder import KBFolderError, SourceFile, collection_folders, discover
-from rabbithole_lab.kb.namespace import KB_ID_FILE
 from rabbithole_lab.kb.parse import DocumentError, ParsedDocument, file_sha256, parse_file
 from rabbithole_lab.kb.registry import RegistryEntry
 from rabbithole_lab.progress import progress
@@ -258,15 +257,13 @@ def format_report(report: IngestReport) -> str:
 
 
 def made_before(kb_dir: Path, db: Path) -> dict:
-    """What is there before an ingest: the store, the index folder's entries, the knowledge-base id file."""
-    return {"store": (db / "chroma.sqlite3").is_file(), "db": set(db.iterdir()) if db.is_dir() else None,
-            "id": (kb_dir / KB_ID_FILE).exists()}
+    """What is there before an ingest: the store and the index folder's entries (nothing of the knowledge-base
+    folder: an ingest never writes there)."""
+    return {"store": (db / "chroma.sqlite3").is_file(), "db": set(db.iterdir()) if db.is_dir() else None}
 
 
 def remove_made(kb_dir: Path, db: Path, before: dict) -> None:
-    """Take away what an ingest that read no file made (`made_before`): no index and no id stay behind."""
+    """Take away what an ingest that read no file made (`made_before`): no index stays behind."""
     made = [db] if before["db"] is None else [entry for entry in db.iterdir() if entry not in before["db"]]
     for entry in made:
         shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
-    if not before["id"]:
-        (kb_dir / KB_ID_FILE).unlink(missing_ok=True)

@@ -5,10 +5,12 @@ knowledge bases point at. Two knowledge bases that both have a collection "Recht
 other, so every collection a knowledge base writes carries the knowledge base's identity: its Chroma name
 is `kb<id>_<collection>` and its metadata holds `kb_id`.
 
-The identity is recorded in the knowledge-base folder (`.rabbithole-kb-id`, a hidden file the ingest never
-reads as a document), so it survives a move of the folder. It starts as a hash of the folder's path: a
-read-only folder (where nothing can be recorded) has the same id on every run, and two processes that
-record it at once write the same text.
+The identity lives in the store, never in the knowledge-base folder (a read-only or a colleague's collection
+is not written to): each collection's metadata holds the folder it was ingested from (`kb_path`), and a
+folder's id is the one of the collections ingested from it, else a hash of its path. A copy of a folder is
+then another knowledge base with its own collections; a folder that was moved keeps its id: the collections of
+a folder that no longer exists and that hold this folder's documents are its own (`moved_kb_id`). A folder
+from before this carries a `.rabbithole-kb-id` file, which is read, never written.
 
 Collections from before namespaces (named after the collection alone, no `kb_id`) are adopted by the
 first knowledge base that opens the store with a collection of that name holding a document of a name
@@ -20,9 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,9 +34,10 @@ _KB_ID = re.compile(r"^[0-9a-f]{8,32}$")
 _CHROMA_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
 
 
-def knowledge_base_id(kb_dir: Path) -> str:
-    """The stable identity of the knowledge base in `kb_dir`: the recorded one, else recorded now (when the
-    folder can be written), else the hash of its path."""
+def knowledge_base_id(kb_dir: Path, listing: list[tuple[str, dict]] | None = None) -> str:
+    """The identity of the knowledge base in `kb_dir`: the one recorded in the folder by an earlier version,
+    else the one of the store's collections ingested from it (`listing`: the store's (name, metadata)), else
+    the hash of its path."""
     kb_dir = Path(kb_dir)
     recorded = kb_dir / KB_ID_FILE
     try:
@@ -46,26 +47,32 @@ def knowledge_base_id(kb_dir: Path) -> str:
     if _KB_ID.match(text):
         return text
     if text:
-        logger.warning("%s does not hold a knowledge-base id (%r); it is written again", recorded, text[:40])
-    kb_id = hashlib.sha1(str(kb_dir.resolve()).encode()).hexdigest()[:12]
-    if _recordable(kb_dir):
-        partial = recorded.with_name(f"{KB_ID_FILE}.{os.getpid()}.partial")
+        logger.warning("%s does not hold a knowledge-base id (%r); the folder's path names it", recorded, text[:40])
+    here = str(kb_dir.resolve())
+    for _, metadata in listing or []:
+        if metadata.get(KB_PATH_KEY) == here and _KB_ID.match(str(metadata.get(KB_ID_KEY, ""))):
+            return metadata[KB_ID_KEY]
+    return hashlib.sha1(here.encode()).hexdigest()[:12]
+
+
+def moved_kb_id(index, folder_documents: Callable[[], dict[str, set[str]]]) -> str | None:
+    """The id of the knowledge base `index.kb_folder` was moved from: collections of one id, ingested from a
+    folder that no longer exists, that hold a document of a name this folder has in that collection."""
+    if index.kb_folder is None or any(metadata.get(KB_ID_KEY) == index.kb_id for _, metadata in index.listing()):
+        return None
+    gone = [(name, metadata) for name, metadata in index.listing()
+            if metadata.get(KB_PATH_KEY) and KB_ID_KEY in metadata and not Path(metadata[KB_PATH_KEY]).exists()]
+    documents = folder_documents() if gone else {}
+    for name, metadata in gone:
+        names = sorted(documents.get(metadata.get("kb_collection", name), ()))
         try:
-            partial.write_text(kb_id + "\n", encoding="utf-8")
-            partial.replace(recorded)
-        except OSError as exc:  # a full disk or a folder made read-only meanwhile: the path's hash still serves
-            logger.info("Could not record the knowledge-base id in %s (%s)", kb_dir, exc)
-            partial.unlink(missing_ok=True)
-    return kb_id
-
-
-def _recordable(kb_dir: Path) -> bool:
-    """An existing folder we may write and that its owner has not marked read-only (a shared corpus)."""
-    try:
-        mode = kb_dir.stat().st_mode
-    except OSError:
-        return False
-    return stat.S_ISDIR(mode) and bool(mode & stat.S_IWUSR) and os.access(kb_dir, os.W_OK)
+            if names and index.client.get_collection(name, embedding_function=None).get(
+                    where={"doc": {"$in": names}}, limit=1, include=[])["ids"]:
+                logger.info("%s was moved from %s: it keeps its index", index.kb_folder, metadata[KB_PATH_KEY])
+                return metadata[KB_ID_KEY]
+        except Exception as exc:  # deleted meanwhile by another client
+            logger.info("Collection %s not read here (%s)", name, exc)
+    return None
 
 
 def legacy_chroma_name(collection: str) -> str:

@@ -20,11 +20,10 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from rabbithole_lab.cache_dirs import machine_cache
 from rabbithole_lab.kb.index import ChromaIndex
 from rabbithole_lab.kb.search import KnowledgeBase, result_of
+from rabbithole_lab.progress import progress
 from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys
 from rabbithole_lab.rabbithole.collect import citations
 from rabbithole_lab.rabbithole.references import detect_references_regex
@@ -83,12 +82,13 @@ def kept_references(index: ChromaIndex, collection: str, show_progress: bool = F
     chunks = index.all_chunks(collection)
     logger.info("Reading the references of %d passages of %s once (the citation index)", len(chunks), collection)
     references: dict[str, list[dict]] = {}
-    for chunk in tqdm(chunks, desc=f"citation index {collection}", unit="chunk", disable=not show_progress):
-        found = [reference.model_dump(include=set(_KEPT_FIELDS))
-                 for reference in citations(detect_references_regex, result_of(chunk, 0.0, "section"))
-                 if reference.type in ("legal_section", "section") and reference.sections]
-        if found:
-            references[chunk.id] = found
+    with progress(chunks, desc=f"citation index {collection}", unit="chunk", show=show_progress) as bar:
+        for chunk in bar:
+            found = [reference.model_dump(include=set(_KEPT_FIELDS))
+                     for reference in citations(detect_references_regex, result_of(chunk, 0.0, "section"))
+                     if reference.type in ("legal_section", "section") and reference.sections]
+            if found:
+                references[chunk.id] = found
     _keep(path, state, references)
     return references
 

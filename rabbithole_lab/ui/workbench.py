@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import html
 import logging
+import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import ipywidgets as w
@@ -17,6 +19,8 @@ import ipywidgets as w
 from rabbithole_lab.agent.session import RunStatus
 from rabbithole_lab.language import question_language
 from rabbithole_lab.messages import ui_text
+from rabbithole_lab.progress import progress_shown_by
+from rabbithole_lab.project import reports_dir as project_reports_dir
 from rabbithole_lab.report.folder import new_saved_folder, write_report_folder
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
 from rabbithole_lab.ui.kernel import shutdown_kernel
@@ -50,10 +54,34 @@ class WorkbenchProblem:
         display(self.widget)
 
 
+class _OpeningStatus:
+    """One line above the workbench while its knowledge base is indexed (in a notebook kernel; elsewhere the
+    progress is shown as everywhere): the line of the work running now, hidden when it is done."""
+
+    def __init__(self, widget: w.HTML | None):
+        self.widget = widget
+
+    def show(self, line: str) -> None:
+        if self.widget is None:
+            return
+        self.widget.value = f"<span class='rh-status'>{html.escape(line)}</span>" if line else ""
+        self.widget.layout.display = None if line else "none"
+
+
+def _opening_status() -> _OpeningStatus:
+    if "ipykernel" not in sys.modules:
+        return _OpeningStatus(None)
+    from IPython.display import display
+
+    widget = w.HTML(layout=w.Layout(display="none"))
+    display(widget)
+    return _OpeningStatus(widget)
+
+
 class Workbench:
     def __init__(self, backend: WorkbenchBackend, notebook_dir: Path | None = None, reports_dir: Path | None = None):
         self.backend = backend
-        self.reports_dir = Path(reports_dir) if reports_dir else Path.cwd() / "reports"
+        self.reports_dir = Path(reports_dir) if reports_dir else project_reports_dir()
         self._finished: dict | None = None  # the state of the last finished run, for "save report"
         self.language = "de"
         self.query = QueryPanel(backend)
@@ -81,17 +109,23 @@ class Workbench:
         problem the user can fix (no such folder, no documents in it, bad settings) shows as a message."""
         from rabbithole_lab.kb.kb_folder import KBFolderError
         from rabbithole_lab.kb.registry import RegistryError
-        from rabbithole_lab.research import Research, default_sessions_path
+        from rabbithole_lab.research import Research
         from rabbithole_lab.settings import SettingsError, load_settings
 
         kb_dir = Path(kb)
+        status = _opening_status()
         try:
             settings = load_settings(env_file)
-            research = Research.open(settings, kb_dir, Path(db) if db else None,
-                                     Path(sessions) if sessions else None, show_progress=True)
+            # in a notebook the ingest's progress is one status line, gone when done (a finished text bar stayed
+            # in a stderr box above the workbench)
+            with progress_shown_by(status.show) if status.widget is not None else nullcontext():
+                research = Research.open(settings, kb_dir, Path(db) if db else None,
+                                         Path(sessions) if sessions else None, show_progress=True)
         except (KBFolderError, RegistryError, SettingsError) as exc:
             return WorkbenchProblem(str(exc), kb_dir)
-        return cls(GraphBackend(research), reports_dir=default_sessions_path(kb_dir).parent)
+        finally:
+            status.show("")
+        return cls(GraphBackend(research), reports_dir=settings.reports_dir())
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -192,6 +192,9 @@ def _research_run(jupyter_lab, page, shot) -> None:
     _run_all(page)
     question = wait_for_workbench(page, jupyter_lab)
     assert "extractive" in page.locator(".widget-html", has_text="Reasoner").first.inner_text()
+    # a clean first screen: no stderr box above the workbench (a finished ingest bar, "Files: 0%| 0/4", stayed in one)
+    stderr_boxes = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    assert stderr_boxes.count() == 0, stderr_boxes.all_inner_texts()
     shot("workbench_ready")
 
     question.fill(f"{QUESTION[:-1]} an Bord von Raumschiffen?")  # an aspect the demo KB lacks: two rounds

@@ -21,7 +21,7 @@ import pytest
 from rabbithole_lab.kb.factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.index import IndexStoreError, UnknownCollectionError
 from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.kb.namespace import KB_ID_FILE, KB_ID_KEY, LEGACY_AUTO_REGISTRY, legacy_chroma_name
+from rabbithole_lab.kb.namespace import KB_ID_KEY, LEGACY_AUTO_REGISTRY, legacy_chroma_name
 
 # written for these tests: two knowledge bases that both call their collection "Recht"
 LIGHTHOUSE = ("§ 1 Leuchtfeuer\nDas Leuchtfeuer des Leuchtturms Nordkap wird jede Nacht von Sonnenuntergang bis "
@@ -64,13 +64,20 @@ def test_two_knowledge_bases_with_one_collection_name_share_an_embedded_store(tw
     assert {hit.doc for hit in first_kb.search("Wassermühle Mahlwerk Pegel", k=5)} <= {"nordkap.md"}
     assert {hit.doc for hit in second_kb.search("Leuchtfeuer Nebelhorn", k=5)} <= {"suedtal.md"}
     assert first_kb.index.kb_id != second_kb.index.kb_id
-    assert (lighthouse / KB_ID_FILE).read_text().strip() == first_kb.index.kb_id  # recorded in the folder
+    # nothing is written into a knowledge-base folder: the store's collections record which folder is whose
+    assert sorted(p.relative_to(lighthouse).as_posix() for p in lighthouse.rglob("*")) == [
+        "Recht__db_inserted", "Recht__db_inserted/nordkap.md"]
     assert first_kb.index.auto_registry_path != second_kb.index.auto_registry_path
 
-    # a moved folder keeps its identity (the recorded id), and so its collections
+    # a moved folder keeps its identity (its documents are in the collections of a folder that is gone), and
+    # so its collections: an ingest there embeds nothing again and leaves the mill alone
     moved = tmp_path / "moved-leuchtturm"
     shutil.move(lighthouse, moved)
     assert _docs(open_knowledge_base(settings, moved, store)) == {"nordkap.md"}
+    again = ingest(moved, open_index(settings, moved, store), settings.kb, show_progress=False)
+    assert again.files_unchanged == 1 and not again.files_ingested and not again.removed
+    assert open_index(settings, moved, store).kb_id == first_kb.index.kb_id
+    assert _docs(open_knowledge_base(settings, mill, store)) == {"suedtal.md"}
     # the store opened without its folder: two knowledge bases, so it must be told which
     with pytest.raises(IndexStoreError, match="2 knowledge bases"):
         open_index(settings, None, store)
