@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 
 from rabbithole_lab.input_files import read_text_input
+from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.folder import (
     load_report_folder,
     question_slug,
@@ -22,6 +23,7 @@ from rabbithole_lab.report.folder import (
     write_report_folder,
 )
 from rabbithole_lab.report.notebook_page import index_html, index_markdown, write_notebook_html
+from rabbithole_lab.report.view import cited_sources
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +229,8 @@ def write_index(out_root: Path, items: list[BatchItem]) -> Path:
         report_json = item.folder / "report.json"
         if report_json.is_file():
             report = json.loads(report_json.read_text(encoding="utf-8"))["report"]
-            quality = f"{report.get('quality_score', 0)}/500, {len(report.get('sources', []))} sources"
+            cited = len(cited_sources(FinalReport.model_validate(report)))
+            quality = f"{report.get('quality_score', 0)}/500, {cited} sources cited"
         links = [(f"{relative}/{name}", label)
                  for name, label in (("report.html", "report"), ("graph.html", "graph"),
                                      (NOTEBOOK_HTML, "notebook (HTML)"), (EXECUTED_NOTEBOOK, "notebook (.ipynb)"))

@@ -114,6 +114,7 @@ def cmd_research(args) -> int:
     from rabbithole_lab.records import FinalReport
     from rabbithole_lab.report.folder import report_folder_name, write_report_folder
     from rabbithole_lab.report.render import answer_text
+    from rabbithole_lab.report.view import cited_sources
     from rabbithole_lab.research import Research
     from rabbithole_lab.terminal import TerminalAnswers
 
@@ -173,7 +174,9 @@ def cmd_research(args) -> int:
     final = status.report or {}
     meta = final.get("metadata", {})
     print(f"\n{answer_text(FinalReport.model_validate(final)) if final else ''}\n")
-    print(f"Quality {final.get('quality_score', 0)}/500 · {len(final.get('sources', []))} sources · "
+    cited = len(cited_sources(FinalReport.model_validate(final))) if final else 0
+    print(f"Quality {final.get('quality_score', 0)}/500 · {cited} sources cited "
+          f"({len(final.get('sources', [])) - cited} more read) · "
           f"{meta.get('followed_references', 0)} references followed · "
           f"{dialogue_end(meta.get('hitl_termination_reason', ''), meta.get('language', 'de'))}")
     print(f"Report: {paths['report.md']}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -105,6 +106,11 @@ def test_a_read_only_collection_is_researched_saved_and_resumed_across_front_end
     done = _cli("research", "Wann ertönt das Nebelhorn?", "--kb", str(kb), "--no-hitl", "--no-progress",
                 cwd=project, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # the summary counts what the answer cites, as its Sources list does ("5 sources" stood for 2 cited)
+    folder = next(path for path in (project / "reports").iterdir() if path.is_dir() and path not in written)
+    answer = json.loads((folder / "report.json").read_text(encoding="utf-8"))["report"]["answer"]
+    cited_pages = set(re.findall(r"\[([^\[\],]+?), S\. (\d+)", answer))
+    assert cited_pages and f"{len(cited_pages)} sources cited" in done.stdout, (cited_pages, done.stdout[-800:])
     bench = Workbench.open(kb, env_file=None)
     try:
         listed = {session["thread_id"]: session for session in bench.backend.sessions()}

@@ -20,7 +20,9 @@ from rabbithole_lab.reasoning.text import (
 )
 from rabbithole_lab.reasoning.text import (
     passage_sentences,
+    points_elsewhere,
     quote_reason,
+    strip_citations,
 )
 from rabbithole_lab.records import ChunkWithInfo, PreservedQuote
 from rabbithole_lab.schemas import (
@@ -87,7 +89,10 @@ class ExtractiveReader(ExtractiveBase):
     def summarize_task(self, task, anchor, findings, language):
         self._count()
         text = reasoner_words(language)
-        candidates = cited_sentences(findings, language)
+        # a summary says what was found: a bibliography line or a web address is no finding
+        passages = "\n".join(f.chunk_text for f in findings)
+        candidates = [(sentence, weight) for sentence, weight in cited_sentences(findings, language)
+                      if not points_elsewhere(strip_citations(sentence), passages)]
         picked = self._mmr(anchor, candidates, 5)
         relevant = [f for f in findings if f.extracted_info]
         ranked = sorted((f.relevance_score for f in relevant), reverse=True)[:3]

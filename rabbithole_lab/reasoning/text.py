@@ -316,3 +316,18 @@ def citations_in(text: str) -> list[tuple[str, int]]:
 
 def strip_citations(text: str) -> str:
     return " ".join(CITATION.sub(" ", text).split())
+
+
+_WEB_ADDRESS = re.compile(r"\b(?:https?://|www\.)\S+|\bdoi:\s*\S+", re.IGNORECASE)
+_BIBLIOGRAPHY_KEY = re.compile(r"^\s*\[[^\]\s]{2,40}\]\s")  # "[Mueller2022] B. Mueller, …"
+
+
+def points_elsewhere(sentence: str, passage: str = "") -> bool:
+    """A sentence that points to other text instead of stating something: one with a web address or DOI
+    ("Data are available at https://…"), or a piece of a bibliography entry of `passage` (a line opening with
+    its key, "[Mueller2022] B. Mueller, Title, J. …", which the sentence splitter cuts at every initial)."""
+    if _WEB_ADDRESS.search(sentence) or _BIBLIOGRAPHY_KEY.match(sentence):
+        return True
+    shown = " ".join(sentence.split())
+    return bool(shown) and any(shown in " ".join(line.split()) for line in passage.splitlines()
+                               if _BIBLIOGRAPHY_KEY.match(line))

@@ -136,6 +136,15 @@ def citations(lines: list[list[Piece]], page_word: str, sections: dict[tuple[str
     return [seen[number] for number in sorted(seen)]
 
 
+def cited_sources(report: FinalReport) -> list[LinkedSource]:
+    """The sources the answer cites: its Sources list in every view, and what a summary counts as sources (the
+    others were read, not cited)."""
+    link_of = {source.doc_id: source.path for source in report.sources if source.path}
+    cited_pages = {(piece.doc, piece.page) for line in _answer_lines(report.answer, link_of)
+                   for piece in line if piece.kind == "cite"}
+    return [source for source in report.sources if (source.doc_id, source.page_number) in cited_pages]
+
+
 def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
     rows = []
     for number, task in enumerate(tasks, start=1):  # numbered 1..N, as in the workbench
@@ -147,7 +156,8 @@ def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
         rounds = task.get("rounds", [])
         if len(rounds) > 1:
             notes += [f"{t['round']} {r['iteration']}: {r.get('reason', '')}" for r in rounds]
-        notes += [f"{t['irrelevant']}: {item}" for item in task.get("irrelevant_findings", [])]
+        if task.get("irrelevant_findings"):  # counted, not listed: a list of chunk names buried the summary
+            notes.append(t["irrelevant"].format(count=len(task["irrelevant_findings"])))
         score = task.get("relevance_score")
         relevance = f"{t['relevance']} {score:.2f}" if isinstance(score, (int, float)) else ""
         rows.append(TaskRow(number, task["task"], relevance, task.get("summary", ""), notes))
@@ -221,10 +231,8 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         quality_score=report.quality_score,
         quality=[(t.get(name, name), value) for name, value in report.quality_breakdown.items()],
         issues=list(report.metadata.get("quality_issues", [])),
-        sources=[
-            (Link(s.doc_id, url(s)), Link(str(s.page_number), url(s)), s.section, s.relevance_score)
-            for s in report.sources if (s.doc_id, s.page_number) in cited_pages
-        ],
+        sources=[(Link(s.doc_id, url(s)), Link(str(s.page_number), url(s)), s.section, s.relevance_score)
+                 for s in cited_sources(report)],
         consulted=_consulted(report, cited_pages, url),
         addressed_to_model=_addressed_to_model(report, t, link),
         unresolved=[Chain(f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(), reference_label(e["target"]),

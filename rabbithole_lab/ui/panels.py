@@ -244,8 +244,9 @@ class ResultsPanel:
             + (f"<br>{len(task['rounds'])} {t['rounds']}: " + "; ".join(html.escape(r.get("reason", ""))
                                                                        for r in task["rounds"])
                if len(task.get("rounds", [])) > 1 else "")
-            + "".join(f"<br><i>{t['irrelevant']}: {html.escape(item)}</i>"
-                      for item in task.get("irrelevant_findings", []))
+            # what was off the question is counted, not listed (a list of 20 chunk names buried the summary)
+            + (f"<br><i>{html.escape(t['irrelevant'].format(count=len(task['irrelevant_findings'])))}</i>"
+               if task.get("irrelevant_findings") else "")
             + "</li>" for task in report.get("metadata", {}).get("tasks", [])) + "</ol>"
         warnings = report.get("metadata", {}).get("warnings", [])
         self.warnings.value = (f"<h4>{t['warnings']}</h4><ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in warnings)

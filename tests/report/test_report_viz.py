@@ -8,7 +8,7 @@ import re
 import pandas as pd
 
 from rabbithole_lab.findings import context_entries
-from rabbithole_lab.messages import column_headers
+from rabbithole_lab.messages import REPORT, column_headers
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
 from rabbithole_lab.report.render import render_html, render_markdown
@@ -93,11 +93,13 @@ def test_the_task_summaries_are_in_both_renderings(tmp_path):
     state = _state(tmp_path)
     report = FinalReport.model_validate(state["final_report"])
     tasks = render_markdown(report, state["reference_edges"]).split("## Aufgaben")[1].split("## Ablauf")[0]
-    assert "(Relevanz 0.75)" in tasks and "Zusammenfassung" in tasks and "nicht zur Frage: Randnotiz" in tasks
+    assert "(Relevanz 0.75)" in tasks and "Zusammenfassung" in tasks
+    assert REPORT["de"]["irrelevant"].format(count=1) in tasks
+    assert "Randnotiz" not in tasks  # what was off the question is counted, not listed
     assert "Durchgang 1: fehlt" in tasks and "Durchgang 2: beantwortet" in tasks
     assert "während der Recherche hinzugefügt: Verweis" in tasks and "vorzeitig erledigt: schon beantwortet" in tasks
     page = render_html(report, state["reference_edges"]).split("<h2>Aufgaben</h2>")[1]
-    assert "Zusammenfassung &lt;script&gt;" in page and "nicht zur Frage: Randnotiz" in page
+    assert "Zusammenfassung &lt;script&gt;" in page and "Randnotiz" not in page
     assert "während der Recherche hinzugefügt: Verweis &lt;script&gt;" in page and "vorzeitig erledigt" in page
     assert "<script>alert" not in page
 
