@@ -75,7 +75,7 @@ def cmd_trail(args) -> int:
     language = question_language(args.question)
     follower = build_follower(kb, settings, build_gate(settings, kb.index.embedder))
     trail = follow_question(kb, follower, args.question, language, args.collection, pool_size=args.k)
-    items = admit(trail.candidates, args.budget_chars)
+    items = admit(trail.candidates, args.budget_chars, strict=True)  # the budget a user gives is a limit
     if args.json:
         print(json.dumps({
             "items": [{"doc": i.result.doc, "section": i.result.section, "page_start": i.result.page_start,
