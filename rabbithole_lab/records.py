@@ -272,6 +272,12 @@ class ToDoList(BaseModel):
     def get_next_task(self) -> ToDoItem | None:
         return next((item for item in self.items if not item.completed), None)
 
+    def run_position(self, task: ToDoItem) -> tuple[int, int]:
+        """(n, N): `task` is the n-th of the N tasks that are researched; a task closed early without its own
+        research is not counted (the counter jumped from "1/4" to "5/5")."""
+        running = [item.id for item in self.items if not item.closed_reason]
+        return (running.index(task.id) + 1 if task.id in running else len(running)), len(running)
+
     def renumber(self) -> None:
         for index, item in enumerate(self.items):
             item.id = index

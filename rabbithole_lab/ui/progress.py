@@ -14,6 +14,7 @@ import ipywidgets as w
 
 from rabbithole_lab.agent.session import STEP_EVENT
 from rabbithole_lab.messages import ui_text
+from rabbithole_lab.records import ToDoList
 
 # the step that starts when a node has finished
 _NEXT_STEP = {
@@ -28,12 +29,10 @@ _NEXT_STEP = {
 
 
 def open_task(todo: dict) -> tuple[int, int] | None:
-    """(number 1..N, N) of the next task to research, or None when every task is done."""
-    items = todo.get("items", [])
-    for number, item in enumerate(items, start=1):
-        if not item.get("completed"):
-            return number, len(items)
-    return None
+    """(n, N) of the next task to research among the N that are researched, or None when every task is done."""
+    tasks = ToDoList.model_validate(todo) if todo.get("items") else ToDoList()
+    task = tasks.get_next_task()
+    return tasks.run_position(task) if task is not None else None
 
 
 def step_text(node: str, update: dict, todo: dict, language: str) -> str:

@@ -22,6 +22,15 @@ def test_a_finished_node_names_the_step_that_runs_now_in_the_users_language():
     assert "_" not in step_text("some_new_node", {}, {}, "de")  # never an internal node name
 
 
+def test_the_counter_counts_the_tasks_that_are_researched():
+    """Three of five tasks closed early made the counter jump from "Aufgabe 1/4" to "Aufgabe 5/5"."""
+    closed = {"completed": True, "closed_reason": "schon im Kontext"}
+    todo = {"items": [{"id": 0, "task": "A", "completed": True}, {"id": 1, "task": "B", **closed},
+                      {"id": 2, "task": "C", **closed}, {"id": 3, "task": "D", "completed": False},
+                      {"id": 4, "task": "E", "completed": False}]}
+    assert open_task(todo) == (2, 3)
+
+
 def test_steps_inside_a_task_say_how_far_they_are():
     follow = {"step": "follow", "done": 3, "total": 7, "task_number": 2, "task_total": 5}
     assert step_text(STEP_EVENT, follow, {}, "de") == "Aufgabe 2 von 5: Verweise verfolgen: 3 von 7"

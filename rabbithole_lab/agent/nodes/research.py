@@ -23,7 +23,7 @@ def execute_task(state: AgentState, runtime: Runtime[Services]) -> dict:
         return {"current_task_id": None}
     lang = language(state)
     said = run_text(lang)
-    number, total = [item.id for item in todo.items].index(task.id) + 1, len(todo.items)
+    number, total = todo.run_position(task)
     progress = said["task_progress"].format(n=number, total=total, task=task.task)
     logger.debug(progress)
     seen_before = set(state.get("seen_chunks", []))
