@@ -8,7 +8,6 @@ Two implementations: `LLMReasoner` (prompts.py through a LangChain chat model) a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -130,8 +129,9 @@ class Planner(Protocol):
     """Phases 2-3: the to-do list, each task's searches, and the re-planning after a task."""
 
     def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str],
-                      language: str, count: int, refinements: Sequence[str] = ()) -> TodoPlan:
-        """`refinements`: the researcher's clarification answers, as they gave them (`summary` words them)."""
+                      language: str, count: int) -> TodoPlan:
+        """The researcher's clarification answers are in `summary` and in the anchor every task reads; they are
+        never a task of their own."""
         ...
 
     def task_search_queries(self, task: str, anchor: str, concepts: list[str], language: str) -> list[str]: ...

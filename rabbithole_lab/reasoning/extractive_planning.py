@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 
 class ExtractivePlanner(ExtractiveBase):
     # ---- Phase 2 ----------------------------------------------------------------------------
-    def generate_todo(self, query, summary, queries, concepts, language, count, refinements=()):
+    def generate_todo(self, query, summary, queries, concepts, language, count):
         self._count()
         text = reasoner_words(language)
         nouns = [c for c in concepts if c[:1].isupper()] if language == "de" else []
@@ -35,8 +35,9 @@ class ExtractivePlanner(ExtractiveBase):
         # each task carries its focus and kinds as data: what reads the task later never parses its template back
         tasks = [PlannedTask(task=task.format(focus=focus), context=context, focus=focus, kinds=list(kinds))
                  for task, context, kinds in text["tasks"] if not kinds or not asked or asked & set(kinds)]
-        tasks += [PlannedTask(task=text["refinement_task"].format(answer=answer), context=text["refinement_context"],
-                              focus=answer) for answer in (a.strip() for a in refinements) if answer]
+        # the researcher's clarification answers are read into the anchor (its additions, exclusions, case),
+        # which every task's search and the answer read: made into a task of its own ("Präzisierung des Nutzers
+        # prüfen: …") it only repeated the context and always closed early
         return TodoPlan(tasks=tasks[: max(3, min(count, 5))])
 
     # ---- Phase 3 ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from rabbithole_lab.language import may_show
@@ -168,8 +168,8 @@ class ExtractiveFallback:
 
     # ---- Planner ------------------------------------------------------------------------------
     def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str], language: str,
-                      count: int, refinements: Sequence[str] = ()) -> TodoPlan:
-        args = (query, summary, queries, concepts, language, count, refinements)
+                      count: int) -> TodoPlan:
+        args = (query, summary, queries, concepts, language, count)
         return self._step("generate_todo", lambda: self.primary.generate_todo(*args),
                           lambda: self.fallback.generate_todo(*args))
 

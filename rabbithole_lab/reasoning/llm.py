@@ -320,7 +320,7 @@ class LLMReasoner:
         return self._ask("anchor_terms", prompt, AnchorTerms, AnchorTerms(), language)
 
     # ---- Phase 2 ----------------------------------------------------------------------------------
-    def generate_todo(self, query, summary, queries, concepts, language, count, refinements=()):
+    def generate_todo(self, query, summary, queries, concepts, language, count):
         prompt = self._fill(prompts.TODO_GENERATION_PROMPT, count=count, language=language_name(language), query=query,
                             summary=summary or "-", queries="; ".join(queries) or "-")
         return self._ask("generate_todo", prompt, TodoPlan, TodoPlan(), language)

@@ -69,10 +69,8 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     lang = language(state)
     count = max(MIN_INITIAL_TASKS, min(settings.todo.initial_items, MAX_INITIAL_TASKS))
     # task 0 (the question itself) counts towards the 3-5 initial tasks
-    refinements = (state.get("query_anchor") or {}).get("hitl_refinements", [])
     plan = reasoner.generate_todo(state["query"], state.get("hitl_context_summary", ""),
-                                  state.get("research_queries", []), state.get("key_concepts", []), lang, count,
-                                  refinements)
+                                  state.get("research_queries", []), state.get("key_concepts", []), lang, count)
     todo = ToDoList(max_items=settings.todo.max_items)
     todo.items.append(ToDoItem(id=0, task=state["query"],
                                context=run_text(language(state))["original_question"]))
