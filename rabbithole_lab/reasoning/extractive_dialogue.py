@@ -20,7 +20,7 @@ from rabbithole_lab.reasoning.extractive_base import (
 from rabbithole_lab.reasoning.text import (
     concepts as query_concepts,
 )
-from rabbithole_lab.reasoning.text import contains_concept, stems
+from rabbithole_lab.reasoning.text import contains_concept, passage_sentences, stems
 from rabbithole_lab.schemas import (
     RetrievalAnalysis,
 )
@@ -72,6 +72,7 @@ class ExtractiveClarifier(ExtractiveBase):
         # "vergangenen", "occupationally"): the language's fillers and words that name no subject are not asked
         filler = dialogue_filler_words()
         gaps = [c for c in found if c not in covered and c.lower() not in filler and is_term_word(c, language)]
+        gaps = self._unheld_by_any_sentence(gaps, passages)
         coverage = len(covered) / len(found) if found else (1.0 if passages else 0.0)
         if not passages:
             coverage = 0.0
@@ -86,6 +87,18 @@ class ExtractiveClarifier(ExtractiveBase):
         scope = text["scope"].format(count=len(passages), docs=", ".join(docs) or text["none"])
         return RetrievalAnalysis(key_concepts=covered or found, entities=entities, scope=scope,
                                  knowledge_gaps=gaps, coverage_score=round(coverage, 3))
+
+    def _unheld_by_any_sentence(self, concepts: list[str], passages: list) -> list[str]:
+        """The concepts no single sentence of the passages holds in meaning, read through the model's band as
+        `_held_concepts` reads a passage's opening: an English "quantum" is held by "Quantenquelle ist jede
+        Vorrichtung, die Quantenstrahlung aussendet." deep in a German passage, which no word of it matches."""
+        if not concepts:
+            return []
+        sentences = [s for p in passages if self._reads(p.text) for s in passage_sentences(p.text, p.heading, False)]
+        if not sentences:
+            return concepts
+        rows = self._vectors(sentences)
+        return [c for c in concepts if self._meaning(float((rows @ self._anchor_vector(c)).max())) <= 0.5]
 
     def follow_up_questions(self, query, analysis, passages, language, count, conversation=None):
         """Questions built on this round: the user's last answer against what was found now, same-numbered

@@ -47,9 +47,11 @@ def test_interrupt_and_resume_across_fresh_sessions_on_one_sqlite_file(extractiv
     status = third.resume()
     assert status.interrupt["type"] == "todo_approval"
     items = status.interrupt["todo_list"]["items"]
-    # the planned tasks carry what they are about as data; the answer given in the dialogue is one's focus
+    # the planned tasks carry what they are about as data; the answer given in the dialogue is read into the
+    # anchor every task reads, never made a task of its own
     assert all(item["focus"] for item in items[1:])
-    assert "Nur Erwachsene, keine Auszubildenden" in [item["focus"] for item in items]
+    assert not any("Nur Erwachsene" in item["task"] for item in items)
+    assert "Auszubildende" in " ".join(third.state()["query_anchor"].get("exclusions", []))
     status = third.answer({"removed_ids": [1], "edited_items": [{"id": 2, "task": "Grenzwerte für Augenlinse"}],
                            "new_items": ["Aufsicht durch die Behörde"]})
     assert status.kind == "done", status.error

@@ -53,3 +53,28 @@ def test_a_gap_is_a_subject_the_collection_lacks_not_an_ordinary_word(clarifier,
     gaps = clarifier.analyze_retrieval(question, passages, language).knowledge_gaps
     assert gaps and not ordinary & set(gaps)
     assert any(word in gaps for word in ("Raumschiffen", "starships"))
+
+
+@pytest.mark.parametrize(("question", "language", "held", "lacking"), [
+    ("Which limits apply to quantum radiation in spaceships?", "en",
+     "quantum", "spaceships"),
+    ("Welche Grenzwerte gelten für Quantenstrahlung an Bord von Raumschiffen?", "de", "Quantenstrahlung",
+     "Raumschiffen"),
+])
+def test_a_word_a_sentence_of_the_collection_holds_is_no_gap_and_a_lacking_subject_is(
+        clarifier, demo_kb, question, language, held, lacking):
+    """"What exactly do you mean by 'quantum'?" was asked on a collection about Quantenstrahlung."""
+    analysis = clarifier.analyze_retrieval(question, demo_kb.search(question, k=6), language)
+    assert held not in analysis.knowledge_gaps
+    assert lacking in analysis.knowledge_gaps
+
+
+def test_a_gap_the_researcher_answered_is_closed_whatever_their_words():
+    from rabbithole_lab.agent.nodes.hitl import answered_turns
+
+    conversation = [{"role": "assistant", "content": "Zu „Mitarbeiter“ steht nichts. Was meinen Sie?"},
+                    {"role": "user", "content": "Gemeint sind die Beschäftigten."},
+                    {"role": "assistant", "content": "Geht es um „Kategorie A“?"}]
+    answered = answered_turns(conversation)
+    assert any("Mitarbeiter" in question for question in answered)
+    assert not any("Kategorie A" in question for question in answered)  # asked, not yet answered

@@ -114,15 +114,19 @@ def hitl_analyze_retrieval(state: AgentState, runtime: Runtime[Services]) -> dic
     passages = [VectorResult.model_validate(c) for c in state["query_retrieval"]][-12:]
     analysis = reasoner.analyze_retrieval(state["query"], passages, language(state))
     concepts = list(dict.fromkeys([*state.get("key_concepts", []), *analysis.key_concepts]))
+    # a gap the researcher was asked about and answered is closed, whatever their words ("Gemeint sind die
+    # Beschäftigten" for "Mitarbeiter"): it is not asked again, nor made a task
+    answered = answered_turns(state.get("hitl_conversation_history", []))
+    gaps = [gap for gap in analysis.knowledge_gaps if not any(gap in question for question in answered)]
     update = {
         "coverage_score": analysis.coverage_score,
-        "knowledge_gaps": analysis.knowledge_gaps,
+        "knowledge_gaps": gaps,
         "key_concepts": concepts[:10],
         "entities": analysis.entities,
         "scope": analysis.scope,
     }
     dedup = state["retrieval_dedup_ratios"][-1] if state.get("retrieval_dedup_ratios") else 0.0
-    if converged(runtime.context.settings, analysis.coverage_score, dedup, len(analysis.knowledge_gaps)):
+    if converged(runtime.context.settings, analysis.coverage_score, dedup, len(gaps)):
         # the rule the panel states ends the dialogue here, before another round of questions is asked
         said = run_text(language(state))
         update |= {"hitl_termination_reason": "convergence",
@@ -242,3 +246,10 @@ def hitl_finalize(state: AgentState, runtime: Runtime[Services]) -> dict:
         "phase": "planning",
         "messages": [query_anchor["summary"]],
     }
+
+
+def answered_turns(conversation: list[dict]) -> list[str]:
+    """What the assistant asked in each turn the researcher answered."""
+    return [str(turn.get("content", "")) for turn, reply in zip(conversation, conversation[1:], strict=False)
+            if turn.get("role") == "assistant" and reply.get("role") == "user"
+            and str(reply.get("content", "")).strip()]
