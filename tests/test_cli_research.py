@@ -43,6 +43,17 @@ def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch,
     markdown = (out / "report.md").read_text(encoding="utf-8")
     assert "keine Klärung (Lauf ohne Rückfragen)" in markdown and "unattended" not in markdown
     assert (out / "graph.html").is_file() and (out / "tier_primary.csv").is_file()
+    # a source names the sections its quotations are from: one page of QStrG holds § 2 and § 12, and a quotation
+    # of § 12 was labelled "(§ 2)"
+    labels = {(s["doc_id"], s["page_number"]): s["section"] for s in payload["report"]["sources"] if s["cited"]}
+    checked = 0
+    for statement in statements(payload["report"]["answer"]):
+        named = re.match(r"\W*(§\s*\d+\w*|Anlage\s*\d+)\s+(\w+)\W*:", statement.text.split("→")[-1].strip())
+        for doc, page in statement.citations:
+            if named and doc.startswith(named[2]):
+                assert named[1] in labels[(doc, page)].split(", "), (statement.text[:80], labels[(doc, page)])
+                checked += 1
+    assert checked >= 2
 
 
 def test_unattended_english_question_on_the_demo_kb(tmp_path, demo_db, monkeypatch):

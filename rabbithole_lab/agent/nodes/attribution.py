@@ -14,6 +14,8 @@ from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.agent.synthesis_context import context_sources, stored_synthesis_context
 from rabbithole_lab.findings import preserved_quotes
 from rabbithole_lab.messages import run_text
+from rabbithole_lab.pages import find_span
+from rabbithole_lab.reasoning.quality import statements
 from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.reference_edges import followed_count
@@ -60,6 +62,16 @@ def addressed_to_model(state: AgentState, kb_dir) -> list[dict]:
 AnswerStatus = Literal["cited", "nothing_found", "uncited"]
 
 
+def _quotes_by_page(answer: str) -> dict[tuple[str, int], list[str]]:
+    """The quotations the answer cites to each (document, page), in the answer's order."""
+    quoted: dict[tuple[str, int], list[str]] = {}
+    for statement in statements(answer):
+        for citation in statement.citations:
+            if statement.quote:
+                quoted.setdefault(citation, []).append(statement.quote)
+    return quoted
+
+
 def answer_status(answer: str, sources: list[LinkedSource], nothing_found: str) -> AnswerStatus:
     """What the answer is worth: it cites a page of the passages it was written from ("cited"), it says
     with its reason that nothing answers the question ("nothing_found"), or neither ("uncited": no claim of
@@ -87,10 +99,18 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
     # what the answer cites, in its order, each at the cited page with the passage that holds it
     # claims the synthesis removed (`claim_check.py`), then cited pages no passage the answer was written from holds
     invented = list(state.get("synthesis", {}).get("invented_citations", []))
+    quoted = _quotes_by_page(answer)
     for doc, page in cited:
         holders = [c for c in chunks if c.document == doc and c.page <= page <= (c.page_end or c.page)]
         if holders:
-            sources[(doc, page)] = linked(max(holders, key=lambda c: c.relevance_score), page, True)
+            source = linked(max(holders, key=lambda c: c.relevance_score), page, True)
+            # the sections the page's quotations are from ("§ 12, § 2"), not the first passage's alone: one page
+            # holds several provisions ("QStrG.pdf, S. 1 (§ 2)" labelled a quotation from § 12)
+            sections = [c.section for quote in quoted.get((doc, page), []) for c in holders
+                        if c.section and find_span(c.chunk_text, quote)]
+            if sections:
+                source.section = ", ".join(dict.fromkeys(sections))
+            sources[(doc, page)] = source
         else:
             invented.append(f"{doc} p. {page}")
     # then what the answer was written from without citing it: consulted, by relevance (text addressed to a model
