@@ -191,6 +191,16 @@ class _Cover:
                       if by_provision.get(id(target)) and says_link(opening, self.context.read.get(
                           ((decisive.doc, decisive.section), (target.doc, target.section))))]
         for target in references[:MAX_REFERENCES_COVERED]:
+            # the target's rule is quoted already (it answers a part): it is the statement the chain brought, said
+            # after the decisive one ("§ 5 QStrV → § 12 QStrG: „(1) Der Grenzwert …“"), not a further sentence of
+            # the target (its under-18 exception) while the rule stood apart
+            quoted = next((s for s in self.covered[1:] if s.provision is target and s.source is None
+                           and s.covers == "part"), None)
+            if quoted is not None:
+                self.covered.remove(quoted)
+                quoted.source = decisive
+                self.covered.insert(1 + sum(1 for s in self.covered[1:] if s.covers == "reference"), quoted)
+                continue
             free = [c for c in by_provision[id(target)] if id(c.sentence) not in self.taken]
             free = [c for c in free if c.features.get("cited_paragraph")] or free
             cited = self.statement(free[0], "reference", decisive) if free else None
