@@ -11,6 +11,7 @@ from rabbithole_lab.reasoning.answer_text import statement_cost, written_answer
 from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kinds
 from rabbithole_lab.reasoning.base import AnswerTask
 from rabbithole_lab.reasoning.excerpts import excerpt
+from rabbithole_lab.reasoning.provision_score import ScoredProvision, Verdict
 from rabbithole_lab.reasoning.sentence_ranker import Candidate
 from rabbithole_lab.reasoning.text import points_back
 from rabbithole_lab.records import ChunkWithInfo
@@ -102,6 +103,24 @@ def test_what_the_decisive_provision_cites_is_quoted_as_its_chain_with_the_parag
     lines = written_answer(leading, [], "de")
     assert "§ 4 KranV → § 9 KranV" in lines[0]  # named decisive with its chain
     assert lines[2].startswith("§ 4 KranV → § 9 KranV: „(2) Die Meldung")
+
+
+def test_a_cited_rule_the_lead_quotes_already_is_the_statement_its_chain_brought():
+    """The chain quoted the target's next free sentence (its exception for apprentices) while the target's rule,
+    quoted for a part of the question, stood apart without the chain."""
+    citing = _provision("§ 4", ["Der Betreiber sorgt dafür, dass die Grenzwerte nach § 9 eingehalten werden."])
+    cited = _provision("§ 9", ["(1) Der Grenzwert beträgt 20 Einheiten im Kalenderjahr.",
+                               "(3) Für Lehrlinge gilt ein Grenzwert von einer Einheit."], depth=1)
+    chains = [{"citing": ["KranV.pdf", "§ 4"], "cited": [["KranV.pdf", "§ 9"]]}]
+    context = _context("Welcher Grenzwert gilt im Kalenderjahr?", [(citing, [0.7]), (cited, [0.9, 0.6])], chains)
+    # the verdict names the citing provision; the target's rule is the question's best sentence
+    context.verdict = Verdict([ScoredProvision(citing, {}, 0.8), ScoredProvision(cited, {}, 0.4)], stated=True)
+    selection = _select(context)
+    chained = [s for s in selection.statements() if s.source is not None]
+    assert [(s.provision.section, s.source.section) for s in chained] == [("§ 9", "§ 4")]
+    assert _texts(chained) == ["(1) Der Grenzwert beträgt 20 Einheiten im Kalenderjahr."]
+    lines = written_answer(selection, [], "de")
+    assert any(line.startswith("§ 4 KranV → § 9 KranV: „(1) Der Grenzwert") for line in lines), lines
 
 
 def test_a_part_reached_by_a_reference_is_quoted_with_the_sentence_making_it_below_the_lead():
