@@ -109,12 +109,8 @@ def _progress(node: str, update: dict) -> None:
 
 def cmd_research(args) -> int:
     from rabbithole_lab.agent.session import ScriptedAnswers, new_thread_id, saved_values
-    from rabbithole_lab.messages import dialogue_end
     from rabbithole_lab.reasoning.dialogue_terms import SKIP_COMMAND
-    from rabbithole_lab.records import FinalReport
     from rabbithole_lab.report.folder import report_folder_name, write_report_folder
-    from rabbithole_lab.report.render import answer_text
-    from rabbithole_lab.report.view import cited_sources
     from rabbithole_lab.research import Research
     from rabbithole_lab.terminal import TerminalAnswers
 
@@ -173,15 +169,7 @@ def cmd_research(args) -> int:
     paths = write_report_folder(status.state, out)
     final = status.report or {}
     meta = final.get("metadata", {})
-    print(f"\n{answer_text(FinalReport.model_validate(final)) if final else ''}\n")
-    cited = len(cited_sources(FinalReport.model_validate(final))) if final else 0
-    print(f"Quality {final.get('quality_score', 0)}/500 · {cited} sources cited "
-          f"({len(final.get('sources', [])) - cited} more read) · "
-          f"{meta.get('followed_references', 0)} references followed · "
-          f"{dialogue_end(meta.get('hitl_termination_reason', ''), meta.get('language', 'de'))}")
-    print(f"Report: {paths['report.md']}")
-    print(f"        {paths['report.html']}")
-    print(f"Graph:  {paths['graph.html']}")
+    _print_summary(final, paths)
     if not str(final.get("answer", "")).strip():
         print("error: the run ended without an answer; the report folder holds what was found", file=sys.stderr)
         return 1
@@ -190,6 +178,26 @@ def cmd_research(args) -> int:
               "folder holds it and what was found", file=sys.stderr)
         return 1
     return 0
+
+
+def _print_summary(final: dict, paths: dict) -> None:
+    """The answer, then one line counting what the report counts (the sources it cites, as its Sources list)."""
+    from rabbithole_lab.messages import dialogue_end
+    from rabbithole_lab.records import FinalReport
+    from rabbithole_lab.report.render import answer_text
+    from rabbithole_lab.report.view import cited_sources
+
+    meta = final.get("metadata", {})
+    report = FinalReport.model_validate(final) if final else None
+    print(f"\n{answer_text(report) if report else ''}\n")
+    cited = len(cited_sources(report)) if report else 0
+    print(f"Quality {final.get('quality_score', 0)}/500 · {cited} sources cited "
+          f"({len(final.get('sources', [])) - cited} more read) · "
+          f"{meta.get('followed_references', 0)} references followed · "
+          f"{dialogue_end(meta.get('hitl_termination_reason', ''), meta.get('language', 'de'))}")
+    print(f"Report: {paths['report.md']}")
+    print(f"        {paths['report.html']}")
+    print(f"Graph:  {paths['graph.html']}")
 
 
 def _run_options(args, saved: dict) -> dict:

@@ -72,6 +72,29 @@ def _quotes_by_page(answer: str) -> dict[tuple[str, int], list[str]]:
     return quoted
 
 
+def _findings(state: AgentState, sources: dict[tuple[str, int], LinkedSource]) -> list[Finding]:
+    """The synthesis's key findings, each with the sources its labels name and a preserved quotation of them."""
+    quotes = preserved_quotes(state)
+    findings = []
+    for item in state.get("synthesis", {}).get("key_findings", []):
+        linked = []
+        for label in item.get("sources", []):
+            match = re.match(_SOURCE_LABEL, label.strip())
+            if match and (match["doc"], int(match["page"])) in sources:
+                linked.append(sources[(match["doc"], int(match["page"]))])
+        evidence = next((q.quote for q in quotes if any(q.document == s.doc_id and q.page == s.page_number
+                                                         for s in linked)), "")
+        findings.append(Finding(claim=item.get("claim", ""), evidence=evidence, sources=linked))
+    return findings
+
+
+def _quoted_sections(holders: list, quotes: list[str]) -> str:
+    """The sections a page's quotations are from ("§ 12, § 2"), not its most relevant passage's alone: one page
+    holds several provisions ("QStrG.pdf, S. 1 (§ 2)" labelled a quotation from § 12)."""
+    sections = [c.section for quote in quotes for c in holders if c.section and find_span(c.chunk_text, quote)]
+    return ", ".join(dict.fromkeys(sections))
+
+
 def answer_status(answer: str, sources: list[LinkedSource], nothing_found: str) -> AnswerStatus:
     """What the answer is worth: it cites a page of the passages it was written from ("cited"), it says
     with its reason that nothing answers the question ("nothing_found"), or neither ("uncited": no claim of
@@ -104,12 +127,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
         holders = [c for c in chunks if c.document == doc and c.page <= page <= (c.page_end or c.page)]
         if holders:
             source = linked(max(holders, key=lambda c: c.relevance_score), page, True)
-            # the sections the page's quotations are from ("§ 12, § 2"), not the first passage's alone: one page
-            # holds several provisions ("QStrG.pdf, S. 1 (§ 2)" labelled a quotation from § 12)
-            sections = [c.section for quote in quoted.get((doc, page), []) for c in holders
-                        if c.section and find_span(c.chunk_text, quote)]
-            if sections:
-                source.section = ", ".join(dict.fromkeys(sections))
+            source.section = _quoted_sections(holders, quoted.get((doc, page), [])) or source.section
             sources[(doc, page)] = source
         else:
             invented.append(f"{doc} p. {page}")
@@ -120,17 +138,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             sources[(chunk.document, chunk.page)] = linked(chunk, chunk.page, False)
     ordered = list(sources.values())
     status = answer_status(answer, ordered, state.get("synthesis", {}).get("nothing_found", ""))
-    quotes = preserved_quotes(state)
-    findings = []
-    for item in state.get("synthesis", {}).get("key_findings", []):
-        linked = []
-        for label in item.get("sources", []):
-            match = re.match(_SOURCE_LABEL, label.strip())
-            if match and (match["doc"], int(match["page"])) in sources:
-                linked.append(sources[(match["doc"], int(match["page"]))])
-        evidence = next((q.quote for q in quotes if any(q.document == s.doc_id and q.page == s.page_number
-                                                         for s in linked)), "")
-        findings.append(Finding(claim=item.get("claim", ""), evidence=evidence, sources=linked))
+    findings = _findings(state, sources)
     quality = state.get("quality_assessment") or {}
     breakdown = {k: quality[k] for k in ("factual_accuracy", "semantic_validity", "structural_integrity",
                                          "citation_correctness", "query_relevance", "verdict")
