@@ -40,6 +40,7 @@ REMEDIATED_SENTENCES = 5
 VECTOR_CACHE_SIZE = 20_000  # 384 floats each: ~30 MB at most
 MMR_LAMBDA = 0.7
 ON_TOPIC_OVERLAP = 0.3
+HELD_MEANING = 0.5  # a text holds a concept in meaning when it lies nearer an answering text than an unrelated one
 
 
 
@@ -135,7 +136,7 @@ class ExtractiveBase:
         readable = [text[:MEANING_SAMPLE_CHARS] for text in texts if text.strip() and self._reads(text)]
         if readable and not all(held):
             rows = self._vectors(readable)
-            held = [is_held or self._meaning(float((rows @ self._anchor_vector(concept)).max())) > 0.5
+            held = [is_held or self._meaning(float((rows @ self._anchor_vector(concept)).max())) > HELD_MEANING
                     for concept, is_held in zip(concepts, held, strict=True)]
         return held
 

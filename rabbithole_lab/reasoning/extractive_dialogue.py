@@ -10,6 +10,7 @@ from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms as dialogue_anchor_terms
 from rabbithole_lab.reasoning.dialogue_terms import user_answers
 from rabbithole_lab.reasoning.extractive_base import (
+    HELD_MEANING,
     ExtractiveBase,
     doc_name,
     normal_question,
@@ -98,7 +99,7 @@ class ExtractiveClarifier(ExtractiveBase):
         if not sentences:
             return concepts
         rows = self._vectors(sentences)
-        return [c for c in concepts if self._meaning(float((rows @ self._anchor_vector(c)).max())) <= 0.5]
+        return [c for c in concepts if self._meaning(float((rows @ self._anchor_vector(c)).max())) <= HELD_MEANING]
 
     def follow_up_questions(self, query, analysis, passages, language, count, conversation=None):
         """Questions built on this round: the user's last answer against what was found now, same-numbered
