@@ -16,7 +16,7 @@ from rabbithole_lab.cli_common import (
     open_existing_knowledge,
 )
 from rabbithole_lab.input_files import check_output_file, check_output_folder, check_session_store, read_text_input
-from rabbithole_lab.project import SESSIONS_FILE
+from rabbithole_lab.project import sessions_file
 from rabbithole_lab.shown_text import section_or_opening
 
 
@@ -115,7 +115,7 @@ def cmd_research(args) -> int:
     from rabbithole_lab.terminal import TerminalAnswers
 
     settings = command_settings(args)
-    sessions = Path(args.sessions) if args.sessions else settings.reports_dir() / SESSIONS_FILE
+    sessions = Path(args.sessions) if args.sessions else sessions_file(settings.project.reports_dir)
     check_session_store(sessions)
     saved = saved_values(sessions, args.resume) if args.resume else {}
     if args.resume and not saved:

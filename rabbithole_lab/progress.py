@@ -71,8 +71,11 @@ class PlainProgress:
 
     def update(self, count: int = 1) -> None:
         self.n += count
-        if time.monotonic() - self._said_at >= PLAIN_EVERY_S:
+        if time.monotonic() - self._said_at >= self._every_s():
             self._say()
+
+    def _every_s(self) -> float:
+        return PLAIN_EVERY_S
 
     def set_postfix_str(self, text: str) -> None:
         self.postfix = text
@@ -106,10 +109,8 @@ class ShownProgress(PlainProgress):
         super().__init__(iterable, desc=desc, total=total, unit=unit)
         self.show_line = show_line
 
-    def update(self, count: int = 1) -> None:
-        self.n += count
-        if time.monotonic() - self._said_at >= SHOWN_EVERY_S:
-            self._say()
+    def _every_s(self) -> float:
+        return SHOWN_EVERY_S
 
     def set_postfix_str(self, text: str) -> None:
         self.postfix = text

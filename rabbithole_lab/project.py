@@ -18,10 +18,11 @@ SESSIONS_FILE = "sessions.sqlite"
 def project_root(start: Path | None = None) -> Path:
     """The project folder above `start` (default: the working directory), else `start` itself."""
     here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
-            return folder
-    return here
+    return next((folder for folder in (here, *here.parents) if _marks_a_project(folder)), here)
+
+
+def _marks_a_project(folder: Path) -> bool:
+    return any((folder / marker).exists() for marker in PROJECT_MARKERS)
 
 
 def find_env_file(env_file: str | Path | None) -> Path | None:
@@ -37,7 +38,7 @@ def find_env_file(env_file: str | Path | None) -> Path | None:
     for folder in (here, *here.parents):
         if (folder / path).is_file():
             return folder / path
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
+        if _marks_a_project(folder):
             break
     return path
 

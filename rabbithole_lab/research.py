@@ -29,7 +29,7 @@ from rabbithole_lab.agent.session import (
 )
 from rabbithole_lab.input_files import check_session_store
 from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.project import SESSIONS_FILE
+from rabbithole_lab.project import sessions_file
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND
 from rabbithole_lab.settings import Settings
 
@@ -113,7 +113,7 @@ class Research:
              on_progress: ProgressCallback | None = None) -> Research:
         """Research over `kb_dir` (ingested first); sessions default to the project's one sessions file
         (`<project>/reports/sessions.sqlite`, or RABBITHOLE_REPORTS_DIR), shared by the CLI and the workbench."""
-        sessions = Path(sessions_path) if sessions_path else settings.reports_dir() / SESSIONS_FILE
+        sessions = Path(sessions_path) if sessions_path else sessions_file(settings.project.reports_dir)
         check_session_store(sessions, "sessions file")  # never a Chroma index's database or another program's
         services = open_services(settings, Path(kb_dir), Path(db_path) if db_path else None, show_progress)
         research = cls(services, sessions, on_progress)

@@ -92,10 +92,11 @@ class ChromaIndex:
         self.files = SearchFiles(self.db_path / "bm25", in_memory_max_chunks, self.db_path, read_only=read_only)
         self._lock = threading.Lock()
         self._chunk_embedding = ChunkEmbedding(embedder)
-        named = knowledge_base_id(self.kb_folder, self.listing()) if self.kb_folder else None
-        self.kb_id = kb_id or named or self._sole_kb_id()
-        if folder_documents and not kb_id:  # a folder that was moved keeps its index
-            self.kb_id = moved_kb_id(self, folder_documents) or self.kb_id
+        reads_folder = self.kb_folder is not None and not kb_id
+        listing = self.listing() if reads_folder else []  # read once: a server lists over the wire
+        self.kb_id = kb_id or (knowledge_base_id(self.kb_folder, listing) if reads_folder else self._sole_kb_id())
+        if folder_documents and reads_folder:  # a folder that was moved keeps its index
+            self.kb_id = moved_kb_id(self, folder_documents, listing) or self.kb_id
         self.auto_registry_path = auto_registry_file(self.db_path, self.kb_id)
         if folder_documents and not read_only:
             adopt_legacy_collections(self, folder_documents)

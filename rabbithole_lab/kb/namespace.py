@@ -55,18 +55,20 @@ def knowledge_base_id(kb_dir: Path, listing: list[tuple[str, dict]] | None = Non
     return hashlib.sha1(here.encode()).hexdigest()[:12]
 
 
-def moved_kb_id(index, folder_documents: Callable[[], dict[str, set[str]]]) -> str | None:
+def moved_kb_id(index, folder_documents: Callable[[], dict[str, set[str]]],
+                listing: list[tuple[str, dict]]) -> str | None:
     """The id of the knowledge base `index.kb_folder` was moved or copied from: the one knowledge base of an
     index inside the folder (`<kb>/database`, moved or copied with it), else collections of one id, ingested from
-    a folder that no longer exists, that hold a document of a name this folder has in that collection."""
-    if index.kb_folder is None or any(metadata.get(KB_ID_KEY) == index.kb_id for _, metadata in index.listing()):
+    a folder that no longer exists, that hold a document of a name this folder has in that collection.
+    `listing`: the store's (name, metadata), as `index.listing()` read it."""
+    if index.kb_folder is None or any(metadata.get(KB_ID_KEY) == index.kb_id for _, metadata in listing):
         return None
     embedded = index.location == str(index.db_path)  # a server's store is never the folder's own
     if embedded and Path(index.db_path).resolve().is_relative_to(index.kb_folder.resolve()):
-        inside = {metadata[KB_ID_KEY] for _, metadata in index.listing() if KB_ID_KEY in metadata}
+        inside = {metadata[KB_ID_KEY] for _, metadata in listing if KB_ID_KEY in metadata}
         if len(inside) == 1:
             return inside.pop()
-    gone = [(name, metadata) for name, metadata in index.listing()
+    gone = [(name, metadata) for name, metadata in listing
             if metadata.get(KB_PATH_KEY) and KB_ID_KEY in metadata and not Path(metadata[KB_PATH_KEY]).exists()]
     documents = folder_documents() if gone else {}
     for name, metadata in gone:
