@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from typing import Literal
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -107,9 +108,12 @@ def extract_ukfin(context: BenchContext, limit: int = 0) -> list[dict]:
     return rows
 
 
-def fit(rows: list[dict], names: list[str], l2: float | None = None) -> ProvisionWeights:
-    """Logistic regression by Newton's method: each corpus weighs 1, each of its questions the same, half on its
-    entry, half on its other provisions."""
+def fit(rows: list[dict], names: list[str], l2: float | None = None,
+        model: Literal["logistic", "softmax"] = "logistic") -> ProvisionWeights:
+    """A logistic model (each provision alone) or a conditional logit (a softmax over each question's
+    provisions), by Newton's method. Each corpus weighs 1 and each of its questions the same; in the logistic
+    model half on its entry and half on its other provisions. `l2` None: the penalty of `L2_GRID` whose table
+    names the entry most often on `rows`."""
     by_question: dict[str, list[int]] = {}
     for index, row in enumerate(rows):
         by_question.setdefault(row["id"], []).append(index)
@@ -119,6 +123,14 @@ def fit(rows: list[dict], names: list[str], l2: float | None = None) -> Provisio
     per_corpus: dict[str, int] = {}
     for indices in usable.values():
         per_corpus[rows[indices[0]]["corpus"]] = per_corpus.get(rows[indices[0]]["corpus"], 0) + 1
+    if l2 is None:
+        return max((fit(rows, names, penalty, model) for penalty in L2_GRID),
+                   key=lambda table: _fitted_utility(rows, table))
+    if model == "softmax":
+        groups = [(indices, 1.0 / per_corpus[rows[indices[0]]["corpus"]]) for indices in usable.values()]
+        beta = newton_softmax(matrix(rows, names), labels, groups, l2, 60)
+        return ProvisionWeights(0.0, {name: round(float(b), 4) for name, b in zip(names, beta, strict=True)},
+                                model="softmax")
     weights = np.zeros(len(rows))
     for indices in usable.values():
         share = 1.0 / per_corpus[rows[indices[0]]["corpus"]]
@@ -126,11 +138,52 @@ def fit(rows: list[dict], names: list[str], l2: float | None = None) -> Provisio
         negative = [i for i in indices if not labels[i]]
         weights[positive] = 0.5 * share / len(positive)
         weights[negative] = 0.5 * share / len(negative)
-    if l2 is None:
-        return max((fit(rows, names, penalty) for penalty in L2_GRID), key=lambda table: _fitted_utility(rows, table))
     beta = newton_logistic(matrix(rows, names), labels, weights, l2, 60)
     return ProvisionWeights(round(float(beta[0]), 4), {name: round(float(b), 4)
                                                        for name, b in zip(names, beta[1:], strict=True)})
+
+
+def newton_softmax(features: np.ndarray, labels: np.ndarray, groups: list[tuple[list[int], float]], l2: float,
+                   max_steps: int) -> np.ndarray:
+    """A conditional logit by Newton's method: per group (a question's provisions, with its weight) the softmax of
+    the linear scores, the log-likelihood of its labelled rows (several share the group's one unit), an L2
+    penalty on the weights. A step that does not lower the loss is halved (the features are nearly collinear,
+    and a full Newton step from zero can overshoot)."""
+    beta = np.zeros(features.shape[1])
+
+    def loss_and_derivatives(at: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        loss, gradient, hessian = 0.5 * l2 * at @ at, l2 * at, l2 * np.eye(len(at))
+        for indices, weight in groups:
+            x = features[indices]
+            logits = x @ at
+            top = logits.max()
+            p = np.exp(logits - top)
+            total = p.sum()
+            p /= total
+            target = labels[indices] / labels[indices].sum()
+            loss += weight * (top + np.log(total) - target @ logits)
+            mean = p @ x
+            gradient = gradient + weight * (mean - target @ x)
+            hessian = hessian + weight * ((x * p[:, None]).T @ x - np.outer(mean, mean))
+        return loss, gradient, hessian
+
+    loss, gradient, hessian = loss_and_derivatives(beta)
+    for _ in range(max_steps):
+        step = np.linalg.solve(hessian, gradient)
+        size = 1.0
+        while size > 1e-6:
+            trial = beta - size * step
+            trial_loss, trial_gradient, trial_hessian = loss_and_derivatives(trial)
+            if trial_loss <= loss:
+                break
+            size /= 2
+        else:
+            break
+        done = np.abs(trial - beta).max() < 1e-8
+        beta, loss, gradient, hessian = trial, trial_loss, trial_gradient, trial_hessian
+        if done:
+            break
+    return beta
 
 
 def extended(committed: ProvisionWeights, rows: list[dict], names: list[str]) -> ProvisionWeights:
@@ -141,8 +194,8 @@ def extended(committed: ProvisionWeights, rows: list[dict], names: list[str]) ->
         if name in weights:
             continue
         weights[name] = max(WEIGHT_GRID, key=lambda w, name=name: _fitted_utility(
-            rows, ProvisionWeights(committed.bias, {**weights, name: w})))
-    return ProvisionWeights(committed.bias, weights)
+            rows, ProvisionWeights(committed.bias, {**weights, name: w}, model=committed.model)))
+    return ProvisionWeights(committed.bias, weights, model=committed.model)
 
 
 def _fitted_utility(rows: list[dict], table: ProvisionWeights) -> tuple[float, float]:
@@ -169,7 +222,7 @@ def decisions(rows: list[dict], table: ProvisionWeights | None) -> dict[str, dic
         if table is None:
             scores = [item["features"]["relevance"] for item in items]
         else:
-            scores = [table.score(item["features"]) for item in items]
+            scores = table.scores([item["features"] for item in items])
         order = sorted(range(len(items)), key=lambda i: -scores[i])
         best = items[order[0]]
         margin = scores[order[0]] - (scores[order[1]] if len(order) > 1 else 0.0)
@@ -239,15 +292,20 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
     ukfin_ids = list(dict.fromkeys(row["id"] for row in rows if row["corpus"] == "ukfin"))
     train = [row for row in rows if row["id"] in set(gen1) | set(ukfin_ids)]
     names = list(PROVISION_FEATURES)
-    refitted = fit(train, names)
     kept = extended(fitted_provision_weights(), train, names)
-    table = refitted if _fitted_utility(train, refitted) > _fitted_utility(train, kept) else kept
+    refits = {model: fit(train, names, model=model) for model in ("logistic", "softmax")}
+    utilities = {"kept": _fitted_utility(train, kept),
+                 **{model: _fitted_utility(train, table) for model, table in refits.items()}}
+    # the committed table stays unless a refit names the entry more often on the fitted questions
+    table = max(refits.values(), key=lambda t: _fitted_utility(train, t))
+    table = table if _fitted_utility(train, table) > utilities["kept"] else kept
     min_score, min_margin = thresholds(decisions(train, table), [gen1, ukfin_ids])
     full = measure(rows, questions, ukfin_ids, table, min_score, min_margin)
     ablation = {}
     unthresholded = measure(rows, questions, ukfin_ids, table, 0.0, 0.0)
     for name in tqdm(names, desc="ablation", unit="feature", disable=not context.show_progress):
-        without = measure(rows, questions, ukfin_ids, fit(train, [n for n in names if n != name]), 0.0, 0.0)
+        without = measure(rows, questions, ukfin_ids, fit(train, [n for n in names if n != name], model=table.model),
+                          0.0, 0.0)
         ablation[name] = {subset: round(without[subset]["best_is_entry"] - unthresholded[subset]["best_is_entry"], 3)
                           for subset in ("gen 1", "gen 2", "ukfin")}
     fitted_on = (f"German dev gen 1 ({len(gen1)} questions) and UKFIN dev ({len(ukfin_ids)} questions), "
@@ -257,10 +315,11 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
         added = ", ".join(n for n in names if n not in committed.weights) or "none"
         fitted_on = (f"{committed.fitted_on.split(KEPT_NOTE)[0]}{KEPT_NOTE} ({time.strftime('%Y-%m-%d')}); new "
                      f"features fitted on it alone: {added}")
-    fitted = ProvisionWeights(table.bias, table.weights, min_score, min_margin, fitted_on)
+    fitted = ProvisionWeights(table.bias, table.weights, min_score, min_margin, fitted_on, table.model)
     WEIGHTS_FILE.write_text(json.dumps(fitted.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     numbers = {"fitted": full, "relevance_anchor": measure(rows, questions, ukfin_ids, None, 0.0, 0.0),
                "weights": fitted.to_json(), "ablation": ablation, "provisions": len(rows),
+               "fitted_utility": {name: list(value) for name, value in utilities.items()},
                "questions_with_entry_in_context": {
                    corpus: sum(1 for key in {r["id"] for r in rows if r["corpus"] == corpus}
                                if any(r["entry"] for r in rows if r["id"] == key)) for corpus in ("de", "ukfin")},

@@ -143,7 +143,10 @@ def _provision_extra(numbers: dict) -> list[str]:
     lines = [f"Fitted on {weights.get('fitted_on', '?')}; {numbers.get('provisions')} provisions; questions whose "
              f"context holds the entry: {numbers.get('questions_with_entry_in_context')}. No verdict is stated under "
              f"a score of {weights.get('min_score')} or a margin of {weights.get('min_margin')} over the next. "
-             f"Weights (log-odds; bias {weights.get('bias')}):", "",
+             + (f"Model: a softmax over each context's provisions (a conditional logit; the score is the share of "
+                f"belief, the bias cancels). Fitted utility (entry, chain; each corpus the same): "
+                f"{numbers.get('fitted_utility')}. Weights (log-odds):"
+                if weights.get("model") == "softmax" else f"Weights (log-odds; bias {weights.get('bias')}):"), "",
              "| feature | weight | best = entry without it, gen 1 | gen 2 | UKFIN |", "|---|---|---|---|---|"]
     for name, weight in weights.get("weights", {}).items():
         dropped = numbers.get("ablation", {}).get(name, {})

@@ -18,6 +18,9 @@ import json
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
+
+import numpy as np
 
 from rabbithole_lab.reasoning.answer import Links, Provision, reached_from
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, logistic, score_for_part
@@ -48,19 +51,37 @@ PROVISION_FEATURES: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ProvisionWeights:
-    """The fitted table: weights (log-odds), bias and the thresholds under which no verdict is stated."""
+    """The fitted table: weights (log-odds), bias and the thresholds under which no verdict is stated.
+
+    `model` says how the weights read a context. "logistic": each provision's own probability of being the
+    entry, whatever else the context holds. "softmax" (a conditional logit): the probability that it, of all the
+    context's provisions, is the entry; the provisions' scores sum to 1, so the best one's score is the share of
+    belief left to the others too, and a close second lowers it. The bias cancels in a softmax."""
 
     bias: float
     weights: dict[str, float]
     min_score: float = 0.0
     min_margin: float = 0.0
     fitted_on: str = ""
+    model: Literal["logistic", "softmax"] = "logistic"
 
     def score(self, features: dict[str, float]) -> float:
+        """One provision's score read alone (a softmax table: its probability against a context of one)."""
         return logistic(self.bias, self.weights, features)
 
+    def scores(self, features: list[dict[str, float]]) -> list[float]:
+        """The scores of a context's provisions, read together."""
+        if self.model == "logistic":
+            return [self.score(each) for each in features]
+        if not features:
+            return []
+        logits = np.array([sum(self.weights.get(name, 0.0) * value for name, value in each.items())
+                           for each in features])
+        odds = np.exp(logits - logits.max())
+        return [float(value) for value in odds / odds.sum()]
+
     def to_json(self) -> dict:
-        return {"bias": self.bias, "weights": self.weights, "min_score": self.min_score,
+        return {"model": self.model, "bias": self.bias, "weights": self.weights, "min_score": self.min_score,
                 "min_margin": self.min_margin, "fitted_on": self.fitted_on}
 
 
@@ -71,9 +92,12 @@ def fitted_provision_weights() -> ProvisionWeights:
     unknown = set(data["weights"]) - set(PROVISION_FEATURES)
     if unknown:
         raise ValueError(f"{WEIGHTS_FILE.name} weighs features the provision score does not compute: {sorted(unknown)}")
-    return ProvisionWeights(float(data["bias"]), {k: float(v) for k, v in data["weights"].items()},
+    model = data.get("model", "logistic")
+    if model not in ("logistic", "softmax"):
+        raise ValueError(f"{WEIGHTS_FILE.name}: unknown model {model!r} (logistic or softmax)")
+    return ProvisionWeights(float(data.get("bias", 0.0)), {k: float(v) for k, v in data["weights"].items()},
                             float(data.get("min_score", 0.0)), float(data.get("min_margin", 0.0)),
-                            data.get("fitted_on", ""))
+                            data.get("fitted_on", ""), model)
 
 
 @dataclass
@@ -123,8 +147,8 @@ class Verdict:
 def decide(scored: list[ScoredProvision], weights: ProvisionWeights | None = None) -> Verdict:
     """Score each provision and state a verdict when the best is sure enough and clear of the next."""
     table = weights or fitted_provision_weights()
-    for item in scored:
-        item.score = table.score(item.features)
+    for item, value in zip(scored, table.scores([item.features for item in scored]), strict=True):
+        item.score = value
     ranked = sorted(scored, key=lambda item: -item.score)
     verdict = Verdict(ranked, min_score=table.min_score, min_margin=table.min_margin)
     verdict.stated = bool(ranked) and (len(ranked) == 1 or (verdict.score >= table.min_score
@@ -133,8 +157,10 @@ def decide(scored: list[ScoredProvision], weights: ProvisionWeights | None = Non
 
 
 def provision_features(provisions: list[Provision], candidates: list[Candidate], links: Links,
-                       part_kinds: list[set[str]], asked: set[str], question: str = "") -> list[ScoredProvision]:
-    """Each provision's features, measured on the context the answer is written from."""
+                       part_kinds: list[set[str]], asked: set[str], question: str = "",
+                       headings: dict[int, float] | None = None) -> list[ScoredProvision]:
+    """Each provision's features, measured on the context the answer is written from. `headings`: id(provision)
+    -> its heading's relevance to the question (none known: 0)."""
     if not provisions:
         return []
     by_provision: dict[int, list[Candidate]] = {}
@@ -154,6 +180,10 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
     asks_definition = asks_for_definition(question)
     best_part = [max((c.part_terms[i] for c in candidates if i < len(c.part_terms)), default=0.0) or 1.0
                  for i in range(parts)]
+    headings = headings or {}
+    best_heading = max(headings.values(), default=0.0) or 1.0
+    own_best = {id(p): max((c.score for c in by_provision.get(id(p), [])), default=-1.0) for p in provisions}
+    sentence_rank = {key: sum(1 for other in own_best.values() if other > value) for key, value in own_best.items()}
     out = []
     for provision in provisions:
         own = by_provision.get(id(provision), [])
@@ -176,6 +206,8 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
             "asked_kinds": len(stated & asked) / len(asked) if asked else 0.0,
             "terms": max(c.features.get("terms", 0.0) for c in own),
             "definitions": 0.0 if asks_definition else _defines_terms(provision, own),
+            "heading": headings.get(id(provision), 0.0) / best_heading,
+            "sentence_rank": 1.0 / (1.0 + sentence_rank[id(provision)]),
         }
         out.append(ScoredProvision(provision, features,
                                    cites=[q for q in provisions if id(q) in cites[id(provision)]]))

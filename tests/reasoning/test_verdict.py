@@ -79,6 +79,23 @@ def test_a_clear_lead_is_stated_and_a_tie_is_not():
     assert not unsure.stated  # the best is below the score threshold
 
 
+def test_a_softmax_table_reads_the_provisions_together_so_a_close_second_lowers_the_best():
+    table = ProvisionWeights(0.0, {"relevance": 4.0}, min_score=0.6, model="softmax")
+    first, second, third = (_provision(doc, "§ 1", "Die Frist beträgt drei Tage.") for doc in ("A.pdf", "B.pdf",
+                                                                                                "C.pdf"))
+    alone = decide([_scored(first, relevance=1.0), _scored(second, relevance=0.2)], table)
+    assert alone.stated and alone.decisive is first
+    assert sum(item.score for item in alone.ranked) == pytest.approx(1.0)
+    # the same best provision with a close rival beside it: its share of belief falls below the threshold
+    crowded = decide([_scored(first, relevance=1.0), _scored(second, relevance=0.2),
+                      _scored(third, relevance=0.95)], table)
+    assert crowded.decisive is first and crowded.score < alone.score and not crowded.stated
+    # read alone, a logistic table would have given the best the same score in both contexts
+    logistic = ProvisionWeights(0.0, {"relevance": 4.0})
+    assert decide([_scored(first, relevance=1.0)], logistic).score == decide(
+        [_scored(first, relevance=1.0), _scored(third, relevance=0.95)], logistic).score
+
+
 def test_provisions_that_tie_are_each_quoted_and_none_is_named_decisive(reasoner, monkeypatch):
     from rabbithole_lab.reasoning import answer_candidates
 
