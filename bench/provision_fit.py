@@ -12,10 +12,12 @@
    together; each corpus weighs the same, each question within it the same, half on its entry and half on its
    other provisions. A question whose context lacks its entry teaches nothing and is left out of the fit. The
    penalty is the one of `L2_GRID` whose table names the entry most often on the same questions (each corpus
-   weighing the same; then the chain): the fit's log-loss is not what the verdict is judged by. The committed
-   table stays unless the new fit names the entry more often on those questions; a feature it does not weigh
-   yet is then fitted on top of it alone (`WEIGHT_GRID`, the others fixed). A refit on research renewed by a
-   change elsewhere would otherwise move the verdict by noise (decision 037).
+   weighing the same; then the chain): the fit's log-loss is not what the verdict is judged by. Two refits are
+   made: the logistic model and a conditional logit (a softmax over each question's provisions). The committed
+   table stays unless a refit names the entry more often on those questions with the chain no less often (a
+   verdict on the chain is half right); a feature it does not weigh yet is then fitted on top of it alone
+   (`WEIGHT_GRID`, the others fixed). A refit on research renewed by a change elsewhere would otherwise move
+   the verdict by noise (decisions 037, 039).
 3. **Thresholds**: the best provision's score and its margin over the next under which no verdict is stated,
    chosen on the same questions: the most right verdicts (on the chain) less wrong ones, each corpus weighing the
    same, at most `MAX_ABSTENTION` of the answers abstaining on either corpus.
@@ -23,6 +25,9 @@
    abstention, precision of a stated verdict; the same for the graded context's order (its most relevant
    provision) as the anchor.
 5. **Ablation**: each feature dropped and the model fitted again.
+6. **The check's table**: a softmax fitted on the same questions for belief (labels: the entry), its penalty the
+   one under which the belief it gives the writer's named provision best tells a named entry from another
+   (AUC); written to `check_weights.json` and measured per subset against the writer's own score (decision 039).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Literal
 import numpy as np
 from tqdm.auto import tqdm
 
+from bench.answers import auc
 from bench.answers_ukfin import passage_ids, ukfin_request, ukfin_services
 from bench.common import (
     CORPUS,
@@ -50,6 +56,7 @@ from bench.ranker_fit import kept_states, matrix, newton_logistic
 from rabbithole_lab.agent.nodes.synthesis import synthesis_request
 from rabbithole_lab.eval.resynthesis import load_state
 from rabbithole_lab.reasoning.provision_score import (
+    CHECK_WEIGHTS_FILE,
     PROVISION_FEATURES,
     WEIGHTS_FILE,
     ProvisionWeights,
@@ -60,7 +67,7 @@ from rabbithole_lab.research import open_services
 L2_GRID = [0.0001, 0.001, 0.01, 0.03, 0.1, 0.3, 1.0]  # the penalty is chosen on the fitted questions (step 2)
 WEIGHT_GRID = [0.0, -0.25, -0.5, -1.0, -2.0, 0.25, 0.5, 1.0, 2.0]  # a new feature's weight on the committed table
 MAX_ABSTENTION = 0.25
-KEPT_NOTE = "; kept over a refit that names the entry no more often"
+KEPT_NOTE = "; kept over refits that do not name the entry more often with the chain no less often"
 SCORE_GRID = [round(0.05 * i, 2) for i in range(0, 20)]
 MARGIN_GRID = [0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3]
 
@@ -198,6 +205,50 @@ def extended(committed: ProvisionWeights, rows: list[dict], names: list[str]) ->
     return ProvisionWeights(committed.bias, weights, model=committed.model)
 
 
+def _dominates(new: tuple[float, float], old: tuple[float, float]) -> bool:
+    return new[0] >= old[0] and new[1] >= old[1] and new != old
+
+
+def fit_check(rows: list[dict], names: list[str], writer: ProvisionWeights) -> ProvisionWeights:
+    """The check's table: a softmax over each question's provisions (labels: the entry), the penalty of `L2_GRID`
+    under which the belief it gives the writer's named provision best tells a named entry from another provision
+    (the AUC, each corpus weighing the same)."""
+    return max((fit(rows, names, penalty, "softmax") for penalty in L2_GRID),
+               key=lambda table: _check_utility(rows, writer, table))
+
+
+def _check_utility(rows: list[dict], writer: ProvisionWeights, check: ProvisionWeights) -> float:
+    by_corpus: dict[str, list[str]] = {}
+    for row in rows:
+        by_corpus.setdefault(row["corpus"], [])
+        if row["id"] not in by_corpus[row["corpus"]]:
+            by_corpus[row["corpus"]].append(row["id"])
+    values = [check_separation(rows, writer, check, ids)["entry"] for ids in by_corpus.values()]
+    values = [value for value in values if value is not None]
+    return sum(values) / len(values) if values else 0.0
+
+
+def check_separation(rows: list[dict], writer: ProvisionWeights, check: ProvisionWeights | None,
+                     ids: list[str]) -> dict:
+    """How well the check's belief in the writer's named provision (None: the writer's own score of it) tells a
+    right verdict from a wrong one on these questions: the AUC for the entry and for the chain."""
+    by_question: dict[str, list[dict]] = {}
+    for row in rows:
+        by_question.setdefault(row["id"], []).append(row)
+    beliefs, entry, chain = [], [], []
+    for key in ids:
+        items = by_question.get(key)
+        if not items:
+            continue
+        features = [item["features"] for item in items]
+        written = writer.scores(features)
+        named = max(range(len(items)), key=lambda i: written[i])
+        beliefs.append((check or writer).scores(features)[named])
+        entry.append(bool(items[named]["entry"]))
+        chain.append(bool(items[named]["chain"]))
+    return {"entry": auc(beliefs, entry), "chain": auc(beliefs, chain), "n": len(beliefs)}
+
+
 def _fitted_utility(rows: list[dict], table: ProvisionWeights) -> tuple[float, float]:
     """How often the table's best provision is the entry, then how often it is on the chain, on the fitted
     questions, each corpus weighing the same."""
@@ -296,9 +347,10 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
     refits = {model: fit(train, names, model=model) for model in ("logistic", "softmax")}
     utilities = {"kept": _fitted_utility(train, kept),
                  **{model: _fitted_utility(train, table) for model, table in refits.items()}}
-    # the committed table stays unless a refit names the entry more often on the fitted questions
-    table = max(refits.values(), key=lambda t: _fitted_utility(train, t))
-    table = table if _fitted_utility(train, table) > utilities["kept"] else kept
+    # the committed table stays unless a refit names the entry more often on the fitted questions and leaves the
+    # chain no less often (a verdict on the chain is half right: trading it for the entry elsewhere is no gain)
+    better = [table for model, table in refits.items() if _dominates(utilities[model], utilities["kept"])]
+    table = max(better, key=lambda t: _fitted_utility(train, t)) if better else kept
     min_score, min_margin = thresholds(decisions(train, table), [gen1, ukfin_ids])
     full = measure(rows, questions, ukfin_ids, table, min_score, min_margin)
     ablation = {}
@@ -317,9 +369,19 @@ def bench(context: BenchContext, limit: int = 0) -> dict:
                      f"features fitted on it alone: {added}")
     fitted = ProvisionWeights(table.bias, table.weights, min_score, min_margin, fitted_on, table.model)
     WEIGHTS_FILE.write_text(json.dumps(fitted.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    check = fit_check(train, names, fitted)
+    check = ProvisionWeights(0.0, check.weights, fitted_on=f"German dev gen 1 ({len(gen1)} questions) and UKFIN dev "
+                             f"({len(ukfin_ids)} questions), {len(train)} provisions, {time.strftime('%Y-%m-%d')}; "
+                             "labels: the entry", model="softmax")
+    CHECK_WEIGHTS_FILE.write_text(json.dumps(check.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    subsets_ids = {**{name: [q["id"] for q in chosen] for name, chosen in subsets(questions).items()},
+                   "ukfin": ukfin_ids}
+    separation = {name: {"check": check_separation(rows, fitted, check, ids),
+                         "writer": check_separation(rows, fitted, None, ids)} for name, ids in subsets_ids.items()}
     numbers = {"fitted": full, "relevance_anchor": measure(rows, questions, ukfin_ids, None, 0.0, 0.0),
                "weights": fitted.to_json(), "ablation": ablation, "provisions": len(rows),
                "fitted_utility": {name: list(value) for name, value in utilities.items()},
+               "check": {"weights": check.to_json(), "separation": separation},
                "questions_with_entry_in_context": {
                    corpus: sum(1 for key in {r["id"] for r in rows if r["corpus"] == corpus}
                                if any(r["entry"] for r in rows if r["id"] == key)) for corpus in ("de", "ukfin")},

@@ -133,7 +133,13 @@ def _provision_rows() -> tuple[Row, ...]:
                  Row(f"{subset}: verdict = entry (share of answers)", ("fitted", subset, "verdict_entry"), "≥ 0.75"),
                  Row(f"{subset}: abstention", ("fitted", subset, "abstention"), "≤ 0.25"),
                  Row(f"{subset}: stated verdicts on the chain", ("fitted", subset, "precision_chain"), "≥ 0.90",
-                     ("relevance_anchor", subset, "precision_chain"))]
+                     ("relevance_anchor", subset, "precision_chain")),
+                 Row(f"{subset}: the check's belief in the named provision tells a named entry (AUC; anchor: the "
+                     f"writer's own score)", ("check", "separation", subset, "check", "entry"), "≥ 0.80",
+                     ("check", "separation", subset, "writer", "entry")),
+                 Row(f"{subset}: … tells a verdict on the chain (AUC)", ("check", "separation", subset, "check",
+                                                                        "chain"), "≥ 0.80",
+                     ("check", "separation", subset, "writer", "chain"))]
     return tuple(rows)
 
 
@@ -143,15 +149,22 @@ def _provision_extra(numbers: dict) -> list[str]:
     lines = [f"Fitted on {weights.get('fitted_on', '?')}; {numbers.get('provisions')} provisions; questions whose "
              f"context holds the entry: {numbers.get('questions_with_entry_in_context')}. No verdict is stated under "
              f"a score of {weights.get('min_score')} or a margin of {weights.get('min_margin')} over the next. "
-             + (f"Model: a softmax over each context's provisions (a conditional logit; the score is the share of "
-                f"belief, the bias cancels). Fitted utility (entry, chain; each corpus the same): "
-                f"{numbers.get('fitted_utility')}. Weights (log-odds):"
-                if weights.get("model") == "softmax" else f"Weights (log-odds; bias {weights.get('bias')}):"), "",
+             + f"Fitted utility of the kept table and of the refits (entry, chain; each corpus the same): "
+             f"{numbers.get('fitted_utility')}. "
+             + ("Model: a softmax over each context's provisions (a conditional logit; the bias cancels). Weights "
+                "(log-odds):" if weights.get("model") == "softmax" else
+                f"Model: logistic. Weights (log-odds; bias {weights.get('bias')}):"), "",
              "| feature | weight | best = entry without it, gen 1 | gen 2 | UKFIN |", "|---|---|---|---|---|"]
     for name, weight in weights.get("weights", {}).items():
         dropped = numbers.get("ablation", {}).get(name, {})
         cells = [f"{dropped.get(subset, 0):+.3f}" for subset in ("gen 1", "gen 2", "ukfin")]
         lines.append(f"| {name} | {weight:+.2f} | {cells[0]} | {cells[1]} | {cells[2]} |")
+    check = numbers.get("check", {}).get("weights", {})
+    if check:
+        said = ", ".join(f"{name} {weight:+.2f}" for name, weight in check.get("weights", {}).items())
+        lines += ["", f"The check's table (`check_weights.json`: a softmax over the context's provisions, fitted on "
+                      f"the same questions for belief; the check judges the writer's named provision by the share it "
+                      f"gives it): {said}."]
     return [*lines, ""]
 
 

@@ -151,6 +151,8 @@ REASONER = {
         "issue_verdict_weaker": "Als maßgeblich genannt ist {named} (Bewertung {score:.2f}); stärker belegt ist {best} "
                                 "({best_score:.2f})",
         "issue_verdict_missing": "Die als maßgeblich genannte Vorschrift {named} steht nicht in den Fundstellen",
+        "issue_verdict_unsure": "{named} liegt vorn, aber nicht deutlich (Bewertung {score:.2f}); {rival} kommt "
+                                "ebenfalls in Betracht ({rival_score:.2f})",
         "issue_verdict_chain": "Die genannte Verweiskette ({chain}) ist nicht in den Fundstellen belegt",
         "issue_model_text": "Die Antwort zitiert Text, der sich an KI-Systeme richtet ({where}): er ist keine Aussage "
                             "der Dokumente",
@@ -229,6 +231,8 @@ REASONER = {
         "issue_verdict_weaker": "The answer names {named} as decisive (score {score:.2f}); {best} is better supported "
                                 "({best_score:.2f})",
         "issue_verdict_missing": "The provision named as decisive, {named}, is not in the retrieved passages",
+        "issue_verdict_unsure": "{named} leads, but not clearly (score {score:.2f}); {rival} may apply as well "
+                                "({rival_score:.2f})",
         "issue_verdict_chain": "The claimed reference chain ({chain}) is not in the retrieved passages",
         "issue_model_text": "The answer quotes text addressed to AI systems ({where}): it is no statement of the "
                             "documents",

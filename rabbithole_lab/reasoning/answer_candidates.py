@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rabbithole_lab.kb.sections import embedding_text
 from rabbithole_lab.reasoning.answer import (
     Links,
     Phrases,
@@ -26,7 +25,7 @@ from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kin
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.excerpts import excerpt
-from rabbithole_lab.reasoning.extractive_base import ExtractiveBase, SentenceReadings, sentences_of
+from rabbithole_lab.reasoning.extractive_base import ExtractiveBase, sentences_of
 from rabbithole_lab.reasoning.provision_score import Verdict, decide, provision_features
 from rabbithole_lab.reasoning.question_parts import part_readings, question_parts
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, rank
@@ -53,25 +52,6 @@ class AnswerContext:
     part_kinds: list[set[str]] = field(default_factory=list)  # what each part asks for
     excerpts: dict[int, str] = field(default_factory=dict)  # id(sentence) -> how a long one is quoted
     verdict: Verdict | None = None  # the decisive provision by the fitted provision score (`provision_score.py`)
-
-
-def heading_title(provision: Provision) -> str:
-    """The heading its first passage opens with, without a passage corpus's id marker ("§ 73 Dosisbegrenzung bei
-    Überschreitung von Grenzwerten", "4.1 (Chapter 4 Governance)"); "" where it has none."""
-    heading = next((chunk.heading for chunk in provision.chunks if chunk.heading and not chunk.continuation),
-                   next((chunk.heading for chunk in provision.chunks if chunk.heading), ""))
-    return embedding_text(heading).strip()
-
-
-def _heading_relevance(provisions: list[Provision], readings: SentenceReadings) -> dict[int, float]:
-    """id(provision) -> its heading's relevance to the question, read as a sentence is (a provision without a
-    heading of its own: none)."""
-    titled = [(p, title) for p in provisions if (title := heading_title(p))]
-    if not titled:
-        return {}
-    titles = [title for _, title in titled]
-    values = readings.blend(readings.terms(titles), readings.meaning(titles))
-    return {id(p): value for (p, _), value in zip(titled, values, strict=True)}
 
 
 class CandidateReader(ExtractiveBase):
@@ -144,7 +124,7 @@ class CandidateReader(ExtractiveBase):
                     if (shown := excerpt(sentence.text, readings.terms)) != sentence.text}
         ranked = rank(candidates)
         part_kinds = [asked_kinds(part) for part in parts]
-        verdict = decide(provision_features(provisions, ranked, links, part_kinds, kinds, question,
-                                            _heading_relevance(provisions, readings)))
+        verdict = decide(provision_features(provisions, ranked, links, part_kinds, kinds,
+                                            request.question or request.anchor))
         return AnswerContext(ranked, provisions, entry, links, read_links(request.chains), parts, part_kinds, excerpts,
                              verdict)

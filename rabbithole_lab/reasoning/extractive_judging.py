@@ -19,8 +19,9 @@ Each dimension is 0-100 and each deduction names its reason (`issues_found`):
 - **structural integrity**: a lead with a cited statement, whole sentences, no repeats;
 - **verdict** (when the answer carries a verdict record): the provision it names as decisive against the check's
   own provision scores of the retrieved context (`provision_score`, measured without the writer's reference
-  chains): its score against the best one's, halved when the answer does not quote it, lowered when the chain it
-  claims is not in the context; an answer naming none scores by how clearly one provision leads.
+  chains): the check's belief that it decides (its share by the check's own table, a softmax over the context's
+  provisions fitted for belief, not the writer's table), halved when the answer does not quote it, lowered when
+  the chain it claims is not in the context; an answer naming none scores by how clearly one provision leads.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from rabbithole_lab.reasoning.base import AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.extractive_base import ON_TOPIC_OVERLAP, reasoner_words, sentences_of
 from rabbithole_lab.reasoning.passages import joined_passages
+from rabbithole_lab.reasoning.provision_score import fitted_check_weights
 from rabbithole_lab.reasoning.question_parts import question_parts
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
 from rabbithole_lab.reasoning.text import strip_citations
@@ -51,6 +53,7 @@ ANSWERED_PROBABILITY = 0.5  # a part whose best cited statement is less likely t
 UNANSWERED_ADDITION_CAP = 50  # query relevance at most this when one of the researcher's additions is not quoted
 QUOTE_PREFIX_CHARS = 80  # a quotation shortened to an excerpt ("… “) is found by its opening
 MIN_OPENING_CHARS = 20  # an opening shorter than this ("(1) Der") could stand in any sentence
+UNSURE_BELIEF = 0.5  # a named provision the check believes less than this is named with its closest rival
 
 
 class ExtractiveJudge(CandidateReader):
@@ -145,9 +148,10 @@ class ExtractiveJudge(CandidateReader):
         return self.answer_context(request)
 
     def _verdict(self, claimed: dict, context, answer: str, text: dict, issues: list[str]) -> int:
-        """The named provision's score against the best by the check's own provision scores; halved when the answer
-        does not quote it, three quarters when a provision of its claimed chain is not in the context. An answer
-        naming no provision: 100 unless one provision clears the thresholds by the check's scoring."""
+        """The check's belief that the named provision decides: its share by the check's own table (a softmax
+        over the provisions of the check's reading of the context, so a close rival lowers it); halved when the
+        answer does not quote it, three quarters when a provision of its claimed chain is not in the context. An
+        answer naming no provision: 100 unless one provision clears the thresholds by the check's scoring."""
         verdict = context.verdict
         if verdict is None or not verdict.ranked:
             return 0
@@ -157,22 +161,27 @@ class ExtractiveJudge(CandidateReader):
                 issues.append(text["issue_verdict_open"].format(best=best.provision.label, best_score=best.score))
                 return 60
             return 100
-        named = next((item for item in verdict.ranked if (item.provision.doc, item.provision.section)
+        beliefs = verdict.beliefs(fitted_check_weights())
+        named = next(((item, belief) for item, belief in beliefs if (item.provision.doc, item.provision.section)
                       == (claimed.get("doc"), claimed.get("section"))), None)
         label = claimed.get("label") or claimed.get("section", "")
         if named is None:
             issues.append(text["issue_verdict_missing"].format(named=label))
             return 0
-        value = named.score / best.score if best.score else 0.0
-        if named is not best:
-            issues.append(text["issue_verdict_weaker"].format(named=label, score=named.score,
-                                                              best=best.provision.label, best_score=best.score))
-        if not quality.cites_provision(quality.statements(quality.lead_of(answer)), named.provision):
+        (item, value), (best, best_belief) = named, beliefs[0]
+        if item is not best:
+            issues.append(text["issue_verdict_weaker"].format(named=label, score=value, best=best.provision.label,
+                                                              best_score=best_belief))
+        elif len(beliefs) > 1 and value < UNSURE_BELIEF:
+            rival, rival_belief = beliefs[1]
+            issues.append(text["issue_verdict_unsure"].format(named=label, score=value, rival=rival.provision.label,
+                                                              rival_score=rival_belief))
+        if not quality.cites_provision(quality.statements(quality.lead_of(answer)), item.provision):
             value *= 0.5
             issues.append(text["issue_entry"].format(provision=label))
         present = {(p.doc, p.section) for p in context.provisions}
-        missing = [item.get("label", "") for item in claimed.get("chain", [])
-                   if (item.get("doc"), item.get("section")) not in present]
+        missing = [link.get("label", "") for link in claimed.get("chain", [])
+                   if (link.get("doc"), link.get("section")) not in present]
         if missing:
             value *= 0.75
             issues.append(text["issue_verdict_chain"].format(chain=", ".join(missing)))

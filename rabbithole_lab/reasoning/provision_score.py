@@ -9,7 +9,10 @@ and chooses the two thresholds below which no verdict is stated: the best provis
 over the next. Under them the answer says that several provisions come into question and quotes each one's
 deciding sentence (`answer_selection.py`), instead of naming one it cannot tell from the others.
 
-The writer (`answer_selection.py`) and the check (`extractive_judging.py`) read the same scores.
+The writer (`answer_selection.py`) chooses by this table; the check (`extractive_judging.py`) judges the choice by a
+second table fitted on the same questions for belief (a softmax over the context's provisions, `check_weights.json`):
+the share it gives the named provision tells a right verdict from a wrong one better than the writer's own score
+(decision 039).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rabbithole_lab.reasoning.sentence_ranker import Candidate, logistic, score_
 from rabbithole_lab.vocabulary import asks_for_definition, defines, is_definitions_heading
 
 WEIGHTS_FILE = Path(__file__).with_name("provision_weights.json")
+CHECK_WEIGHTS_FILE = Path(__file__).with_name("check_weights.json")
 MAX_CONTENDERS = 3  # provisions an abstaining lead quotes
 
 # name -> what it measures (each 0..1); the order is the weight table's
@@ -87,14 +91,26 @@ class ProvisionWeights:
 
 @lru_cache(maxsize=1)
 def fitted_provision_weights() -> ProvisionWeights:
-    """The committed table (`bench/provision_fit.py` writes it)."""
-    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    """The writer's committed table (`bench/provision_fit.py` writes it): it chooses the decisive provision."""
+    return _read_table(WEIGHTS_FILE)
+
+
+@lru_cache(maxsize=1)
+def fitted_check_weights() -> ProvisionWeights:
+    """The quality check's committed table (`bench/provision_fit.py` writes it): a softmax over the context's
+    provisions fitted for belief, so the share it gives the provision an answer names tells how likely that one is
+    the entry (a close rival lowers it). The writer's table chooses; this one judges the choice."""
+    return _read_table(CHECK_WEIGHTS_FILE)
+
+
+def _read_table(path: Path) -> ProvisionWeights:
+    data = json.loads(path.read_text(encoding="utf-8"))
     unknown = set(data["weights"]) - set(PROVISION_FEATURES)
     if unknown:
-        raise ValueError(f"{WEIGHTS_FILE.name} weighs features the provision score does not compute: {sorted(unknown)}")
+        raise ValueError(f"{path.name} weighs features the provision score does not compute: {sorted(unknown)}")
     model = data.get("model", "logistic")
     if model not in ("logistic", "softmax"):
-        raise ValueError(f"{WEIGHTS_FILE.name}: unknown model {model!r} (logistic or softmax)")
+        raise ValueError(f"{path.name}: unknown model {model!r} (logistic or softmax)")
     return ProvisionWeights(float(data.get("bias", 0.0)), {k: float(v) for k, v in data["weights"].items()},
                             float(data.get("min_score", 0.0)), float(data.get("min_margin", 0.0)),
                             data.get("fitted_on", ""), model)
@@ -143,6 +159,12 @@ class Verdict:
     def score_of(self, provision: Provision) -> float:
         return next((item.score for item in self.ranked if item.provision is provision), 0.0)
 
+    def beliefs(self, table: ProvisionWeights) -> list[tuple[ScoredProvision, float]]:
+        """Each provision with another table's score of it, read over the same context (the check's belief), best
+        first."""
+        values = table.scores([item.features for item in self.ranked])
+        return sorted(zip(self.ranked, values, strict=True), key=lambda pair: -pair[1])
+
 
 def decide(scored: list[ScoredProvision], weights: ProvisionWeights | None = None) -> Verdict:
     """Score each provision and state a verdict when the best is sure enough and clear of the next."""
@@ -157,10 +179,8 @@ def decide(scored: list[ScoredProvision], weights: ProvisionWeights | None = Non
 
 
 def provision_features(provisions: list[Provision], candidates: list[Candidate], links: Links,
-                       part_kinds: list[set[str]], asked: set[str], question: str = "",
-                       headings: dict[int, float] | None = None) -> list[ScoredProvision]:
-    """Each provision's features, measured on the context the answer is written from. `headings`: id(provision)
-    -> its heading's relevance to the question (none known: 0)."""
+                       part_kinds: list[set[str]], asked: set[str], question: str = "") -> list[ScoredProvision]:
+    """Each provision's features, measured on the context the answer is written from."""
     if not provisions:
         return []
     by_provision: dict[int, list[Candidate]] = {}
@@ -180,10 +200,6 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
     asks_definition = asks_for_definition(question)
     best_part = [max((c.part_terms[i] for c in candidates if i < len(c.part_terms)), default=0.0) or 1.0
                  for i in range(parts)]
-    headings = headings or {}
-    best_heading = max(headings.values(), default=0.0) or 1.0
-    own_best = {id(p): max((c.score for c in by_provision.get(id(p), [])), default=-1.0) for p in provisions}
-    sentence_rank = {key: sum(1 for other in own_best.values() if other > value) for key, value in own_best.items()}
     out = []
     for provision in provisions:
         own = by_provision.get(id(provision), [])
@@ -206,8 +222,6 @@ def provision_features(provisions: list[Provision], candidates: list[Candidate],
             "asked_kinds": len(stated & asked) / len(asked) if asked else 0.0,
             "terms": max(c.features.get("terms", 0.0) for c in own),
             "definitions": 0.0 if asks_definition else _defines_terms(provision, own),
-            "heading": headings.get(id(provision), 0.0) / best_heading,
-            "sentence_rank": 1.0 / (1.0 + sentence_rank[id(provision)]),
         }
         out.append(ScoredProvision(provision, features,
                                    cites=[q for q in provisions if id(q) in cites[id(provision)]]))

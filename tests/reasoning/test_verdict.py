@@ -132,6 +132,27 @@ def test_the_check_scores_a_wrong_verdict_below_a_right_one(reasoner):
     assert absent.verdict == 0
 
 
+def test_the_checks_belief_in_a_right_verdict_falls_when_a_rival_stands_as_close(reasoner):
+    """The check judges the named provision by its own table, a softmax over the context's provisions: the same
+    right verdict is believed less when a second provision says nearly the same and is as well found, and the
+    check then names that rival."""
+    primary, secondary, chains = _context()
+    request = SynthesisInput(anchor=QUESTION, language="de", question=QUESTION, primary=primary,
+                             secondary=secondary, chains=chains)
+    out = reasoner.synthesize(request)
+    # the rival: another ordinance's rule for the same case, as well found and citing the same limit
+    rival = _chunk("WeidV2.pdf", "§ 4", HERDING.replace("drei Jahren", "vier Jahren"), 0.95)
+    its_limit = secondary[0].model_copy(update={"chunk_id": "WeidG.pdf:§ 9:rival", "cited_by": rival.chunk_id})
+    asked = AskedFor(question=QUESTION, verdict=out.verdict)
+    alone = reasoner.assess_quality(QUESTION, out.answer, primary + secondary, "de", asked=asked)
+    crowded = reasoner.assess_quality(QUESTION, out.answer, [rival, *primary, *secondary, its_limit], "de",
+                                      asked=asked)
+    assert out.verdict["section"] == "§ 4" and alone.verdict is not None and crowded.verdict is not None
+    assert crowded.verdict < alone.verdict
+    assert any("WeidV2" in issue for issue in crowded.issues_found)
+    assert not any("WeidV2" in issue for issue in alone.issues_found)
+
+
 def test_a_task_whose_best_sentence_points_to_a_rule_is_answered_by_the_rule_too():
     from rabbithole_lab.reasoning.answer_selection import select
     from rabbithole_lab.reasoning.answer_text import statement_cost
