@@ -155,6 +155,8 @@ class SynthesisFinding(BaseModel):
 
 class SynthesisOutput(BaseModel):
     answer: str = ""
+    decisive: str = Field("", description='The provision that decides the question, as the answer cites it ("§ 73 '
+                                          'StrlSchV"); "" when several come into question')
     key_findings: list[SynthesisFinding] = Field(default_factory=list)
     # not asked of a model (left out of its schema): set when the answer is that nothing answers the question
     nothing_found: SkipJsonSchema[str] = Field("", description="Why nothing answers the question, when so")

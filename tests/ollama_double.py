@@ -138,10 +138,10 @@ class OllamaDouble:
         if self.behaviour == "placeholder":  # schema-valid JSON with "-" in every text field
             return json.dumps(_placeholder(json.loads(good)))
         if self.behaviour == "empty_answer" and step == "synthesize":
-            return json.dumps({"answer": "", "key_findings": []})
+            return json.dumps({"answer": "", "decisive": "", "key_findings": []})
         if self.behaviour == "uncited" and step == "synthesize":  # fluent, and nothing in it can be checked
-            return json.dumps({"answer": UNCITED_ANSWER, "key_findings": [{"claim": UNCITED_ANSWER, "sources": []}]},
-                              ensure_ascii=False)
+            return json.dumps({"answer": UNCITED_ANSWER, "decisive": "",
+                               "key_findings": [{"claim": UNCITED_ANSWER, "sources": []}]}, ensure_ascii=False)
         return good
 
     @property

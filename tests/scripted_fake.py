@@ -135,8 +135,9 @@ def _synthesis(language: str) -> Callable[[str], str]:
         if len(carried) > 1:
             label = "S." if language == "de" else "p."
             text += "\n\n" + " ".join(f"Fundstelle [{d}, {label} {n}]." for d, n in carried)
-        return json.dumps({"answer": text, "key_findings": [{"claim": text.split(" [")[0].split(":** ")[-1],
-                                                              "sources": [f"{doc} p. {page}"]}]}, ensure_ascii=False)
+        # a schema-bound model fills every field: its answer names no single provision as decisive
+        claim = {"claim": text.split(" [")[0].split(":** ")[-1], "sources": [f"{doc} p. {page}"]}
+        return json.dumps({"answer": text, "decisive": "", "key_findings": [claim]}, ensure_ascii=False)
 
     return answer
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
+from rabbithole_lab.reasoning.answer import names_provision, reached_from
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext, CandidateReader
 from rabbithole_lab.reasoning.answer_selection import Selection, Statement, select
 from rabbithole_lab.reasoning.answer_text import decisive_chain_provisions, statement_cost, written_answer
@@ -49,6 +51,19 @@ class ExtractiveWriter(CandidateReader):
         verdict = verdict_record(selection.verdict, None if selection.abstains else chain[0],
                                  [] if selection.abstains else chain[1:])
         return SynthesisOutput(answer="\n".join(lines), key_findings=findings, verdict=verdict)
+
+    def verdict_of(self, request: SynthesisInput, output: SynthesisOutput) -> dict:
+        """The verdict record of an answer another writer wrote (a model's): the provision its `decisive` field
+        names, scored by the fitted provision score over the same context, with the context provisions it cites
+        that the answer names too; not stated when the field names no provision of the context."""
+        context = self.answer_context(request)
+        if context.verdict is None or not context.verdict.ranked:
+            return {}
+        named = next((p for p in context.provisions if output.decisive.strip()
+                      and names_provision(output.decisive, p)), None)
+        chain = [p for p in reached_from(context.provisions, named, context.links)
+                 if names_provision(output.answer, p)] if named else []
+        return verdict_record(replace(context.verdict, stated=named is not None), named, chain)
 
 
 def _written_within(context: AnswerContext, request: SynthesisInput, cost: Callable[[Statement], int],

@@ -230,5 +230,10 @@ class ExtractiveFallback:
 
     # ---- Synthesiser --------------------------------------------------------------------------
     def synthesize(self, request: SynthesisInput) -> SynthesisOutput:
-        return self._step("synthesize", lambda: self.primary.synthesize(request),
-                          lambda: self.fallback.synthesize(request))
+        output = self._step("synthesize", lambda: self.primary.synthesize(request),
+                            lambda: self.fallback.synthesize(request))
+        if output.verdict or output.nothing_found or not output.answer.strip():
+            return output
+        # a model names its decisive provision in a field; the record scores it as the extractive writer's is, so
+        # the report, the check and the workbench read one verdict whichever writer wrote the answer
+        return output.model_copy(update={"verdict": self.fallback.verdict_of(request, output)})

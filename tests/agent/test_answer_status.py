@@ -56,7 +56,7 @@ def test_the_model_s_invented_claims_are_removed_counted_and_named(demo_kb, sess
         lines = [f"**Ergebnis:** {good}", "Kranführer brauchen eine Lizenz [Lizenzordnung.pdf, S. 3].",
                  f"„{text}“ [{doc}, S. {int(page) + 7}]",
                  f"„Die Behörde darf jeden Grenzwert nach Belieben verdoppeln.“ [{doc}, S. {page}]"]
-        return json.dumps({"answer": "\n".join(lines), "key_findings": []}, ensure_ascii=False)
+        return json.dumps({"answer": "\n".join(lines), "decisive": "", "key_findings": []}, ensure_ascii=False)
 
     reasoner, _ = fake_llm({"synthesize": synthesis})
     session = session_factory(services_with(demo_kb, reasoner))

@@ -207,3 +207,33 @@ def test_a_provision_of_definitions_is_marked_unless_a_definition_is_asked():
     assert marked("Wie lange darf ein Hirte die Herde hüten?") == {"§ 2": 1.0, "§ 9": 0.0, "1.2": 1.0}
     assert set(marked("Was ist ein Hirte?").values()) == {0.0}
     assert set(marked("What is meant by a herder?").values()) == {0.0}
+
+
+@pytest.mark.parametrize("decisive, stated", [("§ 4 WeidV", True), ("§ 77 WeidV", False), ("", False)])
+def test_a_models_answer_carries_the_verdict_its_decisive_field_names(reasoner, decisive, stated):
+    """On the LLM path the model names the decisive provision in a field of its JSON; the record is scored over
+    the same context as the extractive writer's, with the chain the answer names; a provision the context does
+    not hold, or none, is no stated verdict (the scripted model stands for Ollama)."""
+    import json
+
+    from rabbithole_lab.reasoning.fallback import ExtractiveFallback
+    from rabbithole_lab.reasoning.llm import LLMReasoner
+    from tests.scripted_fake import ScriptedFakeChatModel
+
+    answer = ("Weiter hüten darf er nur mit Zustimmung der Aufsicht (§ 4 WeidV) [WeidV.pdf, p. 1]; der Grenzwert "
+              "beträgt 200 Stunden im Jahr (§ 9 WeidG) [WeidG.pdf, p. 1].")
+    model = ScriptedFakeChatModel(script={"synthesize": json.dumps({"answer": answer, "decisive": decisive,
+                                                                    "key_findings": []})})
+    writer = ExtractiveFallback(LLMReasoner(model, max_retries=0, backoff_s=0.0), reasoner)
+    primary, secondary, chains = _context()
+    chains = [chain | {"source": "§ 4 WeidV", "target": "§ 9 WeidG", "reference": "§ 9", "reason": "cited"}
+              for chain in chains]  # what the model's prompt says of each chain
+    out = writer.synthesize(SynthesisInput(anchor=QUESTION, language="de", question=QUESTION, primary=primary,
+                                           secondary=secondary, chains=chains))
+    assert out.answer == answer and out.verdict["stated"] is stated
+    if stated:
+        assert (out.verdict["doc"], out.verdict["section"]) == ("WeidV.pdf", "§ 4")
+        assert 0.0 < out.verdict["score"] <= 1.0
+        assert [link["section"] for link in out.verdict["chain"]] == ["§ 9"]
+    else:
+        assert out.verdict["label"] == "" and len(out.verdict["candidates"]) >= 2
