@@ -182,6 +182,16 @@ class _Cover:
                 sentence = citing_sentence(citing[0], first.provision, self.ranked, self.taken)
                 if sentence is not None and sentence.score >= best_score * CITING_MIN_SHARE:
                     self.covered.insert(0, self.statement(sentence, "reference"))
+        elif self.covered and verdict is not None and verdict.stated:
+            # a provision of the context sends to the decisive one ("… nach Anlage 1"): the sending rule states
+            # the case the named one serves, so its sentence naming it stands beside the verdict when it scores
+            # near the best
+            named = self.covered[0].provision
+            citing = citing_provisions(self.context, named)
+            sentence = citing_sentence(citing[0], named, self.ranked, self.taken) if citing else None
+            if sentence is not None and sentence.score >= best_score * CITING_MIN_SHARE:
+                if (item := self.statement(sentence, "reference")) is not None:
+                    self.covered.insert(1, item)
         decisive = self.covered[0].provision if self.covered else self.ranked[0].provision
         opening = self.covered[0].sentences if self.covered else []
         by_provision: dict[int, list[Candidate]] = {}

@@ -123,6 +123,27 @@ def test_a_cited_rule_the_lead_quotes_already_is_the_statement_its_chain_brought
     assert any(line.startswith("§ 4 KranV → § 9 KranV: „(1) Der Grenzwert") for line in lines), lines
 
 
+def test_the_rule_that_sends_to_the_named_provision_stands_beside_the_verdict_in_the_lead():
+    """The verdict names the annex holding the figure; the rule that sends to it for the case ("… nach Anlage 2")
+    is quoted right after it in the lead, though another sentence answers the question's part better."""
+    sending = _provision("§ 7", ["Wer einen Kran umbaut, lässt ihn nach Anlage 2 prüfen.",
+                                 "Der Umbau ist der Aufsicht anzuzeigen."])
+    annex = _provision("Anlage 2", ["Die Prüfung umfasst die Tragkraft und die Bremsen."], depth=1)
+    other = _provision("§ 3", ["Die Prüfung eines Krans ist schriftlich festzuhalten."])
+    chains = [{"citing": ["KranV.pdf", "§ 7"], "cited": [["KranV.pdf", "Anlage 2"]]}]
+    context = _context("Was umfasst die Prüfung eines umgebauten Krans?",
+                       [(annex, [0.9]), (other, [0.8]), (sending, [0.75, 0.3])], chains)
+    context.verdict = Verdict([ScoredProvision(annex, {}, 0.8), ScoredProvision(sending, {}, 0.6)], stated=True)
+    lead = _texts(_select(context).lead)
+    assert lead[:2] == ["Die Prüfung umfasst die Tragkraft und die Bremsen.",
+                        "Wer einen Kran umbaut, lässt ihn nach Anlage 2 prüfen."], lead
+    # a rule that only scores far below the best is not brought into the lead for it
+    context = _context("Was umfasst die Prüfung eines umgebauten Krans?",
+                       [(annex, [0.9]), (other, [0.8]), (sending, [0.1, 0.05])], chains)
+    context.verdict = Verdict([ScoredProvision(annex, {}, 0.8), ScoredProvision(sending, {}, 0.6)], stated=True)
+    assert "Wer einen Kran umbaut, lässt ihn nach Anlage 2 prüfen." not in _texts(_select(context).lead)[:2]
+
+
 def test_a_part_reached_by_a_reference_is_quoted_with_the_sentence_making_it_below_the_lead():
     checks = _provision("§ 2", ["Der Kran ist jährlich zu prüfen.", "Die Prüfung umfasst die Bremsen.",
                                 "Der Prüfer führt ein Prüfbuch."])
