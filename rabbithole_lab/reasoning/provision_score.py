@@ -70,7 +70,8 @@ class ProvisionWeights:
     model: Literal["logistic", "softmax"] = "logistic"
 
     def score(self, features: dict[str, float]) -> float:
-        """One provision's score read alone (a softmax table: its probability against a context of one)."""
+        """One provision's logistic score read alone; a softmax table reads a context's provisions together
+        (`scores`)."""
         return logistic(self.bias, self.weights, features)
 
     def scores(self, features: list[dict[str, float]]) -> list[float]:
