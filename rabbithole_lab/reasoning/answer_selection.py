@@ -37,7 +37,7 @@ from rabbithole_lab.kb.query import glossary_alternatives
 from rabbithole_lab.reasoning.answer import Provision, Sentence, names_provision, reached_from
 from rabbithole_lab.reasoning.answer_candidates import AnswerContext
 from rabbithole_lab.reasoning.base import AnswerTask
-from rabbithole_lab.reasoning.provision_score import Verdict
+from rabbithole_lab.reasoning.provision_score import Verdict, fitted_check_weights
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
 from rabbithole_lab.reasoning.text import contains_concept, stems
 
@@ -51,7 +51,7 @@ FILL_MIN_SHARE = 0.35  # a filled sentence scores at least this share of the bes
 # rulebook's (decision 034, German dev gen 1 and UKFIN dev together)
 UNCHAINED_FILL_SHARE = 0.3
 
-Covers = Literal["verdict", "part", "reference", "addition", "task", "fill"]
+Covers = Literal["verdict", "rival", "part", "reference", "addition", "task", "fill"]
 
 
 @dataclass
@@ -154,6 +154,12 @@ class _Cover:
             own = [c for c in self.ranked if c.provision is provision]
             if own and (item := self.statement(max(own, key=lambda c: score_for_part(c, 0, kinds)), "verdict")):
                 self.covered.append(item)
+        # a stated verdict the check's table is not sure of: its closest rival's deciding sentence stands in the
+        # lead too ("in Betracht kommt auch …"), the verdict stays
+        rival = verdict.rival(fitted_check_weights())
+        own = [c for c in self.ranked if c.provision is rival] if rival is not None else []
+        if own and (item := self.statement(max(own, key=lambda c: score_for_part(c, 0, kinds)), "rival")):
+            self.covered.append(item)
 
     def parts(self) -> None:
         """Per question part, the best sentence carrying most of what it asks for ("bis wann entscheidet die

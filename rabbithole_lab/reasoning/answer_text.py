@@ -101,7 +101,8 @@ def written_answer(selection: Selection, tasks: list[AnswerTask], language: str)
     elif selection.lead:
         lines.append(text["opening"].format(decisive=decisive_chain(selection)))
         for statement in merged(selection.lead):
-            lines.append(statement_line(statement, language, excerpts=selection.excerpts))
+            line = statement_line(statement, language, excerpts=selection.excerpts)
+            lines.append(text["rival"].format(line=line) if statement.covers == "rival" else line)
     sections = body_sections(selection, tasks)
     with_section = {task.id for task, _ in sections if task is not None}
     for number, task in enumerate(tasks, start=1):

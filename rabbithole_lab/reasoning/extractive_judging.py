@@ -39,7 +39,7 @@ from rabbithole_lab.reasoning.base import AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.extractive_base import ON_TOPIC_OVERLAP, reasoner_words, sentences_of
 from rabbithole_lab.reasoning.passages import joined_passages
-from rabbithole_lab.reasoning.provision_score import fitted_check_weights
+from rabbithole_lab.reasoning.provision_score import UNSURE_BELIEF, fitted_check_weights
 from rabbithole_lab.reasoning.question_parts import question_parts
 from rabbithole_lab.reasoning.sentence_ranker import Candidate, score_for_part
 from rabbithole_lab.reasoning.text import strip_citations
@@ -53,7 +53,6 @@ ANSWERED_PROBABILITY = 0.5  # a part whose best cited statement is less likely t
 UNANSWERED_ADDITION_CAP = 50  # query relevance at most this when one of the researcher's additions is not quoted
 QUOTE_PREFIX_CHARS = 80  # a quotation shortened to an excerpt ("… “) is found by its opening
 MIN_OPENING_CHARS = 20  # an opening shorter than this ("(1) Der") could stand in any sentence
-UNSURE_BELIEF = 0.5  # a named provision the check believes less than this is named with its closest rival
 
 
 class ExtractiveJudge(CandidateReader):

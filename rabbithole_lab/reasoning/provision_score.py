@@ -32,6 +32,7 @@ from rabbithole_lab.vocabulary import asks_for_definition, defines, is_definitio
 WEIGHTS_FILE = Path(__file__).with_name("provision_weights.json")
 CHECK_WEIGHTS_FILE = Path(__file__).with_name("check_weights.json")
 MAX_CONTENDERS = 3  # provisions an abstaining lead quotes
+UNSURE_BELIEF = 0.5  # a named provision the check's table believes less than this has a rival worth naming
 
 # name -> what it measures (each 0..1); the order is the weight table's
 PROVISION_FEATURES: dict[str, str] = {
@@ -165,6 +166,17 @@ class Verdict:
         first."""
         values = table.scores([item.features for item in self.ranked])
         return sorted(zip(self.ranked, values, strict=True), key=lambda pair: -pair[1])
+
+    def rival(self, table: ProvisionWeights) -> Provision | None:
+        """The provision the check's table believes nearly as well as the stated one, when it believes the stated
+        one less than even (`UNSURE_BELIEF`): the lead quotes it too, the verdict stays."""
+        if not self.stated or len(self.ranked) < 2:
+            return None
+        beliefs = self.beliefs(table)
+        named = next(belief for item, belief in beliefs if item.provision is self.decisive)
+        if named >= UNSURE_BELIEF:
+            return None
+        return next(item.provision for item, _ in beliefs if item.provision is not self.decisive)
 
 
 def decide(scored: list[ScoredProvision], weights: ProvisionWeights | None = None) -> Verdict:

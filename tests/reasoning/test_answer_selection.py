@@ -144,6 +144,35 @@ def test_the_rule_that_sends_to_the_named_provision_stands_beside_the_verdict_in
     assert "Wer einen Kran umbaut, lässt ihn nach Anlage 2 prüfen." not in _texts(_select(context).lead)[:2]
 
 
+def test_a_verdict_the_check_is_unsure_of_keeps_its_closest_rival_in_the_lead(monkeypatch):
+    """The verdict stays; when the check's table believes it less than even, the rival it believes next is quoted
+    in the lead too, said as such; a verdict it is sure of stands alone."""
+    from rabbithole_lab.reasoning import answer_selection
+    from rabbithole_lab.reasoning.provision_score import ProvisionWeights
+
+    named = _provision("§ 5", ["Wird die Tragkraft überschritten, ist der Kran stillzulegen."])
+    rival = _provision("§ 6", ["Nach einer Überlast darf der Kran nur mit Zustimmung der Aufsicht weiter betrieben "
+                               "werden."])
+    other = _provision("§ 2", ["Ein Kran ist jährlich zu prüfen."])
+    question = "Was gilt, wenn die Tragkraft eines Krans überschritten wurde?"
+    check = ProvisionWeights(0.0, {"relevance": 5.0}, model="softmax")
+    monkeypatch.setattr(answer_selection, "fitted_check_weights", lambda: check)
+
+    def lead_lines(relevance: tuple[float, float, float]) -> list[str]:
+        context = _context(question, [(named, [0.9]), (rival, [0.5]), (other, [0.4])])
+        context.verdict = Verdict([ScoredProvision(p, {"relevance": r}, 0.9 - i / 10) for i, (p, r)
+                                   in enumerate(zip((named, rival, other), relevance, strict=True))], stated=True)
+        lines = written_answer(_select(context), [], "de")
+        return lines[:next((i for i, line in enumerate(lines) if i and not line.strip()), len(lines))]
+
+    unsure = lead_lines((1.0, 0.95, 0.9))  # three provisions the check can hardly tell apart
+    assert unsure[0] == "**Ergebnis:** Maßgeblich ist § 5 KranV."
+    assert any(line.startswith("In Betracht kommt auch § 6 KranV: „Nach einer Überlast") for line in unsure), unsure
+    sure = lead_lines((1.0, 0.2, 0.1))
+    assert sure[0] == "**Ergebnis:** Maßgeblich ist § 5 KranV."
+    assert not any("In Betracht kommt auch" in line for line in sure), sure
+
+
 def test_a_part_reached_by_a_reference_is_quoted_with_the_sentence_making_it_below_the_lead():
     checks = _provision("§ 2", ["Der Kran ist jährlich zu prüfen.", "Die Prüfung umfasst die Bremsen.",
                                 "Der Prüfer führt ein Prüfbuch."])
