@@ -218,12 +218,10 @@ def fit_check(rows: list[dict], names: list[str], writer: ProvisionWeights) -> P
 
 
 def _check_utility(rows: list[dict], writer: ProvisionWeights, check: ProvisionWeights) -> float:
-    by_corpus: dict[str, list[str]] = {}
+    by_corpus: dict[str, dict[str, None]] = {}  # each corpus's question ids, in order, once
     for row in rows:
-        by_corpus.setdefault(row["corpus"], [])
-        if row["id"] not in by_corpus[row["corpus"]]:
-            by_corpus[row["corpus"]].append(row["id"])
-    values = [check_separation(rows, writer, check, ids)["entry"] for ids in by_corpus.values()]
+        by_corpus.setdefault(row["corpus"], {})[row["id"]] = None
+    values = [check_separation(rows, writer, check, list(ids))["entry"] for ids in by_corpus.values()]
     values = [value for value in values if value is not None]
     return sum(values) / len(values) if values else 0.0
 

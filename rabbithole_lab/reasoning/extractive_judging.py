@@ -154,10 +154,11 @@ class ExtractiveJudge(CandidateReader):
         verdict = context.verdict
         if verdict is None or not verdict.ranked:
             return 0
-        best = verdict.ranked[0]
         if not claimed.get("stated"):
             if verdict.stated and len(verdict.ranked) > 1:
-                issues.append(text["issue_verdict_open"].format(best=best.provision.label, best_score=best.score))
+                leading = verdict.ranked[0]
+                issues.append(text["issue_verdict_open"].format(best=leading.provision.label,
+                                                                best_score=leading.score))
                 return 60
             return 100
         beliefs = verdict.beliefs(fitted_check_weights())
