@@ -4,7 +4,7 @@ Full mode runs the whole agent unattended on all 80 dev questions (about a minut
 state before `synthesize` in the session cache. Quick mode re-synthesises those kept states with today's code
 (synthesis, quality check, remediation, attribution: seconds a question): an answer change is measured on
 the same research. The kept states are stale once the code that runs before `synthesize`, the index or the
-settings change (`rabbithole_lab.eval.resynthesis.research_code_hash`); quick mode then runs research again
+settings change (`bench.resynthesis.research_code_hash`); quick mode then runs research again
 first, unless `--reuse-sessions` says to measure on the old research anyway (the result records it).
 
 Measured per dev generation and language: facts (whole answer), facts in the lead (the lines before the
@@ -40,17 +40,17 @@ from bench.common import (
     write_result,
 )
 from bench.common import run as run_command
-from rabbithole_lab.eval.answers import answer_citations
-from rabbithole_lab.eval.index_cache import cache_folder, index_key
-from rabbithole_lab.eval.resynthesis import (
+from bench.index_cache import cache_folder, index_key
+from bench.resynthesis import (
     load_state,
     research_code_hash,
     resynthesize,
     save_state,
     state_before_synthesis,
 )
-from rabbithole_lab.reasoning.quality import lead_of
-from rabbithole_lab.research import Research, open_services
+from rabbithole_lab.eval.answer_eval import answer_citations
+from rabbithole_lab.reasoning.checks.quality import lead_of
+from rabbithole_lab.usecase.research_case import Research, open_services
 
 logger = logging.getLogger(__name__)
 SESSIONS_ENV = "RABBITHOLE_SESSION_CACHE"

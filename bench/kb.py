@@ -18,10 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from rabbithole_lab.kb.chunking import chunk_document
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base, shared_embedder
-from rabbithole_lab.kb.kb_folder import discover
-from rabbithole_lab.kb.parse import parse_file
+from rabbithole_lab.kb.ingest.chunking import chunk_document
+from rabbithole_lab.kb.ingest.kb_folder import discover
+from rabbithole_lab.kb.ingest.parse import parse_file
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base, shared_embedder
 from rabbithole_lab.settings import load_settings
 
 

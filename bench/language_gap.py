@@ -1,6 +1,6 @@
 """How far the embedder sets an English query from German text of the same meaning.
 
-The e5 band (`kb/embedder.py`, E5_BAND) was measured with German section titles asked of German chunks. This
+The e5 band (`kb/embedding/embedder.py`, E5_BAND) was measured with German section titles asked of German chunks. This
 measures the same thing across languages with the glossary's term pairs (English term, its German term), not
 with any question: each pair is asked, once in English and once in German, of a chunk whose heading holds the
 German term and of a chunk drawn at random. Reads the chunk vectors an ingest stored. Usage:
@@ -17,9 +17,9 @@ import re
 import chromadb
 import numpy as np
 
-from rabbithole_lab.kb.factory import shared_embedder
-from rabbithole_lab.kb.index import get_all
-from rabbithole_lab.kb.query import glossary
+from rabbithole_lab.kb.kb_factory import shared_embedder
+from rabbithole_lab.kb.retrieval.query import glossary
+from rabbithole_lab.kb.store.index import get_all
 from rabbithole_lab.settings import load_settings
 
 

@@ -25,9 +25,9 @@ import bm25s
 from tqdm.auto import tqdm
 
 from bench.common import SHARED, BenchContext, require, write_jsonl, write_result
-from rabbithole_lab.eval.xref import run_question, without_following
-from rabbithole_lab.kb.factory import open_knowledge_base
-from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry
+from rabbithole_lab.eval.xref_eval import run_question, without_following
+from rabbithole_lab.kb.kb_factory import open_knowledge_base
+from rabbithole_lab.kb.store.registry import DocumentRegistry, RegistryEntry
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.reasoning.factory import build_gate
 

@@ -1,4 +1,4 @@
-"""Fit the verdict's provision score (`rabbithole_lab/reasoning/provision_score.py`) and measure it.
+"""Fit the verdict's provision score (`rabbithole_lab/reasoning/extractive/writer/provision_score.py`) and measure it.
 
     .venv/bin/python -m bench --only provision
 
@@ -53,16 +53,16 @@ from bench.common import (
     write_result,
 )
 from bench.ranker_fit import kept_states, matrix, newton_logistic
+from bench.resynthesis import load_state
 from rabbithole_lab.agent.nodes.synthesis import synthesis_request
-from rabbithole_lab.eval.resynthesis import load_state
-from rabbithole_lab.reasoning.provision_score import (
+from rabbithole_lab.reasoning.extractive.writer.provision_score import (
     CHECK_WEIGHTS_FILE,
     PROVISION_FEATURES,
     WEIGHTS_FILE,
     ProvisionWeights,
     fitted_provision_weights,
 )
-from rabbithole_lab.research import open_services
+from rabbithole_lab.usecase.research_case import open_services
 
 L2_GRID = [0.0001, 0.001, 0.01, 0.03, 0.1, 0.3, 1.0]  # the penalty is chosen on the fitted questions (step 2)
 WEIGHT_GRID = [0.0, -0.25, -0.5, -1.0, -2.0, 0.25, 0.5, 1.0, 2.0]  # a new feature's weight on the committed table

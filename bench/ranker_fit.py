@@ -1,4 +1,4 @@
-"""Fit the answer's sentence ranker (`rabbithole_lab/reasoning/sentence_ranker.py`) and measure it.
+"""Fit the answer's sentence ranker (`rabbithole_lab/reasoning/extractive/writer/sentence_ranker.py`) and measure it.
 
     .venv/bin/python -m bench --only ranker
 
@@ -9,7 +9,7 @@
    compares: case-, whitespace- and hyphenation-insensitive). Written to bench/out/ranker/candidates.jsonl.
 2. **Fit** a logistic model in numpy (Newton's method, a small L2 penalty) on dev **gen 1** (lines 1-40)
    only; each question weighs the same, its positives and its negatives half each. The table is written to
-   `rabbithole_lab/reasoning/ranker_weights.json`.
+   `rabbithole_lab/reasoning/extractive/writer/ranker_weights.json`.
 3. **Measure** on gen 1 and the holdout gen 2, per language: the share of a question's facts held by its
    best-ranked sentences within the lead's budget (1,200 characters) and the answer's (4,000), and the same
    for the order the sentences had before ranking (the context's reading order) as a floor.
@@ -39,10 +39,10 @@ from bench.common import (
     subsets,
     write_result,
 )
+from bench.resynthesis import load_state
 from rabbithole_lab.agent.nodes.synthesis import synthesis_request
-from rabbithole_lab.eval.resynthesis import load_state
-from rabbithole_lab.reasoning.sentence_ranker import FEATURES, WEIGHTS_FILE, RankerWeights
-from rabbithole_lab.research import open_services
+from rabbithole_lab.reasoning.extractive.writer.sentence_ranker import FEATURES, WEIGHTS_FILE, RankerWeights
+from rabbithole_lab.usecase.research_case import open_services
 
 L2 = 0.01
 LEAD_CHARS, ANSWER_CHARS = 1_200, 4_000

@@ -25,7 +25,7 @@ def bench(context: BenchContext) -> dict:
     write_jsonl(out / "refex_in.jsonl", [{"id": item["id"], "text": item["text"]}
                                          for item in read_jsonl(REFEX / "refs.jsonl")])
     predictions = out / "refex_pred.jsonl"
-    run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "refs", "--in",
+    run([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "refs", "--in",
          str(out / "refex_in.jsonl"), "--out", str(predictions)], env={**os.environ, "LLM_PROVIDER": "extractive"})
     numbers = {}
     for name, flags in (("strict", []), ("lenient", ["--lenient"])):

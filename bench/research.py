@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.llm import LLMReasoner
-from rabbithole_lab.research import Research
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
+from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 from rabbithole_lab.settings import load_settings
+from rabbithole_lab.usecase.research_case import Research
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the scripted fake chat model lives with the tests
 from tests.scripted_fake import ScriptedFakeChatModel, default_script  # noqa: E402

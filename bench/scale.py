@@ -111,7 +111,7 @@ def _queries(rng: random.Random, count: int) -> list[str]:
 def _search_numbers(kb_dir: Path, db: Path, settings, embedder) -> dict:
     """Hybrid search latency in process (after one warm-up search that opens the index) and the wall time
     of a `rabbithole search` command on the same index."""
-    from rabbithole_lab.kb.factory import open_knowledge_base
+    from rabbithole_lab.kb.kb_factory import open_knowledge_base
 
     started = time.perf_counter()
     kb = open_knowledge_base(settings, kb_dir, db, embedder=embedder)
@@ -133,7 +133,7 @@ def _search_numbers(kb_dir: Path, db: Path, settings, embedder) -> dict:
 
 
 def measure_search(work: Path) -> None:
-    from rabbithole_lab.kb.factory import shared_embedder
+    from rabbithole_lab.kb.kb_factory import shared_embedder
     from rabbithole_lab.settings import load_settings
 
     kb_dir, db = work / "kb", work / "db"
@@ -161,8 +161,8 @@ def main() -> None:
         measure_search(Path(args.work))
         return
 
-    from rabbithole_lab.kb.factory import open_index, shared_embedder
-    from rabbithole_lab.kb.ingest import ingest
+    from rabbithole_lab.kb.ingest.ingest import ingest
+    from rabbithole_lab.kb.kb_factory import open_index, shared_embedder
     from rabbithole_lab.settings import load_settings
 
     work = Path(args.work)

@@ -263,7 +263,7 @@ TABLES: dict[str, Table] = {
     "tokens": Table(
         "Characters per token (real tokenizers, 2,000-character pieces of the corpora)", "German: the law "
         "corpus's text; English: UKFIN's passages. Conservative: the lowest p5 (the densest 5 % of pieces) of "
-        "both tokenizers; the prompt estimate (reasoning/model_window.py) stays at or below it.", "", tuple(
+        "both tokenizers; the prompt estimate (reasoning/llm/model_window.py) stays at or below it.", "", tuple(
             Row(f"{name} {language}: mean", (f"{name}/{language}", "mean"), kind="rate")
             for name in ("qwen3", "llama3_1") for language in ("de", "en")) + (
             Row("conservative de", ("conservative", "de"), "≥ the estimate", kind="rate"),

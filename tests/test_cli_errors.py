@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from rabbithole_lab.cli import main as cli_main
+from rabbithole_lab.cli.main import main as cli_main
 from tests.conftest import DEMO_KB
 
 

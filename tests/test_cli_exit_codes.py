@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.kb.namespace import KB_ID_FILE
+from rabbithole_lab.kb.store.namespace import KB_ID_FILE
 
 SCRIPT = Path(sys.executable).parent / "rabbithole"  # the installed console script
 LAW = "§ 1 Leuchtfeuer\nDas Leuchtfeuer wird jede Nacht betrieben. Der Wärter prüft die Linse wöchentlich.\n"

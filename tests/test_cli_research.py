@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from rabbithole_lab.cli import main
-from rabbithole_lab.reasoning.quality import statements
+from rabbithole_lab.cli.main import main
+from rabbithole_lab.reasoning.checks.quality import statements
 from tests.answer_reading import framing_language, lead
 from tests.conftest import DEMO_KB, REPO
 
@@ -85,7 +85,7 @@ def test_answers_file_feeds_the_clarification(tmp_path, demo_db, monkeypatch):
 
 
 def _cli(args: list[str], env: dict, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", *args], input=stdin,
+    return subprocess.run([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", *args], input=stdin,
                           capture_output=True, text=True, env=os.environ | env, cwd=REPO, timeout=600)
 
 

@@ -30,7 +30,7 @@ GUARD = textwrap.dedent("""
                 json.dump(seen, sink)
             raise RuntimeError(f"network egress to {host} ({event})")
     sys.addaudithook(guard)
-    from rabbithole_lab.cli import main
+    from rabbithole_lab.cli.main import main
     sys.exit(main(sys.argv[2:]))
 """)
 
@@ -84,7 +84,7 @@ def test_no_dependency_phones_home_from_native_code_either(tmp_path):
     log = tmp_path / "strace.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ORT_", "ANONYMIZED_", "HF_HUB_DISABLE"))}
     done = subprocess.run([strace, "-f", "-e", "trace=connect,sendto", "-o", str(log), sys.executable, "-m",
-                           "rabbithole_lab.cli", "--env-file", "none", "ingest", str(DEMO_KB), "--db",
+                           "rabbithole_lab.cli.main", "--env-file", "none", "ingest", str(DEMO_KB), "--db",
                            str(tmp_path / "db"), "--no-progress"], cwd=REPO, capture_output=True, text=True,
                           env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -6,7 +6,7 @@ import subprocess
 
 import nbformat
 
-from rabbithole_lab.notebook_hygiene import scrub_on_save
+from rabbithole_lab.ui.notebook_hygiene import scrub_on_save
 from tests.conftest import REPO
 
 
@@ -50,7 +50,7 @@ def test_the_pre_save_hook_clears_the_projects_notebooks_and_no_others():
 
 def test_the_repositorys_jupyter_config_names_the_hook():
     config = (REPO / "jupyter_server_config.py").read_text(encoding="utf-8")
-    assert "rabbithole_lab.notebook_hygiene.scrub_on_save" in config
+    assert "rabbithole_lab.ui.notebook_hygiene.scrub_on_save" in config
     assert "--config=jupyter_server_config.py" in (REPO / "Makefile").read_text(encoding="utf-8")
 
 
@@ -74,4 +74,4 @@ def test_the_lab_the_readme_starts_is_rooted_at_the_repository():
 
     config = PyFileConfigLoader("jupyter_server_config.py", path=str(REPO)).load_config()
     assert config.ServerApp.root_dir == str(REPO.resolve())
-    assert config.FileContentsManager.pre_save_hook == "rabbithole_lab.notebook_hygiene.scrub_on_save"
+    assert config.FileContentsManager.pre_save_hook == "rabbithole_lab.ui.notebook_hygiene.scrub_on_save"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.terminal_safety import SafeTextStream, safe_standard_streams, visible_controls
+from rabbithole_lab.support.terminal_safety import SafeTextStream, safe_standard_streams, visible_controls
 from tests.conftest import DEMO_KB
 
 TITLE = "\x1b]0;owned-title\x07"

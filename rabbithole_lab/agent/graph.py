@@ -21,7 +21,10 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes import attribution, hitl, planning, relevance, research, synthesis
+from rabbithole_lab.agent.nodes import attribution, planning, synthesis
+from rabbithole_lab.agent.nodes import drift_filter as relevance
+from rabbithole_lab.agent.nodes import human_in_loop as hitl
+from rabbithole_lab.agent.nodes import run_tasks as research
 from rabbithole_lab.agent.routing import (
     proceed_to,
     route_after_analysis,
@@ -32,7 +35,7 @@ from rabbithole_lab.agent.routing import (
 )
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.base import ModelHostNotOllamaError, ReasonerUnavailableError
 from rabbithole_lab.settings import Settings
 

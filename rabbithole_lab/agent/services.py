@@ -1,12 +1,12 @@
 """What the graph's nodes need from the outside: LangGraph's runtime context of a research run
-(`rabbithole_lab/research.py` opens it; nothing is built at import)."""
+(`rabbithole_lab/usecase/research_case.py` opens it; nothing is built at import)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.kb.retrieval.search import KnowledgeBase
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
 from rabbithole_lab.rabbithole.gate import ReferenceDecider

@@ -20,7 +20,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from rabbithole_lab.agent.graph import build_graph
-from rabbithole_lab.agent.nodes.common import STEP_LISTENER
+from rabbithole_lab.agent.nodes.node_common import STEP_LISTENER
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND
 
@@ -84,7 +84,7 @@ class ResearchSession:
         if collection:
             known = self.services.kb.collections()
             if collection not in known:
-                from rabbithole_lab.kb.index import UnknownCollectionError
+                from rabbithole_lab.kb.store.index import UnknownCollectionError
 
                 raise UnknownCollectionError(f"Unknown collection '{collection}'; known: {', '.join(known) or 'none'}")
         return self._run({"query": question, "collection": collection, "thread_id": self.thread_id,

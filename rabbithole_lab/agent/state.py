@@ -6,7 +6,7 @@ returns only its new items, and LangGraph appends them (`validate_relevance` rep
 the same findings marked, through `Overwrite`).
 
 Each finding is stored once, in `findings`; the tiers (`primary`, `secondary`, `tertiary`), the
-preserved quotes and the seeds' `ResearchContext` are views over it (`rabbithole_lab/findings.py`).
+preserved quotes and the seeds' `ResearchContext` are views over it (`rabbithole_lab/evidence/findings.py`).
 """
 
 from __future__ import annotations

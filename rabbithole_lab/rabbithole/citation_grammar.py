@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rabbithole_lab.kb.sections import normal_unit
+from rabbithole_lab.kb.ingest.sections import normal_unit
 from rabbithole_lab.records import DetectedReference
 
 MAX_RANGE_EXPANSION = 30

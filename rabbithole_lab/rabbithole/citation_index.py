@@ -20,14 +20,14 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from rabbithole_lab.cache_dirs import machine_cache
-from rabbithole_lab.kb.index import ChromaIndex
-from rabbithole_lab.kb.search import KnowledgeBase, result_of
-from rabbithole_lab.progress import progress
+from rabbithole_lab.kb.retrieval.search import KnowledgeBase, result_of
+from rabbithole_lab.kb.store.index import ChromaIndex
 from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys
 from rabbithole_lab.rabbithole.collect import citations
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.records import DetectedReference
+from rabbithole_lab.support.cache_dirs import machine_cache
+from rabbithole_lab.support.progress_bars import progress
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.kb.retrieval.search import KnowledgeBase
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys, seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.rank import new_terms_share

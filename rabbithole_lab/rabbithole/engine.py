@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rabbithole_lab.kb.search import KnowledgeBase
+from rabbithole_lab.kb.retrieval.search import KnowledgeBase
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower

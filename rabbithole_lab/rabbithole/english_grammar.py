@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.kb.sections import is_roman_item
+from rabbithole_lab.kb.ingest.sections import is_roman_item
 from rabbithole_lab.records import DetectedReference
 
 # a rule number as rulebooks print it: 4.1, 2.49, 4.25AE, 3.7C, 8A.1, 3A2.3, 2.4(1), 15.3(2)(a)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from rabbithole_lab.kb.search import KnowledgeBase, result_of
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.kb.retrieval.search import KnowledgeBase, result_of
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.backlinks import seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.citation_grammar import opens_paragraph

@@ -17,12 +17,12 @@ from typing import Protocol
 
 import numpy as np
 
-from rabbithole_lab.kb.embedder import Embedder
-from rabbithole_lab.language import detect_language
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.kb.embedding.embedder import Embedder
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor
 from rabbithole_lab.records import DetectedReference
 from rabbithole_lab.schemas import ReferenceDecision
+from rabbithole_lab.vocabulary.language_detection import detect_language
 
 logger = logging.getLogger(__name__)
 

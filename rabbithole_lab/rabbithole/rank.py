@@ -19,7 +19,7 @@ something the first did not.
 
 from __future__ import annotations
 
-from rabbithole_lab.kb.lexical import content_terms
+from rabbithole_lab.kb.retrieval.lexical import content_terms
 
 
 def hit_value(rank: int) -> float:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rabbithole_lab.kb.embedder import SimilarityBand
-from rabbithole_lab.kb.lexical import analyze, content_terms
-from rabbithole_lab.kb.query import german_terms
+from rabbithole_lab.kb.embedding.embedder import SimilarityBand
+from rabbithole_lab.kb.retrieval.lexical import analyze, content_terms
+from rabbithole_lab.kb.retrieval.query import german_terms
 
 CITATION_DECAY = 0.9
 

@@ -17,14 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rabbithole_lab.kb.search import KnowledgeBase
-from rabbithole_lab.kb.sections import (
+from rabbithole_lab.kb.ingest.sections import (
     BIBLIOGRAPHY_LABEL,
     normalise_section,
     numbering_kind,
     parent_keys,
     section_key,
 )
+from rabbithole_lab.kb.retrieval.search import KnowledgeBase
 from rabbithole_lab.rabbithole.citation_grammar import MAX_RANGE_EXPANSION
 from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT, name_variants
 from rabbithole_lab.rabbithole.references import unit_kind

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.candidates import estimate_tokens
 from rabbithole_lab.records import VectorResult
 from rabbithole_lab.settings import ReferenceSettings

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rabbithole_lab.kb.query import german_terms
+from rabbithole_lab.kb.retrieval.query import german_terms
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.schemas import AnchorTerms

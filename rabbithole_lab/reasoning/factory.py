@@ -13,13 +13,13 @@ logger = logging.getLogger(__name__)
 
 def reference_extractor(settings: Settings) -> Callable[[str], ExtractedReferenceList] | None:
     """The LLM reference extractor when an Ollama model is available, else None (regex layer)."""
-    from rabbithole_lab.reasoning.provider import choose_provider
+    from rabbithole_lab.reasoning.llm.provider import choose_provider
 
     choice = choose_provider(settings)
     if choice.provider != "ollama":
         logger.info("Reference extraction without LLM: %s", choice.reason)
         return None
-    from rabbithole_lab.reasoning.llm import LLMReasoner
+    from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 
     return LLMReasoner.from_settings(settings, model=choice.model).extract_references
 
@@ -27,16 +27,16 @@ def reference_extractor(settings: Settings) -> Callable[[str], ExtractedReferenc
 def build_reasoner(settings: Settings, embedder, choice=None):
     """The reasoner LLM_PROVIDER asks for: Ollama when it answers and has the model, else extractive.
 
-    `embedder` (kb/embedder.py) powers the extractive reasoner; `choice` skips the probe.
+    `embedder` (kb/embedding/embedder.py) powers the extractive reasoner; `choice` skips the probe.
     """
     from rabbithole_lab.reasoning.base import ReasonerInfo
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-    from rabbithole_lab.reasoning.provider import choose_provider
+    from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
+    from rabbithole_lab.reasoning.llm.provider import choose_provider
 
     choice = choice or choose_provider(settings)
     if choice.provider == "ollama":
         from rabbithole_lab.reasoning.fallback import ExtractiveFallback
-        from rabbithole_lab.reasoning.llm import LLMReasoner
+        from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 
         reasoner = LLMReasoner.from_settings(settings, model=choice.model, reason=choice.reason)
         reasoner.info = ReasonerInfo("ollama", choice.model, choice.reason, choice.reason_key, choice.reason_values,

@@ -15,12 +15,11 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from rabbithole_lab.language import may_show
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.base import AskedFor, ReasonerInfo, ReasonerUnavailableError, SynthesisInput
 from rabbithole_lab.reasoning.breaker import CircuitBreaker, FailureKind
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
+from rabbithole_lab.reasoning.llm.llm_reasoner import LLMError, LLMReasoner
 from rabbithole_lab.records import ChunkWithInfo, ToDoItem, VectorResult
 from rabbithole_lab.schemas import (
     AnchorTerms,
@@ -36,6 +35,7 @@ from rabbithole_lab.schemas import (
     TodoAdaptation,
     TodoPlan,
 )
+from rabbithole_lab.vocabulary.language_detection import may_show
 
 if TYPE_CHECKING:
     from rabbithole_lab.rabbithole.gate import ReferenceDecider

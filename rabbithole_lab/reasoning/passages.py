@@ -1,6 +1,6 @@
 """Consecutive chunks of one section joined into one passage, so a sentence across a chunk boundary is whole.
 
-A long section is indexed as overlapping chunks (`kb/chunking.py`): each continuation chunk repeats the
+A long section is indexed as overlapping chunks (`kb/ingest/chunking.py`): each continuation chunk repeats the
 section heading and then the last lines of the chunk before it. A sentence that runs over the boundary is
 cut at the end of the first chunk and starts mid-sentence in the second, so neither holds it whole and
 the answer can quote it from neither. When the context holds both chunks, their texts are joined where
@@ -9,7 +9,7 @@ they overlap (known exactly from each chunk's offset in the document text) and t
 
 from __future__ import annotations
 
-from rabbithole_lab.pages import decode_page_map, encode_page_map, page_at
+from rabbithole_lab.evidence.pages import decode_page_map, encode_page_map, page_at
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rabbithole_lab.kb.lexical import analyze, compound_parts
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.kb.retrieval.lexical import analyze, compound_parts
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.vocabulary import figure_pattern, points_back_pattern, question_stop_words, singular_forms
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+[.)]|[a-z]\)|[-•])\s)")

@@ -9,11 +9,11 @@ import unicodedata
 from datetime import date
 from pathlib import Path
 
-from rabbithole_lab.findings import TIERS, research_context, tier_entries
+from rabbithole_lab.evidence.findings import TIERS, research_context, tier_entries
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_html, render_markdown
-from rabbithole_lab.terminal_safety import json_escaped_controls, visible_controls
-from rabbithole_lab.viz.graph import graph_html, reference_graph, unresolved_html
+from rabbithole_lab.support.terminal_safety import json_escaped_controls, visible_controls
+from rabbithole_lab.viz.reference_graph import graph_html, reference_graph, unresolved_html
 from rabbithole_lab.viz.tables import context_chunks, tier_tables
 
 STATE_KEYS_IN_JSON = ("reference_edges", "task_summaries", "retrieval_history", "relevance_validation",

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from IPython.display import Markdown, display
 
+from rabbithole_lab.evidence.sources import links_relative_to
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_markdown
-from rabbithole_lab.sources import links_relative_to
 
 
 def show_report(state: dict, notebook_dir: str | Path | None = None) -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from rabbithole_lab.evidence.sources import page_link
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.view import PageLink, ReportView, labels, report_view
-from rabbithole_lab.sources import page_link
-from rabbithole_lab.terminal_safety import visible_controls
+from rabbithole_lab.support.terminal_safety import visible_controls
 
 __all__ = ["answer_markdown", "answer_text", "labels", "render_html", "render_markdown"]
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rabbithole_lab.messages import dialogue_end, reasoner_reason, report_labels, run_text
+from rabbithole_lab.evidence.reference_edges import distinct_references, reference_label, unresolved_references
+from rabbithole_lab.evidence.sources import page_link
+from rabbithole_lab.messages.catalogue import dialogue_end, reasoner_reason, report_labels, run_text
 from rabbithole_lab.records import FinalReport, LinkedSource
-from rabbithole_lab.reference_edges import distinct_references, reference_label, unresolved_references
-from rabbithole_lab.sources import page_link
 
 _PIECES = re.compile(r"(\*\*[^*]+\*\*|\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\])")
 _CITATION = re.compile(r"\[(?P<doc>[^\[\]]+?),\s*(?:S\.|p\.)\s*(?P<page>\d+)\]")

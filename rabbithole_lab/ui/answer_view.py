@@ -17,7 +17,7 @@ from pathlib import Path
 import anywidget
 import traitlets
 
-from rabbithole_lab.reasoning.quality import statements
+from rabbithole_lab.reasoning.checks.quality import statements
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.view import report_view
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from rabbithole_lab.agent.session import RunStatus
-from rabbithole_lab.kb.embedder import EmbedderChoice, choose_embedder
+from rabbithole_lab.kb.embedding.embedder_choice import EmbedderChoice, choose_embedder
 from rabbithole_lab.reasoning.base import ReasonerInfo
-from rabbithole_lab.research import Research
+from rabbithole_lab.usecase.research_case import Research
 
 logger = logging.getLogger(__name__)
 

@@ -10,14 +10,20 @@ from pathlib import Path
 import ipywidgets as w
 from IPython.display import HTML
 
-from rabbithole_lab.messages import column_headers, reasoner_reason, report_labels, ui_text
+from rabbithole_lab.evidence.sources import links_relative_to
+from rabbithole_lab.messages.catalogue import column_headers, reasoner_reason, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
-from rabbithole_lab.shown_text import shorten
-from rabbithole_lab.sources import links_relative_to
+from rabbithole_lab.support.shown_text import shorten
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.pdf_view import PdfPageView
-from rabbithole_lab.viz.graph import graph_height_px, graph_html, graph_legend_html, hidden_note, reference_graph
+from rabbithole_lab.viz.reference_graph import (
+    graph_height_px,
+    graph_html,
+    graph_legend_html,
+    hidden_note,
+    reference_graph,
+)
 from rabbithole_lab.viz.tables import TIERS, context_chunks, full_extracts, tier_table_html, tier_tables
 
 PREVIEW_CHARS = 240
@@ -60,7 +66,7 @@ class QueryPanel:
         said = self.text["embedder_fallback"].format(model=embedder.model)  # the notice in the reader's language
         notice = f"<br><span style='color:#a15c00'>⚠ {html.escape(said)}</span>" if embedder.notice else ""
         window = ""
-        if self.info.window_tokens:  # what one call to the model may hold (reasoning/model_window.py)
+        if self.info.window_tokens:  # what one call to the model may hold (reasoning/llm/model_window.py)
             context = f"{self.info.context_tokens:,}" if self.info.context_tokens else self.text["context_unknown"]
             window = " · " + html.escape(self.text["model_window"].format(window=f"{self.info.window_tokens:,}",
                                                                          context=context))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import ipywidgets as w
 
-from rabbithole_lab.messages import ui_text
+from rabbithole_lab.messages.catalogue import ui_text
 
 logger = logging.getLogger(__name__)
 

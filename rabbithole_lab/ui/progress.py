@@ -13,7 +13,7 @@ import html
 import ipywidgets as w
 
 from rabbithole_lab.agent.session import STEP_EVENT
-from rabbithole_lab.messages import ui_text
+from rabbithole_lab.messages.catalogue import ui_text
 from rabbithole_lab.records import ToDoList
 
 # the step that starts when a node has finished

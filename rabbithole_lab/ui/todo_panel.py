@@ -7,8 +7,8 @@ import html
 
 import ipywidgets as w
 
-from rabbithole_lab.messages import ui_text
-from rabbithole_lab.shown_text import shorten
+from rabbithole_lab.messages.catalogue import ui_text
+from rabbithole_lab.support.shown_text import shorten
 from rabbithole_lab.ui.backend import WorkbenchBackend
 from rabbithole_lab.ui.panels import full_width
 

@@ -17,11 +17,10 @@ from pathlib import Path
 import ipywidgets as w
 
 from rabbithole_lab.agent.session import RunStatus
-from rabbithole_lab.language import question_language
-from rabbithole_lab.messages import ui_text
-from rabbithole_lab.progress import progress_shown_by
+from rabbithole_lab.messages.catalogue import ui_text
 from rabbithole_lab.project import reports_dir as project_reports_dir
 from rabbithole_lab.report.folder import new_saved_folder, write_report_folder
+from rabbithole_lab.support.progress_bars import progress_shown_by
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend, WorkbenchBackend
 from rabbithole_lab.ui.kernel import shutdown_kernel
 from rabbithole_lab.ui.panels import (
@@ -34,6 +33,7 @@ from rabbithole_lab.ui.panels import (
 from rabbithole_lab.ui.progress import ProgressPanel
 from rabbithole_lab.ui.session_panel import SessionPanel, disable_all
 from rabbithole_lab.ui.todo_panel import TodoPanel
+from rabbithole_lab.vocabulary.language_detection import question_language
 
 logger = logging.getLogger(__name__)
 
@@ -107,10 +107,10 @@ class Workbench:
              env_file: str | None = ".env") -> Workbench | WorkbenchProblem:
         """The workbench over a knowledge-base folder (ingested if needed), with the configured reasoner; a
         problem the user can fix (no such folder, no documents in it, bad settings) shows as a message."""
-        from rabbithole_lab.kb.kb_folder import KBFolderError
-        from rabbithole_lab.kb.registry import RegistryError
-        from rabbithole_lab.research import Research
+        from rabbithole_lab.kb.ingest.kb_folder import KBFolderError
+        from rabbithole_lab.kb.store.registry import RegistryError
         from rabbithole_lab.settings import SettingsError, load_settings
+        from rabbithole_lab.usecase.research_case import Research
 
         kb_dir = Path(kb)
         status = _opening_status()

@@ -7,9 +7,9 @@ from urllib.parse import quote
 
 from IPython.display import HTML, Image, Markdown, display
 
-from rabbithole_lab.messages import column_headers, graph_text, ui_text
-from rabbithole_lab.reference_edges import distinct_references, followed_count, reference_label
-from rabbithole_lab.viz.graph import (
+from rabbithole_lab.evidence.reference_edges import distinct_references, followed_count, reference_label
+from rabbithole_lab.messages.catalogue import column_headers, graph_text, ui_text
+from rabbithole_lab.viz.reference_graph import (
     graph_height_px,
     graph_html,
     graph_legend_html,

@@ -7,10 +7,10 @@ import html
 
 import pandas as pd
 
-from rabbithole_lab.findings import TIERS, context_entries, finding_tasks, tier_entries
-from rabbithole_lab.pages import find_span, page_at
-from rabbithole_lab.shown_text import shorten
-from rabbithole_lab.viz.graph import section_node
+from rabbithole_lab.evidence.findings import TIERS, context_entries, finding_tasks, tier_entries
+from rabbithole_lab.evidence.pages import find_span, page_at
+from rabbithole_lab.support.shown_text import shorten
+from rabbithole_lab.viz.reference_graph import section_node
 
 COLUMNS = ["doc", "section", "page", "depth", "score", "task", "cited_by", "cites", "extract"]
 EXTRACT_CHARS = 300

@@ -223,7 +223,7 @@ def model_address_pattern() -> re.Pattern:
 
 def addresses_a_model(text: str) -> bool:
     """Whether `text` speaks to a model instead of stating what a document says (document text is data: such
-    a passage is never quoted, decisive or followed, kb/chunking.py flags it at ingest)."""
+    a passage is never quoted, decisive or followed, kb/ingest/chunking.py flags it at ingest)."""
     return bool(model_address_pattern().search(text))
 
 

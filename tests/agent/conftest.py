@@ -6,8 +6,8 @@ import pytest
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import ResearchSession
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
+from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB
 from tests.scripted_fake import ScriptedFakeChatModel, default_script

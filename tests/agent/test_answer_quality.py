@@ -7,10 +7,10 @@ import re
 import pytest
 
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
-from rabbithole_lab.findings import context_entries
+from rabbithole_lab.evidence.findings import context_entries
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.quality import statements
+from rabbithole_lab.reasoning.checks.quality import statements
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from rabbithole_lab.records import ChunkWithInfo
 from tests.agent.conftest import GERMAN_QUESTION, services_with
 from tests.answer_reading import framing_language, lead, provisions_named, quotes_holding, states_chain
@@ -147,7 +147,7 @@ def test_eval_answer_mode_writes_cited_answers_the_shared_scorer_reads(tmp_path,
     import subprocess
     import sys
 
-    from rabbithole_lab.cli import main as cli_main
+    from rabbithole_lab.cli.main import main as cli_main
     from tests.conftest import DEMO_KB, SHARED
 
     questions = tmp_path / "q.jsonl"

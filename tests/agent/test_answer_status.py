@@ -6,7 +6,7 @@ from __future__ import annotations
 from rabbithole_lab.agent.nodes.attribution import answer_status
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from rabbithole_lab.records import LinkedSource
 from tests.agent.conftest import GERMAN_QUESTION
 

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from rabbithole_lab import messages
+from rabbithole_lab.messages import catalogue as messages
 from rabbithole_lab.report.folder import write_report_folder
-from rabbithole_lab.research import Research
+from rabbithole_lab.usecase.research_case import Research
 from rabbithole_lab.viz.display import edge_table
 from tests.agent.conftest import ENGLISH_QUESTION, GERMAN_QUESTION
 
@@ -76,7 +76,7 @@ def test_a_run_writes_only_its_own_languages_catalogue_text(extractive_services,
 def test_the_session_line_gives_the_reasoners_reason_in_the_runs_language(settings, demo_kb, session_factory):
     from rabbithole_lab.agent.services import Services
     from rabbithole_lab.reasoning.base import ReasonerInfo
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
     from tests.agent.conftest import GERMAN_QUESTION
     from tests.conftest import DEMO_KB
 

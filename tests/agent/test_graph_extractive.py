@@ -8,8 +8,8 @@ from langgraph.graph import StateGraph
 
 from rabbithole_lab.agent.graph import build_graph
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
-from rabbithole_lab.findings import context_entries, preserved_quotes, research_context, tier_entries
-from rabbithole_lab.reasoning.quality import statements
+from rabbithole_lab.evidence.findings import context_entries, preserved_quotes, research_context, tier_entries
+from rabbithole_lab.reasoning.checks.quality import statements
 from rabbithole_lab.report.folder import write_report_folder
 from tests.agent.conftest import ENGLISH_QUESTION, GERMAN_QUESTION, services_with
 from tests.answer_reading import framing_language, lead, provisions_named, quotes_holding

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
-from rabbithole_lab.findings import tier_entries
+from rabbithole_lab.evidence.findings import tier_entries
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
 from tests.answer_reading import CITATION, framing_language, lead
 

@@ -17,9 +17,9 @@ from rabbithole_lab.agent.session import (
     run_to_end,
     saved_values,
 )
-from rabbithole_lab.findings import tier_entries
-from rabbithole_lab.kb.index import UnknownCollectionError
-from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.evidence.findings import tier_entries
+from rabbithole_lab.kb.store.index import UnknownCollectionError
+from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 from rabbithole_lab.settings import load_settings
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
 from tests.conftest import DEMO_KB, REPO
@@ -207,7 +207,7 @@ import os, sys
 from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 from rabbithole_lab.agent import session as session_module
-from rabbithole_lab.research import open_services
+from rabbithole_lab.usecase.research_case import open_services
 from rabbithole_lab.agent.session import ResearchSession, ScriptedAnswers, run_to_end
 from rabbithole_lab.settings import load_settings
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from rabbithole_lab.agent.task import ResearchTask
 from rabbithole_lab.rabbithole.gate import GateInput, gate_references
 from rabbithole_lab.records import DetectedReference, ToDoItem
+from rabbithole_lab.steps.task import ResearchTask
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
 
 DELAY_S = 0.2  # each fake model call; long against the threads' own cost, short for a test

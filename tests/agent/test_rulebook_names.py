@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from tests.answer_reading import lead
 
 RULEBOOK = """# Harbour Dues

@@ -10,7 +10,7 @@ import pytest
 
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms, anchor_text, excluded
-from rabbithole_lab.research import Research
+from rabbithole_lab.usecase.research_case import Research
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
 from tests.answer_reading import framing_language, lead, provisions_named
 
@@ -158,7 +158,7 @@ def test_with_the_model_the_answer_is_asked_for_a_section_per_approved_task_and_
 
 # ---- the quality check reads what was asked for ------------------------------------------------------------------
 def test_an_answer_that_leaves_out_a_part_asked_for_cannot_answer_the_question(demo_kb):
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
     from rabbithole_lab.records import ChunkWithInfo
 
     reasoner = ExtractiveReasoner(demo_kb.index.embedder)
@@ -177,7 +177,7 @@ def test_an_answer_that_leaves_out_a_part_asked_for_cannot_answer_the_question(d
 # ---- the answer's shape and the quality check, each dimension on a crafted answer -------------------------------
 @pytest.fixture(scope="module")
 def judge(demo_kb):
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 
     return ExtractiveReasoner(demo_kb.index.embedder)
 
@@ -284,7 +284,7 @@ def test_a_provision_named_in_an_exclusion_is_left_out_whole_and_is_no_addition(
 
 
 def test_the_summary_says_what_will_be_researched_and_a_correction_moves_a_term_between_its_lists():
-    from rabbithole_lab.agent.query_anchor import corrected, research_summary
+    from rabbithole_lab.steps.query_anchor import corrected, research_summary
 
     anchor = {"original_query": "Welche Fristen gelten?", "additions": ["Altanlagen"], "exclusions": ["Kinder"],
               "provisions": [], "text": "Welche Fristen gelten? Altanlagen"}

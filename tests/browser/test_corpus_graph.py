@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from rabbithole_lab.cli import main
-from rabbithole_lab.viz.graph import LABEL_FONT_PX, MIN_LABEL_PX
+from rabbithole_lab.cli.main import main
+from rabbithole_lab.viz.reference_graph import LABEL_FONT_PX, MIN_LABEL_PX
 from tests.answer_reading import framing_language, lead, provisions_named
 from tests.browser.conftest import ARTIFACTS
 from tests.conftest import CORPUS

@@ -13,7 +13,7 @@ from datetime import date
 import nbformat
 import pytest
 
-from rabbithole_lab.batch import run_batch
+from rabbithole_lab.batch.batch_run import run_batch
 from tests.browser.conftest import ARTIFACTS, Shots
 from tests.browser.test_workbench_browser import SLOW_MS, _open_notebook, _run_all, wait_for_workbench
 from tests.conftest import DEMO_KB, REPO

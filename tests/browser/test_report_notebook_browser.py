@@ -12,7 +12,7 @@ from datetime import date
 
 import pytest
 
-from rabbithole_lab.batch import run_batch
+from rabbithole_lab.batch.batch_run import run_batch
 from tests.browser.conftest import ARTIFACTS, BROKEN_CELLS_JS, Shots
 from tests.browser.test_workbench_browser import QUESTION, _open_notebook
 from tests.conftest import DEMO_KB, REPO

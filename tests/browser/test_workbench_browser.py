@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.batch import run_batch
+from rabbithole_lab.batch.batch_run import run_batch
 from tests.browser.conftest import ARTIFACTS, BROKEN_CELLS_JS, Shots
 from tests.conftest import DEMO_KB, REPO
 

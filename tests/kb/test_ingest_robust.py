@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.kb.factory import open_index
-from rabbithole_lab.kb.ingest import format_report, ingest
-from rabbithole_lab.kb.ingest_lock import ingest_lock
+from rabbithole_lab.kb.ingest.ingest import format_report, ingest
+from rabbithole_lab.kb.ingest.ingest_lock import ingest_lock
+from rabbithole_lab.kb.kb_factory import open_index
 from tests.conftest import DEMO_KB, REPO
 
 GERMAN = "§ 1 Zweck\nDieses „Gesetz“ regelt die Gebühr von 5 € für die Prüfung der Geräte.\n"
@@ -157,7 +157,7 @@ def _big_kb(root: Path) -> Path:
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", *args]
+    return [sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", *args]
 
 
 def _env() -> dict[str, str]:
@@ -266,7 +266,7 @@ def test_a_research_run_killed_mid_task_is_finished_by_resume(tmp_path, demo_db)
 def test_whole_collection_reads_go_page_by_page(tmp_path, settings, monkeypatch):
     """SQLite refuses a statement with too many variables, so a large collection is read in pages; a page
     size far below the collection's size must read exactly what one page does."""
-    from rabbithole_lab.kb import chroma_records
+    from rabbithole_lab.kb.store import chroma_records
 
     db = tmp_path / "db"
     index = open_index(settings, DEMO_KB, db)
@@ -288,7 +288,7 @@ def test_a_run_that_only_updates_the_index_waits_for_another_ingest(tmp_path, se
     instead of failing, and says once that it waits (the `ingest` command itself still fails fast, see above)."""
     import threading
 
-    from rabbithole_lab.kb.ingest_lock import IngestBusyError
+    from rabbithole_lab.kb.ingest.ingest_lock import IngestBusyError
 
     index = open_index(settings, DEMO_KB, demo_db)
     held, release = threading.Event(), threading.Event()
@@ -304,11 +304,11 @@ def test_a_run_that_only_updates_the_index_waits_for_another_ingest(tmp_path, se
     with pytest.raises(IngestBusyError):
         ingest(DEMO_KB, index, settings.kb, show_progress=False)
     threading.Timer(1.0, release.set).start()
-    with caplog.at_level("WARNING", logger="rabbithole_lab.kb.ingest_lock"):
+    with caplog.at_level("WARNING", logger="rabbithole_lab.kb.ingest.ingest_lock"):
         report = ingest(DEMO_KB, index, settings.kb, show_progress=False, lock_wait_s=60)
     other.join(30)
     assert report.files_unchanged == 4 and report.chunks_added == 0
-    waits = [record for record in caplog.records if record.name == "rabbithole_lab.kb.ingest_lock"]
+    waits = [record for record in caplog.records if record.name == "rabbithole_lab.kb.ingest.ingest_lock"]
     assert len(waits) == 1 and str(demo_db) in waits[0].getMessage()
 
 
@@ -317,17 +317,17 @@ def test_progress_without_a_terminal_is_plain_lines_and_library_notes_stay_quiet
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "\r" not in done.stderr and "\x1b[" not in done.stderr  # no bar drawn into a pipe
-    assert re.search(r"^INFO rabbithole_lab.progress: Files: 4/4 file", done.stderr, re.MULTILINE)
+    assert re.search(r"^INFO rabbithole_lab.support.progress_bars: Files: 4/4 file", done.stderr, re.MULTILINE)
     assert "bm25s" not in done.stderr  # its debug notes need --verbose
     assert "Loaded embedding model" not in done.stderr  # a debug line: nothing for the researcher to act on
 
 
 def test_a_plain_progress_line_says_the_pace_and_the_time_left(caplog, monkeypatch):
-    from rabbithole_lab import progress as progress_module
+    from rabbithole_lab.support import progress_bars as progress_module
 
     now = {"s": 100.0}
     monkeypatch.setattr(progress_module.time, "monotonic", lambda: now["s"])
-    with caplog.at_level("INFO", logger="rabbithole_lab.progress"):
+    with caplog.at_level("INFO", logger="rabbithole_lab.support.progress_bars"):
         bar = progress_module.PlainProgress(desc="Chunks", total=1000, unit="chunk")
         now["s"] += 10
         bar.update(250)  # 10 s after the start: 25 a second, 750 to go
@@ -337,7 +337,7 @@ def test_a_plain_progress_line_says_the_pace_and_the_time_left(caplog, monkeypat
 
 def test_a_long_lived_search_sees_what_another_process_removed(tmp_path, settings):
     """The workbench kernel kept returning a section whose file another process's ingest had removed."""
-    from rabbithole_lab.kb.factory import open_knowledge_base
+    from rabbithole_lab.kb.kb_factory import open_knowledge_base
 
     kb = tmp_path / "kb"
     shutil.copytree(DEMO_KB / "Recht__db_inserted", kb / "Recht__db_inserted")
@@ -348,7 +348,7 @@ def test_a_long_lived_search_sees_what_another_process_removed(tmp_path, setting
     for mode in ("bm25", "dense", "hybrid"):
         assert "Sternwarte.txt" in {hit.doc for hit in kernel.search("Teleskopwarte Observatorium", k=5, mode=mode)}
     (kb / "Recht__db_inserted" / "Sternwarte.txt").unlink()
-    done = subprocess.run([sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "ingest", str(kb),
+    done = subprocess.run([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest", str(kb),
                            "--db", str(tmp_path / "db"), "--no-progress"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     for mode in ("bm25", "dense", "hybrid"):

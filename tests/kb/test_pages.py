@@ -7,7 +7,7 @@ import re
 import pymupdf
 import pytest
 
-from rabbithole_lab.pages import decode_page_map, encode_page_map, find_span, page_at, quote_pages
+from rabbithole_lab.evidence.pages import decode_page_map, encode_page_map, find_span, page_at, quote_pages
 from tests.conftest import CORPUS
 
 

@@ -6,12 +6,12 @@ from importlib import resources
 
 import pytest
 
-from rabbithole_lab.kb.query import clauses, german_terms, glossary
-from rabbithole_lab.language import detect_language
+from rabbithole_lab.kb.retrieval.query import clauses, german_terms, glossary
+from rabbithole_lab.vocabulary.language_detection import detect_language
 
 
 def _glossary_lines() -> list[str]:
-    text = resources.files("rabbithole_lab.kb").joinpath("glossary_en_de.tsv").read_text(encoding="utf-8")
+    text = resources.files("rabbithole_lab.kb.retrieval").joinpath("glossary_en_de.tsv").read_text(encoding="utf-8")
     return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 

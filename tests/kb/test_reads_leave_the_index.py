@@ -141,7 +141,7 @@ def test_the_copy_of_a_reader_that_was_killed_is_removed_by_the_next_reader(inde
     """kill -9 runs no clean-up: its copy would stay in the temporary folder for good."""
     import tempfile
 
-    from rabbithole_lab.kb.local_store import ReadCopy
+    from rabbithole_lab.kb.store.local_store import ReadCopy
 
     _, db = indexed
     gone = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from rabbithole_lab.kb.factory import open_index
-from rabbithole_lab.kb.index import get_all
-from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.kb.search_files import VECTORS_FILE
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index
+from rabbithole_lab.kb.store.index import get_all
+from rabbithole_lab.kb.store.search_files import VECTORS_FILE
 
 FIRST = "§ 1 Zweck\nDiese Ordnung regelt das Wiegen von Kürbissen auf Jahrmärkten.\n\n" \
         "§ 2 Waagen\nJede Waage ist vor dem Markttag zu eichen.\n"
@@ -60,7 +60,7 @@ def test_missing_vectors_are_rebuilt_on_the_first_search(tmp_path, settings):
 
 
 def test_a_title_shared_by_many_blocks_weighs_little_and_a_sections_own_title_fully():
-    from rabbithole_lab.kb.lexical import heading_weight, title_words
+    from rabbithole_lab.kb.retrieval.lexical import heading_weight, title_words
 
     assert title_words("[PID 9a8b] 4.1 (Chapter 4 Key Functions)") == "chapter key functions"
     # a law: each section's title is its own; a long section's windows repeat its heading (one block)

@@ -5,13 +5,14 @@ import time
 
 import pytest
 
-from rabbithole_lab.cli import main as cli_main
-from rabbithole_lab.kb.embedder import EmbeddingModelError, build_embedder
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.index import EmbeddingMismatchError, UnknownCollectionError
-from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.kb.query import named_documents
-from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry, RegistryError, load_registry_file
+from rabbithole_lab.cli.main import main as cli_main
+from rabbithole_lab.kb.embedding.embedder import EmbeddingModelError
+from rabbithole_lab.kb.embedding.embedder_choice import build_embedder
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
+from rabbithole_lab.kb.retrieval.query import named_documents
+from rabbithole_lab.kb.store.index import EmbeddingMismatchError, UnknownCollectionError
+from rabbithole_lab.kb.store.registry import DocumentRegistry, RegistryEntry, RegistryError, load_registry_file
 from rabbithole_lab.records import VectorResult
 from rabbithole_lab.settings import load_settings
 from tests.conftest import CORPUS, DEMO_KB, REPO

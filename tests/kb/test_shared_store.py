@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.index import IndexStoreError, UnknownCollectionError
-from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.kb.namespace import KB_ID_KEY, LEGACY_AUTO_REGISTRY, legacy_chroma_name
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
+from rabbithole_lab.kb.store.index import IndexStoreError, UnknownCollectionError
+from rabbithole_lab.kb.store.namespace import KB_ID_KEY, LEGACY_AUTO_REGISTRY, legacy_chroma_name
 
 # written for these tests: two knowledge bases that both call their collection "Recht"
 LIGHTHOUSE = ("§ 1 Leuchtfeuer\nDas Leuchtfeuer des Leuchtturms Nordkap wird jede Nacht von Sonnenuntergang bis "
@@ -116,7 +116,7 @@ def test_an_index_from_before_namespaces_is_adopted_by_the_knowledge_base_whose_
     with pytest.raises(UnknownCollectionError, match="before knowledge bases were namespaced"):
         mill_index.count("Recht")
 
-    with caplog.at_level(logging.INFO, logger="rabbithole_lab.kb.namespace"):
+    with caplog.at_level(logging.INFO, logger="rabbithole_lab.kb.store.namespace"):
         adopted = open_index(settings, lighthouse, store)
     assert adopted.collections() == ["Recht"] and adopted.legacy_collections() == []
     assert "now carry this knowledge base's id" in caplog.text

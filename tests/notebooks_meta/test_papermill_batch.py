@@ -16,8 +16,8 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from nbformat.sign import NotebookNotary
 
-from rabbithole_lab.batch import REPORT_NOTEBOOK, read_questions, run_batch
-from rabbithole_lab.cli import main
+from rabbithole_lab.batch.batch_run import REPORT_NOTEBOOK, read_questions, run_batch
+from rabbithole_lab.cli.main import main
 from tests.conftest import DEMO_KB, REPO
 
 NOTEBOOKS = REPO / "notebooks"
@@ -173,7 +173,7 @@ def test_a_batch_kernel_talks_over_a_private_short_socket_or_else_tcp(tmp_path, 
     import stat
     import tempfile
 
-    from rabbithole_lab import batch_kernel as batch
+    from rabbithole_lab.batch import batch_kernel as batch
 
     local = batch.LocalKernelManager()
     try:

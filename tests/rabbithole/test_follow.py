@@ -8,11 +8,11 @@ import sys
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from rabbithole_lab.cli import main as cli_main
-from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.ingest import ingest
-from rabbithole_lab.kb.query import german_terms
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.cli.main import main as cli_main
+from rabbithole_lab.kb.ingest.ingest import ingest
+from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
+from rabbithole_lab.kb.retrieval.query import german_terms
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key, seed_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
@@ -24,7 +24,7 @@ from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance, keyword_overlap, lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
-from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 from rabbithole_lab.records import VectorResult
 from rabbithole_lab.schemas import ReferenceDecision
 from tests.conftest import CORPUS, SHARED, english_only
@@ -758,7 +758,7 @@ def test_a_reference_to_an_earlier_version_is_recorded_but_not_followed(demo_kb,
 
 
 def test_eval_with_k_gives_the_k_most_valuable_items_not_the_first_k_of_a_character_context(demo_db, tmp_path):
-    from rabbithole_lab.eval.xref import run_question
+    from rabbithole_lab.eval.xref_eval import run_question
     from rabbithole_lab.reasoning.factory import build_gate
     from rabbithole_lab.settings import load_settings
     from tests.conftest import DEMO_KB

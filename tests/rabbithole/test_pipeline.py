@@ -1,6 +1,6 @@
 """The engine room's units on their own: rank (values), admit (the assembler), stop (the policy)."""
 
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.engine import admit, admit_items

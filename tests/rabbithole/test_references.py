@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rabbithole_lab.cli import main as cli_main
-from rabbithole_lab.kb.registry import DocumentRegistry, RegistryEntry
-from rabbithole_lab.kb.sections import shows_name
+from rabbithole_lab.cli.main import main as cli_main
+from rabbithole_lab.kb.ingest.sections import shows_name
+from rabbithole_lab.kb.store.registry import DocumentRegistry, RegistryEntry
 from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT
 from rabbithole_lab.rabbithole.reference_merge import detect_references, merge_hybrid
 from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label, overlaps
@@ -653,7 +653,7 @@ def test_a_reference_says_what_it_does_in_either_language(text, language, relati
 
 def test_the_kind_of_a_reference_is_shown_in_the_graph_and_the_table():
     from rabbithole_lab.viz.display import edge_table
-    from rabbithole_lab.viz.graph import graph_html, reference_graph
+    from rabbithole_lab.viz.reference_graph import graph_html, reference_graph
 
     edge = {"type": "legal_section", "target": "§ 6 Hafenordnung.md", "depth": 1, "decision": "followed",
             "reason": "passt", "resolution": "section_index", "from_doc": "Lagerordnung.md", "from_section": "§ 2",

@@ -11,7 +11,7 @@ from rabbithole_lab.rabbithole.collect import collect_references
 from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, names_section
 from rabbithole_lab.records import DetectedReference, VectorResult
-from rabbithole_lab.viz.graph import TIER_COLOURS, graph_html, graph_legend_html, reference_graph
+from rabbithole_lab.viz.reference_graph import TIER_COLOURS, graph_html, graph_legend_html, reference_graph
 
 
 def _passage(text: str, section: str = "§ 2") -> VectorResult:
@@ -126,8 +126,8 @@ The firm shall submit the annual template on key functions.
 
 def _rulebook(tmp_path, settings, name: str, text: str):
     """A knowledge base of one Markdown rulebook (ingested for real), and its resolver."""
-    from rabbithole_lab.kb.factory import open_index, open_knowledge_base
-    from rabbithole_lab.kb.ingest import ingest
+    from rabbithole_lab.kb.ingest.ingest import ingest
+    from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
 
     kb_dir = tmp_path / "kb" / "Rules__db_inserted"
     kb_dir.mkdir(parents=True)

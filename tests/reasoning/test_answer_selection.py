@@ -3,16 +3,21 @@ budgets; the lead states it first (text written for these tests; scores set by h
 
 from __future__ import annotations
 
-from rabbithole_lab.pages import find_span
-from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, read_links
-from rabbithole_lab.reasoning.answer_candidates import AnswerContext
-from rabbithole_lab.reasoning.answer_selection import UNCHAINED_FILL_SHARE, Selection, Statement, select
-from rabbithole_lab.reasoning.answer_text import statement_cost, written_answer
-from rabbithole_lab.reasoning.asked_kinds import KINDS, asked_kinds, carried_kinds
+from rabbithole_lab.evidence.pages import find_span
 from rabbithole_lab.reasoning.base import AnswerTask
-from rabbithole_lab.reasoning.excerpts import excerpt
-from rabbithole_lab.reasoning.provision_score import ScoredProvision, Verdict
-from rabbithole_lab.reasoning.sentence_ranker import Candidate
+from rabbithole_lab.reasoning.extractive.asked_kinds import KINDS, asked_kinds, carried_kinds
+from rabbithole_lab.reasoning.extractive.writer.answer import Provision, Sentence, links_of, read_links
+from rabbithole_lab.reasoning.extractive.writer.answer_candidates import AnswerContext
+from rabbithole_lab.reasoning.extractive.writer.answer_selection import (
+    UNCHAINED_FILL_SHARE,
+    Selection,
+    Statement,
+    select,
+)
+from rabbithole_lab.reasoning.extractive.writer.answer_text import statement_cost, written_answer
+from rabbithole_lab.reasoning.extractive.writer.excerpts import excerpt
+from rabbithole_lab.reasoning.extractive.writer.provision_score import ScoredProvision, Verdict
+from rabbithole_lab.reasoning.extractive.writer.sentence_ranker import Candidate
 from rabbithole_lab.reasoning.text import points_back
 from rabbithole_lab.records import ChunkWithInfo
 
@@ -147,8 +152,8 @@ def test_the_rule_that_sends_to_the_named_provision_stands_beside_the_verdict_in
 def test_a_verdict_the_check_is_unsure_of_keeps_its_closest_rival_in_the_lead(monkeypatch):
     """The verdict stays; when the check's table believes it less than even, the rival it believes next is quoted
     in the lead too, said as such; a verdict it is sure of stands alone."""
-    from rabbithole_lab.reasoning import answer_selection
-    from rabbithole_lab.reasoning.provision_score import ProvisionWeights
+    from rabbithole_lab.reasoning.extractive.writer import answer_selection
+    from rabbithole_lab.reasoning.extractive.writer.provision_score import ProvisionWeights
 
     named = _provision("§ 5", ["Wird die Tragkraft überschritten, ist der Kran stillzulegen."])
     rival = _provision("§ 6", ["Nach einer Überlast darf der Kran nur mit Zustimmung der Aufsicht weiter betrieben "
@@ -329,9 +334,9 @@ def test_an_english_addition_is_held_by_its_german_term_in_a_plural():
     """The writer reads an addition as the check does: "organ doses" is held by a sentence stating the
     Organ-Äquivalentdosis (the glossary's term for "organ dose"), "eye lens" by "Augenlinse"; "harbour master"
     by neither."""
-    from rabbithole_lab.reasoning.answer import Provision, Sentence
-    from rabbithole_lab.reasoning.answer_selection import holds
-    from rabbithole_lab.reasoning.sentence_ranker import Candidate
+    from rabbithole_lab.reasoning.extractive.writer.answer import Provision, Sentence
+    from rabbithole_lab.reasoning.extractive.writer.answer_selection import holds
+    from rabbithole_lab.reasoning.extractive.writer.sentence_ranker import Candidate
     from rabbithole_lab.records import ChunkWithInfo
 
     text = "(2) Der Grenzwert der Organ-Äquivalentdosis beträgt für die Augenlinse 15 Millisievert im Jahr."

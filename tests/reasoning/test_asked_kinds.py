@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.reasoning.answer import Provision, Sentence
-from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
-from rabbithole_lab.reasoning.extractive_base import reasoner_words
+from rabbithole_lab.reasoning.extractive.asked_kinds import asked_kinds, carries
+from rabbithole_lab.reasoning.extractive.extractive_base import reasoner_words
+from rabbithole_lab.reasoning.extractive.writer.answer import Provision, Sentence
 from rabbithole_lab.records import ChunkWithInfo
 
 

@@ -3,12 +3,12 @@ following, and of it the paragraph the reference names ("§ 9 Absatz 3")."""
 
 from __future__ import annotations
 
-from rabbithole_lab.agent.synthesis_context import reference_chains
-from rabbithole_lab.messages import run_text
-from rabbithole_lab.reasoning.answer import Provision, Sentence, links_of, paragraphs_of, read_links
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.reasoning.llm import LLMReasoner
+from rabbithole_lab.reasoning.extractive.writer.answer import Provision, Sentence, links_of, paragraphs_of, read_links
+from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 from rabbithole_lab.records import ChunkWithInfo
+from rabbithole_lab.steps.synthesis_context import reference_chains
 from tests.scripted_fake import ScriptedFakeChatModel, default_script
 
 
@@ -117,8 +117,8 @@ def test_a_reference_only_read_in_the_text_is_followed_where_the_answer_quotes_t
 def test_words_two_provisions_share_stay_in_each_so_a_cited_paragraph_is_whole():
     """Licensing conditions are often listed alike in two laws; the cited paragraph keeps its item all the same.
     (A list longer than a quote is quoted item by item, so the shared item is a sentence of its own in both.)"""
-    from rabbithole_lab.reasoning.answer import provisions_of
-    from rabbithole_lab.reasoning.extractive_base import sentences_of
+    from rabbithole_lab.reasoning.extractive.extractive_base import sentences_of
+    from rabbithole_lab.reasoning.extractive.writer.answer import provisions_of
 
     shared = ("3. der erforderliche Schutz der Kranbahn, der Laufkatze und der Lastaufnahmemittel gegen Sturmschäden, "
               "Blitzschlag und Anfahrschäden durch Schiffe nach dem Stand der Technik gewährleistet ist.")

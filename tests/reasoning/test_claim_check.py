@@ -3,7 +3,7 @@ a paraphrase passed off as a quotation (text written for these tests)."""
 
 from __future__ import annotations
 
-from rabbithole_lab.reasoning.claim_check import checked_answer
+from rabbithole_lab.reasoning.checks.claim_check import checked_answer
 from rabbithole_lab.records import ChunkWithInfo
 
 PAGE_FOUR = "(1) Der Betreiber führt für jeden Kran ein Kranbuch. "

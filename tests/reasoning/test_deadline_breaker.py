@@ -133,7 +133,7 @@ def _run(tmp_path, demo_db, url: str, breaker: int = BREAKER) -> subprocess.Comp
     env = {**os.environ, "LLM_PROVIDER": "auto", "OLLAMA_BASE_URL": url, "OLLAMA_MODEL": MODEL,
            "OLLAMA_FALLBACK_MODEL": MODEL, "OLLAMA_TIMEOUT_S": "1", "OLLAMA_CALL_DEADLINE_S": "2",
            "OLLAMA_MAX_RETRIES": "1", "LLM_CONCURRENCY": "1", "LLM_BREAKER_FAILURES": str(breaker)}
-    command = [sys.executable, "-m", "rabbithole_lab.cli", "--env-file", "none", "research", QUESTION,
+    command = [sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "research", QUESTION,
                "--kb", str(DEMO_KB), "--db", str(demo_db), "--sessions", str(tmp_path / "s.sqlite"), "--no-progress",
                "--no-hitl", "--out", str(tmp_path / "report")]
     # the timeout only guards against a hang (before, a trickling server kept the process alive for good)

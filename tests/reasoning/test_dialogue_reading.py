@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 
 GERMAN = "Welche Grenzwerte gelten für beruflich exponierte Personen?"
 ENGLISH = "Which limits apply to occupationally exposed persons?"
@@ -70,7 +70,7 @@ def test_a_word_a_sentence_of_the_collection_holds_is_no_gap_and_a_lacking_subje
 
 
 def test_a_gap_the_researcher_answered_is_closed_whatever_their_words():
-    from rabbithole_lab.agent.nodes.hitl import answered_turns
+    from rabbithole_lab.agent.nodes.human_in_loop import answered_turns
 
     conversation = [{"role": "assistant", "content": "Zu „Mitarbeiter“ steht nichts. Was meinen Sie?"},
                     {"role": "user", "content": "Gemeint sind die Beschäftigten."},

@@ -1,9 +1,9 @@
 """A long enumeration is quoted as its opening and the items that carry the question; the quotation is still
 found on its page."""
 
-from rabbithole_lab.pages import find_span
-from rabbithole_lab.reasoning.excerpts import ELISION, excerpt, sentence_pieces
-from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
+from rabbithole_lab.evidence.pages import find_span
+from rabbithole_lab.reasoning.extractive.term_weights import TermWeights, sentence_terms
+from rabbithole_lab.reasoning.extractive.writer.excerpts import ELISION, excerpt, sentence_pieces
 
 LIST = ("Die Pflicht, den Zutritt von Bodengas in Werkhallen zu erschweren, gilt als erfüllt, wenn mindestens "
         "eine der folgenden Maßnahmen durchgeführt wird: 1. Verringerung der Gaskonzentration unter der Bodenplatte "

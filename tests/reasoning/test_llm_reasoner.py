@@ -9,8 +9,8 @@ import pytest
 
 from rabbithole_lab import prompts
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError, SynthesisInput
-from rabbithole_lab.reasoning.llm import LLMError, LLMReasoner
-from rabbithole_lab.reasoning.prompt_inputs import fit_prompt
+from rabbithole_lab.reasoning.llm.llm_reasoner import LLMError, LLMReasoner
+from rabbithole_lab.reasoning.llm.prompt_inputs import fit_prompt
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 from rabbithole_lab.settings import load_settings
 from tests.scripted_fake import ScriptedFakeChatModel, default_script
@@ -153,7 +153,7 @@ def test_from_settings_with_a_refused_port_raises_a_clear_error():
 
 
 def test_ollama_models_decode_against_the_json_schema_through_langchain_structured_output():
-    from rabbithole_lab.reasoning.llm_answers import structured_model
+    from rabbithole_lab.reasoning.llm.llm_answers import structured_model
     from rabbithole_lab.schemas import SearchQueries
 
     settings = load_settings(env_file=None)
@@ -182,7 +182,7 @@ def test_the_fallback_plays_every_role_with_methods_of_its_own():
     """Each step of every role is a method of the wrapper (a type checker follows it), not a name looked up at
     run time; a step whose model answer is unusable is answered by the extractive reasoner."""
     from rabbithole_lab.reasoning import base
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
     from rabbithole_lab.reasoning.fallback import ExtractiveFallback
 
     roles = (base.Clarifier, base.Planner, base.Extractor, base.Judge, base.Synthesiser)

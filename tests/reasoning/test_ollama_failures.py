@@ -10,14 +10,14 @@ import socket
 
 import pytest
 
-from rabbithole_lab import deadline
-from rabbithole_lab.cli import main
-from rabbithole_lab.messages import reasoner_reason
+from rabbithole_lab.cli.main import main
+from rabbithole_lab.messages.catalogue import reasoner_reason
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError, SynthesisInput
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from rabbithole_lab.reasoning.factory import build_reasoner
 from rabbithole_lab.reasoning.fallback import ExtractiveFallback
-from rabbithole_lab.reasoning.provider import choose_provider, probe_ollama
+from rabbithole_lab.reasoning.llm import deadline
+from rabbithole_lab.reasoning.llm.provider import choose_provider, probe_ollama
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB
@@ -130,7 +130,8 @@ def test_waiting_for_a_slow_call_is_reported_while_it_waits(embed, caplog, monke
     with OllamaDouble() as server:
         reasoner = _reasoner(server.url, embed, timeout_s=1.0)
         server.behaviour = "trickling"
-        with caplog.at_level(logging.INFO, logger="rabbithole_lab.deadline"), pytest.raises(ReasonerUnavailableError):
+        deadline_log = caplog.at_level(logging.INFO, logger="rabbithole_lab.reasoning.llm.deadline")
+        with deadline_log, pytest.raises(ReasonerUnavailableError):
             reasoner.analyze_retrieval(QUESTION, [PASSAGE], "de")
     waits = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Waiting for the language model")]
     assert len(waits) >= 2 and "of at most 1 s" in waits[0]
@@ -254,7 +255,7 @@ def test_a_host_that_answers_html_is_named_as_not_ollama_not_as_down(tmp_path, d
 def test_a_reply_that_requires_nothing_is_not_sent_and_a_missing_field_is_invalid():
     """The schema sent to the model requires every field, so `{}` cannot pass; a reply without a field is
     read as invalid JSON (retried, then answered by the fallback)."""
-    from rabbithole_lab.reasoning.llm_answers import parse_json_answer, required_schema
+    from rabbithole_lab.reasoning.llm.llm_answers import parse_json_answer, required_schema
     from rabbithole_lab.schemas import ReferenceDecision, TodoAdaptation
 
     assert set(required_schema(ReferenceDecision)["required"]) == {"follow", "reason"}

@@ -8,11 +8,11 @@ import re
 import pymupdf
 import pytest
 
-from rabbithole_lab.agent.synthesis_context import with_neighbours
-from rabbithole_lab.pages import quote_pages
+from rabbithole_lab.evidence.pages import quote_pages
 from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.reasoning.text import passage_sentences
 from rabbithole_lab.records import ChunkWithInfo
+from rabbithole_lab.steps.synthesis_context import with_neighbours
 from tests.conftest import CORPUS
 
 pytestmark = pytest.mark.corpus

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rabbithole_lab.reasoning.base import AskedFor
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from rabbithole_lab.records import ChunkWithInfo
 
 QUESTION = "Wie hoch ist der Grenzwert für Kranführer, und wie lange ist das Kranbuch aufzubewahren?"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rabbithole_lab.reasoning.question_parts import leans_on_the_part_before, part_readings, question_parts
+from rabbithole_lab.reasoning.extractive.question_parts import leans_on_the_part_before, part_readings, question_parts
 
 
 def test_each_interrogative_clause_is_a_part_and_statements_before_the_question_are_not():
@@ -24,7 +24,7 @@ def test_a_question_asking_one_thing_is_one_part():
 
 
 def test_the_case_stated_before_what_is_asked_comes_last_and_asks_nothing():
-    from rabbithole_lab.reasoning.asked_kinds import asked_kinds
+    from rabbithole_lab.reasoning.extractive.asked_kinds import asked_kinds
 
     english = ("When a workshop stores quantum sources over the weekend, which records must it keep, and how long "
                "must it retain them?")
@@ -65,7 +65,7 @@ def test_a_part_that_leans_on_the_one_before_is_read_with_it():
 def test_an_elliptic_part_finds_the_sentence_about_its_subject_not_its_word(demo_kb):
     """"unter welchen Voraussetzungen" alone matches whatever sentence uses the word "Voraussetzungen"; read with
     the part before it, it finds the conditions of what that part asks about."""
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
     from rabbithole_lab.records import ChunkWithInfo
 
     reasoner = ExtractiveReasoner(demo_kb.index.embedder)
@@ -94,7 +94,7 @@ def test_an_elliptic_part_finds_the_sentence_about_its_subject_not_its_word(demo
 
 def test_the_findings_state_a_sentence_for_each_part_of_the_question(demo_kb):
     from rabbithole_lab.reasoning.base import SynthesisInput
-    from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+    from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
     from rabbithole_lab.records import ChunkWithInfo
 
     reasoner = ExtractiveReasoner(demo_kb.index.embedder)

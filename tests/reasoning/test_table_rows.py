@@ -3,10 +3,10 @@ them out (a cell a line), and the answer quotes the row a question asks about. T
 
 from __future__ import annotations
 
-from rabbithole_lab.reasoning.answer import Provision, Sentence, name_rows
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.quality import is_fragment, statements
+from rabbithole_lab.reasoning.checks.quality import is_fragment, statements
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.writer.answer import Provision, Sentence, name_rows
 from rabbithole_lab.reasoning.text import named_rows, passage_sentences, table_rows
 from rabbithole_lab.records import ChunkWithInfo
 

@@ -3,7 +3,7 @@ Written text, the real embedder."""
 
 from __future__ import annotations
 
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from rabbithole_lab.reasoning.text import points_elsewhere
 from rabbithole_lab.records import ChunkWithInfo
 

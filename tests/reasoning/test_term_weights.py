@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rabbithole_lab.reasoning.base import SynthesisInput
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.term_weights import TermWeights, sentence_terms
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.records import ChunkWithInfo
 from tests.answer_reading import lead, provisions_named, quotes_holding
 from tests.conftest import english_only

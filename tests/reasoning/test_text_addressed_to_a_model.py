@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.messages import reasoner_text
+from rabbithole_lab.messages.catalogue import reasoner_text
 from rabbithole_lab.prompts import QUOTED_OPEN, UNTRUSTED_NOTE
-from rabbithole_lab.reasoning.prompt_inputs import findings_text
-from rabbithole_lab.reasoning.quality import MODEL_TEXT_CEILING, lowered_for_model_text, quoted_model_text
+from rabbithole_lab.reasoning.checks.quality import MODEL_TEXT_CEILING, lowered_for_model_text, quoted_model_text
+from rabbithole_lab.reasoning.llm.prompt_inputs import findings_text
 from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import QualityAssessment
 from rabbithole_lab.vocabulary import addresses_a_model

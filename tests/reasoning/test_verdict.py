@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.reasoning.answer import Provision, Sentence
 from rabbithole_lab.reasoning.base import AskedFor, SynthesisInput
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.reasoning.provision_score import (
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
+from rabbithole_lab.reasoning.extractive.writer.answer import Provision, Sentence
+from rabbithole_lab.reasoning.extractive.writer.provision_score import (
     PROVISION_FEATURES,
     ProvisionWeights,
     ScoredProvision,
@@ -97,7 +97,7 @@ def test_a_softmax_table_reads_the_provisions_together_so_a_close_second_lowers_
 
 
 def test_provisions_that_tie_are_each_quoted_and_none_is_named_decisive(reasoner, monkeypatch):
-    from rabbithole_lab.reasoning import answer_candidates
+    from rabbithole_lab.reasoning.extractive.writer import answer_candidates
 
     # the same words in two laws, the same relevance: nothing tells them apart
     deadline = "(1) Ein Störfall ist der Aufsicht binnen drei Tagen zu melden."
@@ -154,9 +154,9 @@ def test_the_checks_belief_in_a_right_verdict_falls_when_a_rival_stands_as_close
 
 
 def test_a_task_whose_best_sentence_points_to_a_rule_is_answered_by_the_rule_too():
-    from rabbithole_lab.reasoning.answer_selection import select
-    from rabbithole_lab.reasoning.answer_text import statement_cost
     from rabbithole_lab.reasoning.base import AnswerTask
+    from rabbithole_lab.reasoning.extractive.writer.answer_selection import select
+    from rabbithole_lab.reasoning.extractive.writer.answer_text import statement_cost
     from tests.reasoning.test_answer_selection import _context, _provision
 
     pointer = _provision("§ 5", ["Wird die Tragkraft überschritten, ist nach § 6 zu verfahren."], chunk_id="c5")
@@ -189,8 +189,8 @@ def test_a_score_the_verdict_alone_lowers_is_not_rewritten(reasoner):
 def test_a_provision_of_definitions_is_marked_unless_a_definition_is_asked():
     """The `definitions` feature: a provision headed as definitions, or whose sentences define terms, is marked,
     a rule is not; and nothing is marked when the question asks what a term means."""
-    from rabbithole_lab.reasoning.provision_score import provision_features
-    from rabbithole_lab.reasoning.sentence_ranker import Candidate
+    from rabbithole_lab.reasoning.extractive.writer.provision_score import provision_features
+    from rabbithole_lab.reasoning.extractive.writer.sentence_ranker import Candidate
 
     terms = _provision("WeidG.pdf", "§ 2", "(1) Hirte ist, wer eine Herde von mehr als zehn Tieren hütet.")
     terms.chunks[0].heading = "§ 2 Begriffsbestimmungen"
@@ -217,7 +217,7 @@ def test_a_models_answer_carries_the_verdict_its_decisive_field_names(reasoner, 
     import json
 
     from rabbithole_lab.reasoning.fallback import ExtractiveFallback
-    from rabbithole_lab.reasoning.llm import LLMReasoner
+    from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
     from tests.scripted_fake import ScriptedFakeChatModel
 
     answer = ("Weiter hüten darf er nur mit Zustimmung der Aufsicht (§ 4 WeidV) [WeidV.pdf, p. 1]; der Grenzwert "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rabbithole_lab import vocabulary
-from rabbithole_lab.reasoning.asked_kinds import asked_kinds, carries
+from rabbithole_lab.reasoning.extractive.asked_kinds import asked_kinds, carries
 from rabbithole_lab.reasoning.text import has_figure
 
 

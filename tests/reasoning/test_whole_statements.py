@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rabbithole_lab.reasoning.answer import provisions_of
-from rabbithole_lab.reasoning.extractive_base import sentences_of
+from rabbithole_lab.reasoning.extractive.extractive_base import sentences_of
+from rabbithole_lab.reasoning.extractive.writer.answer import provisions_of
 from rabbithole_lab.reasoning.text import points_back
 from rabbithole_lab.records import ChunkWithInfo
 

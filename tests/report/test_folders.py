@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from rabbithole_lab.batch import REPORT_NOTEBOOK, finished_folder
+from rabbithole_lab.batch.batch_run import REPORT_NOTEBOOK, finished_folder
 from rabbithole_lab.report.folder import new_saved_folder, report_folder_name
 
 QUESTION = "Wie oft wird die Nebelglocke am Kai geprüft?"

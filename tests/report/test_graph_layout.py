@@ -4,7 +4,7 @@ readable labels, an SVG without overlapping boxes, and an edge table without dup
 from __future__ import annotations
 
 from rabbithole_lab.viz.display import edge_table
-from rabbithole_lab.viz.graph import (
+from rabbithole_lab.viz.reference_graph import (
     QUESTION_NODE,
     graph_height_px,
     graph_html,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.reference_edges import distinct_references, followed_count
+from rabbithole_lab.evidence.reference_edges import distinct_references, followed_count
 from rabbithole_lab.viz.display import edge_table
 
 
@@ -34,7 +34,7 @@ def test_the_edge_table_has_one_row_per_reference():
 
 
 def test_a_reference_is_labelled_by_the_laws_short_name_not_its_file():
-    from rabbithole_lab.reference_edges import reference_label
+    from rabbithole_lab.evidence.reference_edges import reference_label
 
     assert reference_label("§ 6 Hafenordnung.pdf") == "§ 6 Hafenordnung"
     assert reference_label("§§ 8, 3 HafenG.pdf") == "§§ 8, 3 HafenG"
@@ -45,7 +45,7 @@ def test_a_reference_is_labelled_by_the_laws_short_name_not_its_file():
 
 
 def test_graph_nodes_name_the_law_not_its_file():
-    from rabbithole_lab.viz.graph import graph_svg, reference_graph
+    from rabbithole_lab.viz.reference_graph import graph_svg, reference_graph
 
     edge = _edge("§ 3", "§ 9 Hafengesetz.pdf", "followed", 1)
     svg = graph_svg(reference_graph([edge], [], question=True), "de")

@@ -7,13 +7,13 @@ import re
 
 import pandas as pd
 
-from rabbithole_lab.findings import context_entries
-from rabbithole_lab.messages import REPORT, column_headers
+from rabbithole_lab.evidence.findings import context_entries
+from rabbithole_lab.evidence.sources import page_link, relative_page_link, resolve_source_path
+from rabbithole_lab.messages.catalogue import REPORT, column_headers
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
 from rabbithole_lab.report.render import render_html, render_markdown
-from rabbithole_lab.sources import page_link, relative_page_link, resolve_source_path
-from rabbithole_lab.viz.graph import graph_html, reference_graph
+from rabbithole_lab.viz.reference_graph import graph_html, reference_graph
 from rabbithole_lab.viz.tables import full_extracts, tier_table_html, tier_tables
 from tests.conftest import DEMO_KB
 

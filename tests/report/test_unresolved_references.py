@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from rabbithole_lab.reasoning.quality import statements
+from rabbithole_lab.reasoning.checks.quality import statements
 from tests.conftest import DEMO_KB
 
 # written for this test: an ordinance of the demo knowledge base's law that cites a section the law lacks and one

@@ -11,14 +11,14 @@ import pytest
 
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import RunStatus
-from rabbithole_lab.kb.embedder import EmbedderChoice
+from rabbithole_lab.kb.embedding.embedder_choice import EmbedderChoice
 from rabbithole_lab.reasoning.base import ReasonerInfo
-from rabbithole_lab.reasoning.extractive import ExtractiveReasoner
-from rabbithole_lab.research import Research
+from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
 from rabbithole_lab.settings import load_settings
 from rabbithole_lab.ui.backend import BackendEvent, GraphBackend
 from rabbithole_lab.ui.kernel import kernel_id_from_connection_file
 from rabbithole_lab.ui.workbench import Workbench
+from rabbithole_lab.usecase.research_case import Research
 from tests.conftest import DEMO_KB
 
 GERMAN = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
@@ -395,7 +395,7 @@ def test_the_reasoner_status_speaks_the_sessions_language():
 
 
 def test_one_new_passage_is_counted_in_the_singular():
-    from rabbithole_lab.terminal import TerminalAnswers
+    from rabbithole_lab.cli.terminal import TerminalAnswers
 
     backend = FakeBackend()
     bench = Workbench(backend)

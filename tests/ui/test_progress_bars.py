@@ -7,7 +7,7 @@ import sys
 
 from tqdm.notebook import tqdm_notebook
 
-from rabbithole_lab.progress import _safe_bar_class, progress, progress_shown_by
+from rabbithole_lab.support.progress_bars import _safe_bar_class, progress, progress_shown_by
 
 
 def test_a_bar_in_a_notebook_kernel_is_text_and_leaves_no_widget(monkeypatch):
@@ -32,7 +32,7 @@ def test_progress_inside_a_front_end_s_status_line_writes_no_bar_and_ends_empty(
     """The workbench shows its ingest in one status line: a finished text bar stayed in a stderr box above it."""
     stream = io.StringIO()
     monkeypatch.setattr(sys, "stderr", stream)
-    monkeypatch.setattr("rabbithole_lab.progress.SHOWN_EVERY_S", 0.0)
+    monkeypatch.setattr("rabbithole_lab.support.progress_bars.SHOWN_EVERY_S", 0.0)
     lines: list[str] = []
     with progress_shown_by(lines.append):
         with progress(["a.pdf", "b.pdf"], desc="Files", unit="file") as bar:

@@ -8,18 +8,18 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes.common import language, question
+from rabbithole_lab.agent.nodes.node_common import language, question
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
-from rabbithole_lab.agent.synthesis_context import context_sources, stored_synthesis_context
-from rabbithole_lab.findings import preserved_quotes
-from rabbithole_lab.messages import run_text
-from rabbithole_lab.pages import find_span
-from rabbithole_lab.reasoning.quality import statements
+from rabbithole_lab.evidence.findings import preserved_quotes
+from rabbithole_lab.evidence.pages import find_span
+from rabbithole_lab.evidence.reference_edges import followed_count
+from rabbithole_lab.evidence.sources import page_link, resolve_source_path
+from rabbithole_lab.messages.catalogue import run_text
+from rabbithole_lab.reasoning.checks.quality import statements
 from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
-from rabbithole_lab.reference_edges import followed_count
-from rabbithole_lab.sources import page_link, resolve_source_path
+from rabbithole_lab.steps.synthesis_context import context_sources, stored_synthesis_context
 
 _SOURCE_LABEL = r"(?P<doc>.+?)\s+p\.\s*(?P<page>\d+)$"
 

@@ -7,14 +7,14 @@ import logging
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from rabbithole_lab.agent.nodes.common import anchor, chunk_key, language
-from rabbithole_lab.agent.query_anchor import corrected
+from rabbithole_lab.agent.nodes.node_common import anchor, chunk_key, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, TaskChange, TodoChange
-from rabbithole_lab.findings import context_entries
-from rabbithole_lab.messages import run_text
+from rabbithole_lab.evidence.findings import context_entries
+from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.records import ToDoItem, ToDoList
+from rabbithole_lab.steps.query_anchor import corrected
 
 logger = logging.getLogger(__name__)
 

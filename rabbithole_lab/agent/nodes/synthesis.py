@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes.common import anchor, asked_parts, exclusions, language, question
+from rabbithole_lab.agent.nodes.node_common import anchor, asked_parts, exclusions, language, question
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
-from rabbithole_lab.agent.synthesis_context import (
+from rabbithole_lab.evidence.findings import TIERS, finding_tasks, preserved_quotes
+from rabbithole_lab.evidence.reference_edges import mark_unresolved
+from rabbithole_lab.messages.catalogue import reasoner_text, run_text
+from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
+from rabbithole_lab.reasoning.checks.claim_check import checked_answer
+from rabbithole_lab.reasoning.checks.quality import lowered_for_model_text
+from rabbithole_lab.schemas import QualityAssessment, SynthesisOutput
+from rabbithole_lab.steps.synthesis_context import (
     build_synthesis_context,
     context_sources,
     reference_chains,
     stored_synthesis_context,
 )
-from rabbithole_lab.findings import TIERS, finding_tasks, preserved_quotes
-from rabbithole_lab.messages import reasoner_text, run_text
-from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
-from rabbithole_lab.reasoning.claim_check import checked_answer
-from rabbithole_lab.reasoning.quality import lowered_for_model_text
-from rabbithole_lab.reference_edges import mark_unresolved
-from rabbithole_lab.schemas import QualityAssessment, SynthesisOutput
 
 MAX_QUOTES = 15
 

@@ -1,0 +1,1 @@
+"""Unattended runs: batches of questions through the packaged report notebook (papermill)."""

@@ -1,0 +1,1 @@
+"""Embedding: the Embedder contract, its two backends and the vectors kept on disk."""

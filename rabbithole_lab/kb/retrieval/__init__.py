@@ -1,0 +1,1 @@
+"""Retrieval over the store: query understanding, BM25 and hybrid search."""

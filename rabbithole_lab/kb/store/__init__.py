@@ -1,0 +1,1 @@
+"""The store: Chroma collections, their namespaces, the search files and the registry."""

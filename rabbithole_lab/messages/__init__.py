@@ -1,0 +1,1 @@
+"""Every text a reader sees, in German and English: the catalogue and its workbench section."""

@@ -1,0 +1,1 @@
+"""The checks both reasoners' answers go through: the claim check and the quality score."""

@@ -1,0 +1,1 @@
+"""The extractive reasoner: rules and fitted models over the context, no LLM."""

@@ -1,0 +1,1 @@
+"""The extractive answer writer: sentences ranked, the decisive provision scored, the answer composed."""

@@ -1,0 +1,1 @@
+"""The LLM reasoner: the Ollama adapter, its prompts' inputs, the model's window and the call deadline."""

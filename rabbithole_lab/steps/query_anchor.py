@@ -1,0 +1,39 @@
+"""The query anchor: what the clarification settled (the question, the aspects the researcher added, the
+cases left out, the provisions named), its summary in the run's language, and a correction of it at the
+plan's approval. Everything the research searches and judges by reads the anchor (`nodes/common.py`)."""
+
+from __future__ import annotations
+
+from rabbithole_lab.messages.catalogue import run_text
+from rabbithole_lab.reasoning.dialogue_terms import anchor_text
+from rabbithole_lab.schemas import AnchorTerms
+
+_TERM_KEYS = ("additions", "exclusions", "provisions")
+
+
+def research_summary(anchor: dict, language: str) -> str:
+    """What will be researched, line by line: the question, then what was added, left out and named."""
+    said = run_text(language)
+    lines = [said["summary_question"].format(question=anchor.get("original_query", ""))]
+    for key in _TERM_KEYS:
+        if anchor.get(key):
+            lines.append(said[f"summary_{key}"].format(items="; ".join(anchor[key])))
+    return "\n".join(lines)
+
+
+def corrected(anchor: dict, correction: AnchorTerms, language: str) -> dict:
+    """The anchor with a correction's terms: an added aspect or provision joins its list (and leaves the
+    exclusions), an exclusion joins the exclusions (and leaves the additions)."""
+    updated = {key: list(anchor.get(key) or []) for key in _TERM_KEYS}
+    for key in _TERM_KEYS:
+        for term in getattr(correction, key):
+            if term not in updated[key]:
+                updated[key].append(term)
+    excluded = {term.lower() for term in updated["exclusions"]}
+    newly_added = {term.lower() for term in [*correction.additions, *correction.provisions]}
+    updated["exclusions"] = [term for term in updated["exclusions"] if term.lower() not in newly_added]
+    updated["additions"] = [term for term in updated["additions"]
+                            if term.lower() not in excluded or term.lower() in newly_added]
+    terms = AnchorTerms(**updated)
+    result = anchor | terms.model_dump() | {"text": anchor_text(anchor.get("original_query", ""), terms)}
+    return result | {"summary": research_summary(result, language)}
