@@ -21,7 +21,7 @@ from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.session import ResearchSession, RunStatus, new_thread_id
 
 SYNTHESIS_NODE = "synthesize"
-NODE_BEFORE_SYNTHESIS = "validate_relevance"  # its one edge leads to `synthesize`
+NODE_BEFORE_SYNTHESIS = "validate_relevance"  # the node whose state `synthesize` starts from
 
 
 def state_before_synthesis(session: ResearchSession) -> dict | None:
@@ -40,7 +40,7 @@ def resynthesize(services: Services, state: dict, sessions_path: Path) -> RunSta
     try:
         values = {**state, "thread_id": session.thread_id}
         session.graph.update_state(session.config, values, as_node=NODE_BEFORE_SYNTHESIS)
-        return session.resume()
+        return session.run_from(SYNTHESIS_NODE)
     finally:
         session.close()
 

@@ -8,23 +8,26 @@ hitl_init -> hitl_generate_queries -> hitl_retrieve_chunks -> hitl_analyze_retri
   -> generate_todo -> hitl_approve_todo [interrupt] -> process_hitl_todo -> execute_task -> adapt_todo (loops)
   -> validate_relevance -> synthesize -> quality_check -> (remediate -> synthesize | attribute_sources) -> END
 
-A node that fails (the LLM cannot be reached, the knowledge base is gone, ...) records `error` and
-`failed_node` and the graph ends; `ResearchSession.resume()` re-runs that node from the checkpoint.
+Every node leaves by a `Command` (open_deep_research's shape): its update and the next node, which its pure
+router (agent/routing.py) reads off the state after the update; the graph has no edges but the one from START.
+A node that fails (the LLM cannot be reached, the knowledge base is gone, ...) leaves by
+`Command(goto=END)` with `error` and `failed_node` recorded, so no router looks for an error;
+`ResearchSession.resume()` re-runs that node from the checkpoint. The graph's input and output are typed
+(`ResearchInput`, `ResearchOutput` in agent/state.py).
 """
 
 from __future__ import annotations
 
 import logging
+import typing
 from collections.abc import Callable
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-from rabbithole_lab.agent.nodes import attribution, planning, synthesis
-from rabbithole_lab.agent.nodes import drift_filter as relevance
-from rabbithole_lab.agent.nodes import human_in_loop as hitl
-from rabbithole_lab.agent.nodes import run_tasks as research
+from rabbithole_lab.agent.nodes import attribution, drift_filter, human_in_loop, planning, run_tasks, synthesis
 from rabbithole_lab.agent.routing import (
     proceed_to,
     route_after_analysis,
@@ -34,7 +37,7 @@ from rabbithole_lab.agent.routing import (
     route_after_task,
 )
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.agent.state import AgentState, ResearchInput, ResearchOutput
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.base import ModelHostNotOllamaError, ReasonerUnavailableError
 from rabbithole_lab.settings import Settings
@@ -67,19 +70,19 @@ def user_message(node: str, exc: Exception, language: str, store: str = "") -> s
 
 Node = Callable[[AgentState, Runtime[Services]], dict]
 NODES: dict[str, Node] = {
-    "hitl_init": hitl.hitl_init,
-    "hitl_generate_queries": hitl.hitl_generate_queries,
-    "hitl_retrieve_chunks": hitl.hitl_retrieve_chunks,
-    "hitl_analyze_retrieval": hitl.hitl_analyze_retrieval,
-    "hitl_generate_questions": hitl.hitl_generate_questions,
-    "hitl_process_response": hitl.hitl_process_response,
-    "hitl_finalize": hitl.hitl_finalize,
+    "hitl_init": human_in_loop.hitl_init,
+    "hitl_generate_queries": human_in_loop.hitl_generate_queries,
+    "hitl_retrieve_chunks": human_in_loop.hitl_retrieve_chunks,
+    "hitl_analyze_retrieval": human_in_loop.hitl_analyze_retrieval,
+    "hitl_generate_questions": human_in_loop.hitl_generate_questions,
+    "hitl_process_response": human_in_loop.hitl_process_response,
+    "hitl_finalize": human_in_loop.hitl_finalize,
     "generate_todo": planning.generate_todo,
     "hitl_approve_todo": planning.hitl_approve_todo,
     "process_hitl_todo": planning.process_hitl_todo,
-    "execute_task": research.execute_task,
+    "execute_task": run_tasks.execute_task,
     "adapt_todo": planning.adapt_todo,
-    "validate_relevance": relevance.validate_relevance,
+    "validate_relevance": drift_filter.validate_relevance,
     "synthesize": synthesis.synthesize,
     "quality_check": synthesis.quality_check,
     "remediate": synthesis.remediate,
@@ -87,27 +90,65 @@ NODES: dict[str, Node] = {
 }
 
 
-def _guarded(name: str, node: Node) -> Node:
-    def run(state: AgentState, runtime: Runtime[Services]) -> dict:
+Router = Callable[[AgentState], str]
+
+
+def routes(settings: Settings) -> dict[str, Router]:
+    """Each node's router (`settings` fixes the quality loop's)."""
+    return {
+        "hitl_init": proceed_to("hitl_generate_queries"),
+        "hitl_generate_queries": proceed_to("hitl_retrieve_chunks"),
+        "hitl_retrieve_chunks": proceed_to("hitl_analyze_retrieval"),
+        "hitl_analyze_retrieval": route_after_analysis,
+        "hitl_generate_questions": proceed_to("hitl_process_response"),
+        "hitl_process_response": route_after_response,
+        "hitl_finalize": proceed_to("generate_todo"),
+        "generate_todo": proceed_to("hitl_approve_todo"),
+        "hitl_approve_todo": proceed_to("process_hitl_todo"),
+        "process_hitl_todo": proceed_to("execute_task"),
+        "execute_task": proceed_to("adapt_todo"),
+        "adapt_todo": route_after_task,
+        "validate_relevance": proceed_to("synthesize"),
+        "synthesize": proceed_to("quality_check"),
+        "quality_check": route_after_quality(settings.quality.max_reflections, settings.quality.threshold),
+        "remediate": route_after_remediation,
+        "attribute_sources": proceed_to(END),
+    }
+
+
+def destinations(router: Router) -> tuple[str, ...]:
+    """Where a router may lead (its `Literal` return type, or the one target of `proceed_to`): the graph's drawing."""
+    hinted = typing.get_type_hints(router).get("return")
+    return typing.get_args(hinted) if typing.get_origin(hinted) is typing.Literal else (router.__name__[3:],)
+
+
+def _failed(name: str, exc: Exception, state: AgentState, services: Services) -> Command:
+    language = state.get("detected_language", "de")
+    if isinstance(exc, ReasonerUnavailableError):
+        logger.warning("Node %s stopped: %s", name, exc)
+        message = user_message(name, exc, language)
+    else:  # one line; the traceback with -v (a server gone mid-run gave 99 lines)
+        logger.error("Node %s failed: %s: %s", name, type(exc).__name__, exc)
+        logger.debug("Node %s failed", name, exc_info=True)
+        message = user_message(name, exc, language, getattr(services.kb.index, "location", ""))
+    return Command(goto=END, update={"error": message, "failed_node": name,
+                                     "warnings": services.reasoner.drain_warnings()})
+
+
+def _guarded(name: str, node: Node, route: Router) -> Callable[[AgentState, Runtime[Services]], Command]:
+    def run(state: AgentState, runtime: Runtime[Services]) -> Command:
         services = runtime.context
         try:
             update = node(state, runtime)
         except GraphBubbleUp:  # interrupts and other control flow belong to LangGraph
             raise
-        except ReasonerUnavailableError as exc:
-            logger.warning("Node %s stopped: %s", name, exc)
-            return {"error": user_message(name, exc, state.get("detected_language", "de")), "failed_node": name,
-                    "warnings": services.reasoner.drain_warnings()}
-        except Exception as exc:  # one line; the traceback with -v (a server gone mid-run gave 99 lines)
-            logger.error("Node %s failed: %s: %s", name, type(exc).__name__, exc)
-            logger.debug("Node %s failed", name, exc_info=True)
-            store = getattr(services.kb.index, "location", "")
-            return {"error": user_message(name, exc, state.get("detected_language", "de"), store), "failed_node": name,
-                    "warnings": services.reasoner.drain_warnings()}
+        except Exception as exc:
+            return _failed(name, exc, state, services)
         drained = services.reasoner.drain_warnings()
         if drained:
             update["warnings"] = [*update.get("warnings", []), *drained]
-        return update
+        # routers read keys their node sets whole (no reducer), so the state after the update is the merge
+        return Command(goto=route({**state, **update}), update=update)
 
     run.__name__ = name
     return run
@@ -115,34 +156,10 @@ def _guarded(name: str, node: Node) -> Node:
 
 def build_graph(settings: Settings) -> StateGraph:
     """The uncompiled graph; run it with the services as its context:
-    `graph.stream(input, config, context=services)`. `settings` fixes the quality loop's routing."""
-    builder = StateGraph(AgentState, context_schema=Services)
-    for name, node in NODES.items():
-        builder.add_node(name, _guarded(name, node))
-
-    def chain(source: str, target: str) -> None:
-        builder.add_conditional_edges(source, proceed_to(target), [target, END])
-
+    `graph.stream(input, config, context=services)`."""
+    builder = StateGraph(AgentState, context_schema=Services, input_schema=ResearchInput,
+                         output_schema=ResearchOutput)
+    for name, route in routes(settings).items():
+        builder.add_node(name, _guarded(name, NODES[name], route), destinations=destinations(route))
     builder.add_edge(START, "hitl_init")
-    chain("hitl_init", "hitl_generate_queries")
-    chain("hitl_generate_queries", "hitl_retrieve_chunks")
-    chain("hitl_retrieve_chunks", "hitl_analyze_retrieval")
-    builder.add_conditional_edges("hitl_analyze_retrieval", route_after_analysis,
-                                  ["hitl_generate_questions", "hitl_finalize", END])
-    chain("hitl_generate_questions", "hitl_process_response")
-    builder.add_conditional_edges("hitl_process_response", route_after_response,
-                                  ["hitl_generate_queries", "hitl_finalize", END])
-    chain("hitl_finalize", "generate_todo")
-    chain("generate_todo", "hitl_approve_todo")
-    chain("hitl_approve_todo", "process_hitl_todo")
-    chain("process_hitl_todo", "execute_task")
-    chain("execute_task", "adapt_todo")
-    builder.add_conditional_edges("adapt_todo", route_after_task, ["execute_task", "validate_relevance", END])
-    chain("validate_relevance", "synthesize")
-    chain("synthesize", "quality_check")
-    builder.add_conditional_edges(
-        "quality_check", route_after_quality(settings.quality.max_reflections, settings.quality.threshold),
-        ["remediate", "attribute_sources", END])
-    builder.add_conditional_edges("remediate", route_after_remediation, ["synthesize", "attribute_sources", END])
-    builder.add_edge("attribute_sources", END)
     return builder

@@ -110,6 +110,10 @@ class ResearchSession:
             return RunStatus("done", state=values)
         return self._run(None)
 
+    def run_from(self, node: str) -> RunStatus:
+        """Run on from `node`, whatever the checkpoint says comes next (state written by `update_state`)."""
+        return self._run(Command(goto=node))
+
     def stop(self) -> None:
         """Ask the run to stop at the next node boundary (the checkpoint keeps everything)."""
         self._stop.set()

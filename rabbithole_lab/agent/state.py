@@ -188,3 +188,34 @@ class AgentState(TypedDict, total=False):
     failed_node: str
     warnings: Annotated[list[str], operator.add]
     messages: Annotated[list[str], operator.add]
+
+
+class ResearchInput(TypedDict, total=False):
+    """What a run starts from (`ResearchSession.start`): the question and the facts a resumed run keeps."""
+
+    query: str
+    collection: str | None
+    thread_id: str
+    kb_dir: str
+    db_path: str
+    run_options: dict
+    requested_language: str
+    warnings: Annotated[list[str], operator.add]
+    messages: Annotated[list[str], operator.add]
+
+
+class ResearchOutput(TypedDict, total=False):
+    """What a finished run gives its caller: the report, its check and the evidence it stands on (the report
+    and the workbench read these; the checkpoint keeps the whole state)."""
+
+    final_report: dict
+    synthesis: dict
+    quality_assessment: dict
+    synthesis_context: SynthesisContext
+    findings: Annotated[list[TierEntry], operator.add]
+    task_summaries: Annotated[list[dict], operator.add]
+    reference_edges: Annotated[list[dict], operator.add]
+    detected_language: str
+    error: str
+    failed_node: str
+    warnings: Annotated[list[str], operator.add]
