@@ -6,6 +6,7 @@ through JSON, so they can live in LangGraph state, reports and CLI output.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -208,6 +209,22 @@ class ChunkWithInfo(BaseModel):
                    char_start=result.char_start, addressed_to_model=result.addressed_to_model, **fields)
 
 
+@dataclass(frozen=True)
+class Reason:
+    """Why the follower did what it did: a catalogue key with its values, which only the front ends turn into
+    words (messages/reasons.py), or a model's own words."""
+
+    key: str = ""
+    values: dict[str, str | float] = field(default_factory=dict)
+    text: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.key or self.text)
+
+    def edge_fields(self) -> dict:
+        return {"reason": self.text, "reason_key": self.key, "reason_values": dict(self.values)}
+
+
 class ReferenceEdge(BaseModel):
     """One edge of the followed-reference graph."""
 
@@ -217,7 +234,9 @@ class ReferenceEdge(BaseModel):
     target: str
     depth: int
     decision: Literal["followed", "skipped"]
-    reason: str = ""
+    reason: str = Field("", description="A model's own words for its decision, shown as they are")
+    reason_key: str = Field("", description="Why, as a catalogue key the front ends word (messages/reasons.py)")
+    reason_values: dict[str, str | float] = Field(default_factory=dict)
     resolution: str = ""
     score: float = 0.0
     from_doc: str = ""

@@ -64,7 +64,7 @@ class TaskStats(TypedDict):
     followed: int
     skipped: int
     tokens_used: int
-    stop_reasons: list[str]
+    stop_reasons: list[dict]  # {"key", "values"} (messages/reasons.py); a run saved before holds words
     found_again: list[str]  # chunk ids earlier tasks admitted that this task's searches returned again
 
 

@@ -69,6 +69,7 @@ def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict])
 
 
 def cmd_trail(args) -> int:
+    from rabbithole_lab.messages.reasons import stop_reason
     from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
     from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
     from rabbithole_lab.reasoning.factory import build_gate
@@ -101,7 +102,7 @@ def cmd_trail(args) -> int:
     context_chars = sum(len(item.result.text) for item in items)
     print(f"\n{len(items)} passage(s), {context_chars} characters (~{context_chars // CHARS_PER_TOKEN} tokens) "
           f"of {args.budget_chars}; {len(followed)} reference(s) followed, {len(trail.edges) - len(followed)} "
-          f"skipped; stops: {', '.join(trail.stop_reasons) or 'none'}")
+          f"skipped; stops: {', '.join(stop_reason(stop, 'en') for stop in trail.stop_reasons) or 'none'}")
     return 0
 
 

@@ -5,6 +5,7 @@ reference, and it counts as followed when any task followed it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 
 def reference_key(edge: dict) -> tuple[str, str, str]:
@@ -61,10 +62,10 @@ def unresolved_references(edges: list[dict]) -> list[dict]:
 _SECTION_NUMBER = re.compile(r"^(?P<mark>§§?|Art\.?|Artikel|Anlage|Annex|[Ss]ection|[Rr]ule)\s*(?P<number>\d+\w*)")
 
 
-def mark_unresolved(answer: str, edges: list[dict]) -> str:
+def mark_unresolved(answer: str, edges: list[dict], reason_of: Callable[[dict], str]) -> str:
     """The answer with a note after each line that quotes a passage's reference to a section that is not there:
-    "(§ 999 QStrG: Abschnitt in QStrG nicht vorhanden)". The reader sees it where the quote stands, not only in
-    the report's list."""
+    "(§ 999 QStrG: Abschnitt in QStrG nicht vorhanden)", the edge's reason worded by `reason_of`. The reader sees
+    it where the quote stands, not only in the report's list."""
     lines = answer.splitlines()
     for edge in unresolved_references(edges):
         label = reference_label(edge.get("target", ""))
@@ -72,7 +73,7 @@ def mark_unresolved(answer: str, edges: list[dict]) -> str:
         if not found:
             continue
         cited = re.compile(rf"{re.escape(found['mark'])}\s*{re.escape(found['number'])}(?!\w)")
-        note = f"(⚠ {label}: {edge.get('reason', '')})"
+        note = f"(⚠ {label}: {reason_of(edge)})"
         stem = edge.get("from_doc", "").rsplit(".", 1)[0]
         for at, line in enumerate(lines):
             if cited.search(line) and note not in line and (not stem or stem in line):

@@ -66,7 +66,7 @@ class Trail:
     edges: list[ReferenceEdge] = field(default_factory=list)
     visited: list[str] = field(default_factory=list)
     tokens_used: int = 0
-    stop_reasons: list[str] = field(default_factory=list)
+    stop_reasons: list[dict] = field(default_factory=list)  # {"key", "values"}: messages/reasons.py words them
 
     @property
     def followed_edges(self) -> list[ReferenceEdge]:

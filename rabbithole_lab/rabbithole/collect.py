@@ -14,14 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys, seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.rank import new_terms_share
 from rabbithole_lab.rabbithole.references import is_own_label
 from rabbithole_lab.rabbithole.relevance import lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution
-from rabbithole_lab.records import DetectedReference, ReferenceEdge, VectorResult
+from rabbithole_lab.records import DetectedReference, Reason, ReferenceEdge, VectorResult
 from rabbithole_lab.vocabulary import repealed_spans
 
 Detect = Callable[[str, str | None], list[DetectedReference]]
@@ -129,12 +128,12 @@ def one_per_target(references: list[DetectedReference]) -> list[DetectedReferenc
     return list(first.values())
 
 
-def skipped_edge(citer: Candidate, reference: DetectedReference, reason: str, resolution: Resolution | None = None,
+def skipped_edge(citer: Candidate, reference: DetectedReference, reason: Reason, resolution: Resolution | None = None,
                  score: float = 0.0) -> ReferenceEdge:
     return reference_edge(citer, reference, "skipped", reason, resolution, [], score)
 
 
-def reference_edge(citer: Candidate, reference: DetectedReference, decision: str, reason: str,
+def reference_edge(citer: Candidate, reference: DetectedReference, decision: str, reason: Reason,
                    resolution: Resolution | None, targets: list[VectorResult], score: float) -> ReferenceEdge:
     # a skipped reference still records where it points (to_docs/to_sections), not what was taken
     located = targets or (resolution.results[:1] if resolution is not None and resolution.results else [])
@@ -142,7 +141,7 @@ def reference_edge(citer: Candidate, reference: DetectedReference, decision: str
     return ReferenceEdge(
         from_chunk=citer.chunk_id, to_chunks=[t.chunk_id for t in targets], type=reference.type,
         target=reference.target, depth=citer.depth + 1, decision=decision,  # type: ignore[arg-type]
-        reason=reason, resolution=resolution.path if resolution else "", score=round(score, 4),
+        **reason.edge_fields(), resolution=resolution.path if resolution else "", score=round(score, 4),
         from_doc=citer.result.doc, from_section=citer.result.section,
         to_docs=[t.doc for t in located], to_sections=[t.section for t in located],
         to_paragraphs=reference.paragraphs_of(sections.pop() if len(sections) == 1 else ""),
@@ -151,22 +150,21 @@ def reference_edge(citer: Candidate, reference: DetectedReference, decision: str
 
 def collect_references(frontier: list[Candidate], detect: Detect, resolver: ReferenceResolver, pool: Pool,
                        visited: set[str], anchor: str,
-                       german: bool) -> tuple[list[PendingReference], list[ReferenceEdge]]:
+                       ) -> tuple[list[PendingReference], list[ReferenceEdge]]:
     """Every reference of the frontier that resolves to something, with the edges of those that do not."""
     pending: list[PendingReference] = []
     edges: list[ReferenceEdge] = []
-    said = run_text("de" if german else "en")
     for citer in frontier:
         citer.references = citations(detect, citer.result)
         for reference in one_per_target(citer.references):
             if reference.type == "external":
-                edges.append(skipped_edge(citer, reference, said["url_recorded"], Resolution("external")))
+                edges.append(skipped_edge(citer, reference, Reason("url_recorded"), Resolution("external")))
                 continue
             if reference.key in visited:
-                edges.append(skipped_edge(citer, reference, said["already_visited"]))
+                edges.append(skipped_edge(citer, reference, Reason("already_visited")))
                 continue
             if reference.version:
-                edges.append(skipped_edge(citer, reference, said["earlier_version"].format(version=reference.version)))
+                edges.append(skipped_edge(citer, reference, Reason("earlier_version", {"version": reference.version})))
                 continue
             resolution = resolver.resolve(reference, anchor, citer.result.section)
             reference.found = resolution.found
@@ -175,9 +173,9 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
                 visited.add(reference.key)  # nothing to find: never ask again
                 if resolution.path in ("section_not_found", "section_repealed"):
                     law = resolver.kb.registry.abbreviation_of(resolution.doc or "") or resolution.doc
-                    reason = said[resolution.path].format(law=law)
+                    reason = Reason(resolution.path, {"law": law or ""})
                 else:
-                    reason = said["not_in_collection" if resolution.path == "not_in_collection" else "not_in_kb"]
+                    reason = Reason("not_in_collection" if resolution.path == "not_in_collection" else "not_in_kb")
                 edges.append(skipped_edge(citer, reference, reason, resolution))
                 continue
             own_section = (citer.result.doc, citer.result.section)
@@ -191,7 +189,7 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
                 elif (holder := pool.holder(result)) is not citer and holder not in item.holders:
                     item.holders.append(holder)
             if not item.targets and not item.holders:
-                edges.append(skipped_edge(citer, reference, said["already_in_context"], resolution))
+                edges.append(skipped_edge(citer, reference, Reason("already_in_context"), resolution))
                 continue
             pending.append(item)
     return pending, edges

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Callable
 
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase, result_of
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.backlinks import seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.citation_grammar import opens_paragraph
@@ -45,7 +44,7 @@ from rabbithole_lab.rabbithole.relevance import (
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.stop import StopPolicy
 from rabbithole_lab.rabbithole.tiers import classify_tier
-from rabbithole_lab.records import DetectedReference, NestedChunk, ReferenceEdge, VectorResult
+from rabbithole_lab.records import DetectedReference, NestedChunk, Reason, ReferenceEdge, VectorResult
 from rabbithole_lab.schemas import ReferenceDecision
 from rabbithole_lab.settings import ReferenceSettings
 
@@ -57,8 +56,8 @@ def follow_notes(pending: list[PendingReference], verdicts: list[GateVerdict], l
     notes are followed whatever the gate's threshold says of them. Their words rarely resemble the question (a
     note names a source: "SS1/19", a URL), so the gate's score only apportions the citer's value among its
     references. A note scored 0 (a model's gate saying no) would be worth nothing, and is not followed."""
-    said = run_text(language)["note_followed"]
-    return [GateVerdict(ReferenceDecision(follow=True, reason=said.format(score=verdict.score)), verdict.score)
+    return [GateVerdict(ReferenceDecision(follow=True, reason_key="note_followed",
+                                          reason_values={"score": verdict.score}), verdict.score)
             if item.reference.relation == "note" and not verdict.decision.follow and verdict.score > 0 else verdict
             for item, verdict in zip(pending, verdicts, strict=True)]
 
@@ -86,8 +85,7 @@ class RabbitholeFollower:
         hits whose section an earlier hit already stands for, only a passage that cites one of those seeds
         enters, as a backlink of its own (search found what it cites, not it; and the section's holder
         does not make the citation). `progress(done, total)` is told after each reference of a level is decided."""
-        german = language == "de"
-        policy = StopPolicy(self.settings, german=german, visited=set(visited or ()))
+        policy = StopPolicy(self.settings, visited=set(visited or ()))
         pool = Pool()
         trail = Trail()
         cosine = self.kb.similarity(hits, anchor) if hits else {}
@@ -102,7 +100,7 @@ class RabbitholeFollower:
             pool.add(Candidate(hit, "hit", 0, relevance, own, value=hit_value(rank), rank=rank, root=rank))
         ranked_hits = list(pool.candidates)
         if self.settings.max_cited_by > 0:
-            trail.edges += self._backlinks(ranked_hits, german, pool, anchor, language, [*held, *(below_cut or [])])
+            trail.edges += self._backlinks(ranked_hits, pool, anchor, language, [*held, *(below_cut or [])])
         frontier = ranked_hits[: self.settings.follow_from_top_seeds]
         depth = 0
         read_sections: dict[tuple[str, str], list[VectorResult]] = {}
@@ -110,7 +108,7 @@ class RabbitholeFollower:
         while frontier:
             if not policy.may_descend(depth):
                 if any(self.detect(item.result.text, item.result.doc) for item in frontier):
-                    trail.stop_reasons.append("depth limit")
+                    trail.stop_reasons.append({"key": "depth_limit", "values": {}})
                 break
             frontier = self._level(frontier, anchor, language, policy, pool, trail, read_sections, progress)
             followed += frontier
@@ -131,11 +129,12 @@ class RabbitholeFollower:
             candidate.tier = classify_tier(candidate.depth, candidate.relevance)
         trail.visited = sorted(policy.visited)
         trail.tokens_used = policy.tokens
-        trail.stop_reasons.extend(reason for reason in policy.reasons if reason not in trail.stop_reasons)
+        trail.stop_reasons.extend(stop for stop in ({"key": reason.key, "values": dict(reason.values)}
+                                                    for reason in policy.reasons) if stop not in trail.stop_reasons)
         return trail
 
     # ---- backlinks -------------------------------------------------------------------------------
-    def _backlinks(self, hits: list[Candidate], german: bool, pool: Pool, anchor: str, language: str,
+    def _backlinks(self, hits: list[Candidate], pool: Pool, anchor: str, language: str,
                    others: list[VectorResult]) -> list[ReferenceEdge]:
         """Hits that cite one of the best hits gain part of its value: the question was about the
         citing passage, and search found what it cites. Another passage (`others`: below the cut, or of a
@@ -179,7 +178,7 @@ class RabbitholeFollower:
             edges.append(ReferenceEdge(
                 from_chunk=citer.chunk_id, to_chunks=[cited.chunk_id], type=reference.type, target=reference.target,
                 depth=1, decision="followed",
-                reason=run_text("de" if german else "en")["cites_context"],
+                reason_key="cites_context",
                 resolution="cited_by", score=round(citer.own_relevance, 4), from_doc=citer.result.doc,
                 from_section=citer.result.section, to_docs=[cited.result.doc], to_sections=[cited.result.section],
                 to_paragraphs=reference.paragraphs_of(cited.result.section), relation=reference.relation))
@@ -219,8 +218,7 @@ class RabbitholeFollower:
     def _level(self, frontier: list[Candidate], anchor: str, language: str, policy: StopPolicy, pool: Pool,
                trail: Trail, read_sections: dict[tuple[str, str], list[VectorResult]],
                progress: Callable[[int, int], None] | None = None) -> list[Candidate]:
-        german = language == "de"
-        pending, edges = collect_references(frontier, self.detect, self.resolver, pool, policy.visited, anchor, german)
+        pending, edges = collect_references(frontier, self.detect, self.resolver, pool, policy.visited, anchor)
         trail.edges += edges
         if not pending:
             return []
@@ -243,11 +241,13 @@ class RabbitholeFollower:
             if progress is not None:
                 progress(position, len(order))
             item, verdict = pending[index], verdicts[index]
-            reason = verdict.decision.reason if not verdict.decision.follow else policy.skip_reason(
-                item.reference.key, item.citer.chunk_id, item.resolution.doc, citer_doc=item.citer.result.doc)
+            # a gate's no always skips, with its reason or, where a model gave none, as declined
+            reason = verdict.decision.why() or Reason("gate_declined") if not verdict.decision.follow \
+                else policy.skip_reason(item.reference.key, item.citer.chunk_id, item.resolution.doc,
+                                        citer_doc=item.citer.result.doc)
             targets = [t for t in item.targets if item.is_new(t, pool)]
             if not reason and not targets and not item.holders:
-                reason = run_text(language)["already_in_context"]
+                reason = Reason("already_in_context")
             if reason:
                 trail.edges.append(skipped_edge(item.citer, item.reference, reason, item.resolution, verdict.score))
                 continue
@@ -273,7 +273,7 @@ class RabbitholeFollower:
                             collection=child.result.collection, relevance_score=round(child.relevance, 4),
                             depth=child.depth) for child in children]
             targets = chosen or [h.result for h in item.holders]
-            trail.edges.append(reference_edge(item.citer, item.reference, "followed", verdict.decision.reason,
+            trail.edges.append(reference_edge(item.citer, item.reference, "followed", verdict.decision.why(),
                                               item.resolution, targets, verdict.score))
             next_frontier += children
         return next_frontier

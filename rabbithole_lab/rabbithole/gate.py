@@ -18,7 +18,6 @@ from typing import Protocol
 import numpy as np
 
 from rabbithole_lab.kb.embedding.embedder import Embedder
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor
 from rabbithole_lab.records import DetectedReference
 from rabbithole_lab.schemas import ReferenceDecision
@@ -117,17 +116,16 @@ class ExtractiveDecider:
             out.append(round(0.5 * self._embedder.band.score(similarity) + 0.5 * overlap, 4))
         return out
 
-    def _reason(self, score: float, language: str) -> ReferenceDecision:
+    def _reason(self, score: float) -> ReferenceDecision:
         follow = score >= self.threshold
-        reason = run_text(language)["gate_similarity"].format(
-            score=score, op=("≥" if language == "de" else ">=") if follow else "<", threshold=self.threshold)
-        return ReferenceDecision(follow=follow, reason=reason)
+        return ReferenceDecision(follow=follow, reason_key=f"gate_similarity_{'follow' if follow else 'skip'}",
+                                 reason_values={"score": score, "threshold": self.threshold})
 
     def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision:
-        return self._reason(self.scores([item], anchor)[0], language)
+        return self._reason(self.scores([item], anchor)[0])
 
     def decide_batch(self, items: list[GateInput], anchor: str, language: str) -> list[GateVerdict]:
-        return [GateVerdict(self._reason(score, language), score) for score in self.scores(items, anchor)]
+        return [GateVerdict(self._reason(score), score) for score in self.scores(items, anchor)]
 
 
 def gate_references(
@@ -148,8 +146,8 @@ def gate_references(
             return GateVerdict(decision, 1.0 if decision.follow else 0.0)
         except Exception as exc:
             logger.warning("Reference gate failed for %r (%s); following it", item.reference.original_text, exc)
-            reason = run_text(language)["gate_error"].format(error=type(exc).__name__)
-            return GateVerdict(ReferenceDecision(follow=True, reason=reason), 0.5)
+            return GateVerdict(ReferenceDecision(follow=True, reason_key="gate_error",
+                                                 reason_values={"error": type(exc).__name__}), 0.5)
 
     if len(items) <= 1 or concurrency <= 1:
         return [decide(item) for item in items]

@@ -20,28 +20,24 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.candidates import estimate_tokens
-from rabbithole_lab.records import VectorResult
+from rabbithole_lab.records import Reason, VectorResult
 from rabbithole_lab.settings import ReferenceSettings
 
 
 @dataclass
 class StopPolicy:
     settings: ReferenceSettings
-    german: bool = True
     visited: set[str] = field(default_factory=set)
     tokens: int = 0
-    stopped: str = ""  # a run-wide stop (token budget, early refusal); empty while following goes on
-    reasons: list[str] = field(default_factory=list)
+    stopped: Reason = field(default_factory=Reason)  # a run-wide stop (token budget, early refusal); empty while
+    # following goes on
+    reasons: list[Reason] = field(default_factory=list)
     _followed_into: Counter[str] = field(default_factory=Counter)  # doc -> references of this task landed there
     _followed_from: Counter[str] = field(default_factory=Counter)  # citing chunk -> references followed
     _first_relevances: list[float] = field(default_factory=list)
 
-    def _say(self, key: str) -> str:
-        return run_text("de" if self.german else "en")[key]
-
-    def note(self, reason: str) -> None:
+    def note(self, reason: Reason) -> None:
         if reason not in self.reasons:
             self.reasons.append(reason)
 
@@ -50,24 +46,24 @@ class StopPolicy:
         return depth < self.settings.follow_depth
 
     def skip_reason(self, reference_key: str, citer_chunk: str, target_doc: str | None,
-                    citer_doc: str | None = None) -> str:
-        """Why this reference is not followed, or "" when it may be."""
+                    citer_doc: str | None = None) -> Reason:
+        """Why this reference is not followed, or an empty reason when it may be."""
         if reference_key in self.visited:
-            return self._say("already_followed")
+            return Reason("already_followed")
         if self.stopped:
             return self.stopped
         if self._followed_from[citer_chunk] >= self.settings.max_follow_per_chunk:
-            return self._say("chunk_limit")
+            return Reason("chunk_limit")
         other = _other_document(target_doc, citer_doc)
         if other and self._followed_into[other] >= self.settings.convergence_same_doc_threshold:
-            reason = run_text("de" if self.german else "en")["converged"].format(doc=other)
+            reason = Reason("converged", {"doc": other})
             self.note(reason)
             return reason
         if self.tokens >= self.settings.token_budget:
-            self.stopped = self._say("token_budget")
+            self.stopped = Reason("token_budget")
             self.note(self.stopped)
             return self.stopped
-        return ""
+        return Reason()
 
     def followed(self, reference_key: str, citer_chunk: str, target_doc: str | None,
                  targets: list[VectorResult], best_relevance: float, citer_doc: str | None = None,
@@ -84,7 +80,7 @@ class StopPolicy:
             self._first_relevances.append(best_relevance)
             if (len(self._first_relevances) == self.settings.early_refusal_count
                     and all(r < self.settings.early_refusal_threshold for r in self._first_relevances)):
-                self.stopped = self._say("early_refusal")
+                self.stopped = Reason("early_refusal")
                 self.note(self.stopped)
 
 

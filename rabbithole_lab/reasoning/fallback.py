@@ -15,7 +15,6 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.base import (
     Clarifier,
     Extractor,
@@ -107,7 +106,7 @@ class ExtractiveFallback:
         self.breaker.succeeded()
         if decision.reason and not may_show(decision.reason, language):
             # the model's reason is not in the reader's language: its decision stands, its words do not
-            return decision.model_copy(update={"reason": run_text(language)["gate_model_decision"]})
+            return decision.model_copy(update={"reason": "", "reason_key": "gate_model_decision"})
         return decision
 
     def _warn(self, message: str) -> None:

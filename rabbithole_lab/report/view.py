@@ -16,6 +16,7 @@ from pathlib import Path
 from rabbithole_lab.evidence.reference_edges import distinct_references, reference_label, unresolved_references
 from rabbithole_lab.evidence.sources import page_link
 from rabbithole_lab.messages.catalogue import dialogue_end, reasoner_reason, report_labels, run_text
+from rabbithole_lab.messages.reasons import edge_reason
 from rabbithole_lab.records import FinalReport, LinkedSource
 
 _PIECES = re.compile(r"(\*\*[^*]+\*\*|\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\])")
@@ -164,7 +165,7 @@ def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
     return rows
 
 
-def _chains(edges: list[dict]) -> list[Chain]:
+def _chains(edges: list[dict], language: str) -> list[Chain]:
     """One chain per followed reference (one reference followed in two tasks is one chain)."""
     chains = []
     for edge in distinct_references(edges):
@@ -173,7 +174,7 @@ def _chains(edges: list[dict]) -> list[Chain]:
         target = ", ".join(f"{d} {s}".strip() for d, s in zip(edge.get("to_docs", []), edge.get("to_sections", []),
                                                                strict=False))
         source = f"{edge.get('from_doc', '')} {edge.get('from_section', '')}".strip()
-        chains.append(Chain(source, reference_label(edge["target"]), target, edge.get("reason", ""),
+        chains.append(Chain(source, reference_label(edge["target"]), target, edge_reason(edge, language),
                             edge.get("resolution", "")))
     return chains
 
@@ -236,9 +237,10 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
         consulted=_consulted(report, cited_pages, url),
         addressed_to_model=_addressed_to_model(report, t, link),
         unresolved=[Chain(f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(), reference_label(e["target"]),
-                          "", e.get("reason", ""), e.get("resolution", "")) for e in unresolved_references(edges)],
+                          "", edge_reason(e, language), e.get("resolution", ""))
+                    for e in unresolved_references(edges)],
         citations=numbered,
-        chains=_chains(edges),
+        chains=_chains(edges, language),
         tasks=_task_rows(report.metadata.get("tasks", []), t),
         run=[
             (t["reasoner"], reasoner),

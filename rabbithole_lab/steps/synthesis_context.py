@@ -73,7 +73,6 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
     context that following never examined (a neighbour passage, the last hop): the text says it applies."""
     ids = {chunk.chunk_id for chunks in context.values() for chunk in chunks}
     provisions = {(chunk.document, chunk.section) for chunks in context.values() for chunk in chunks if chunk.section}
-    in_context = run_text(state.get("detected_language") or "de")["cited_in_context"]
     edges = list(state.get("reference_edges", []))
     if document_named is not None:
         edges += text_references(context, provisions, document_named)
@@ -81,28 +80,29 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
     # the same reference (same target, same document) pointed when it was followed
     located = {edge["target"]: list(zip(edge["to_docs"], edge["to_sections"], strict=False))
                for edge in edges if edge.get("to_docs") and edge.get("decision") != IN_TEXT}
+    # a run saved before reasons were keys holds the words
     visited = {run_text(language)["already_visited"] for language in ("de", "en")}
     chains: dict[tuple[str, str, str], dict] = {}
     for edge in edges:
         citing = (edge.get("from_doc", ""), edge.get("from_section", ""))
         cited = [(doc, section) for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []),
                                                         strict=False)]
-        if not cited and edge.get("reason") in visited:
+        if not cited and (edge.get("reason_key") == "already_visited" or edge.get("reason") in visited):
             cited = located.get(edge["target"], [])
         if edge.get("decision") == "followed":
             if edge.get("from_chunk") not in ids or not ids & set(edge.get("to_chunks", [])):
                 continue
-            reason = edge.get("reason", "")
+            reason = {key: edge.get(key) for key in ("reason", "reason_key", "reason_values") if edge.get(key)}
         else:
             cited = [key for key in cited if key in provisions and key != citing]
             if citing not in provisions or not cited:
                 continue
-            reason = in_context
+            reason = {"reason_key": "cited_in_context"}
         source = f"{citing[1]} {citing[0]}".strip()
         target = ", ".join(f"{section} {doc}".strip() for doc, section in cited)
         chain = chains.setdefault((source, edge["target"], target),
                                   {"source": source, "reference": edge["target"], "target": target,
-                                   "reason": reason, "citing": list(citing), "cited": [], "paragraphs": []})
+                                   **reason, "citing": list(citing), "cited": [], "paragraphs": []})
         # a reference only read in the text links where the answer quotes the sentence that makes it
         if edge.get("decision") == IN_TEXT:
             chain.setdefault("phrases", []).append(edge["phrase"])

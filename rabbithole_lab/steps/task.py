@@ -179,7 +179,7 @@ class ResearchTask:
         findings: list[ChunkWithInfo] = []
         edges: list[ReferenceEdge] = []
         rounds: list[TaskRound] = []
-        stop_reasons: list[str] = []
+        stop_reasons: list[dict] = []
         hits_total = tokens = 0
         queries = self.queries()
         round_queries = queries

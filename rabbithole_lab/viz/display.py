@@ -9,6 +9,7 @@ from IPython.display import HTML, Image, Markdown, display
 
 from rabbithole_lab.evidence.reference_edges import distinct_references, followed_count, reference_label
 from rabbithole_lab.messages.catalogue import column_headers, graph_text, ui_text
+from rabbithole_lab.messages.reasons import edge_reason
 from rabbithole_lab.viz.reference_graph import (
     graph_height_px,
     graph_html,
@@ -68,12 +69,13 @@ def edge_table(state: dict, language: str | None = None):
     Styler that wraps long text instead of cutting it. Headers, kinds and decisions in the run's language."""
     import pandas as pd
 
-    said = graph_text(language or run_language(state))
+    language = language or run_language(state)
+    said = graph_text(language)
     columns = ["from", "reference", "type", "decision", "reason", "depth", "to"]
     rows = [{"from": f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(),
              "reference": reference_label(e["target"]),
              "type": reference_kind(e, said), "decision": said.get(e["decision"], e["decision"]),
-             "reason": e.get("reason", ""), "depth": e.get("depth"),
+             "reason": edge_reason(e, language), "depth": e.get("depth"),
              "to": ", ".join(f"{d} {s}".strip() for d, s in zip(e.get("to_docs", []), e.get("to_sections", []),
                                                                   strict=False))}
             for e in distinct_references(state.get("reference_edges", []) or [])]

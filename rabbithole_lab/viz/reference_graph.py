@@ -17,6 +17,7 @@ import networkx as nx
 
 from rabbithole_lab.evidence.reference_edges import reference_label, section_label, unresolved_references
 from rabbithole_lab.messages.catalogue import graph_text, report_labels
+from rabbithole_lab.messages.reasons import edge_reason
 
 TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
                 "absent": "#b0b0b0", "question": "#35618f"}
@@ -79,7 +80,8 @@ def reference_graph(edges: list[dict], chunks: list[dict], include_skipped: bool
                 continue  # one reference met in two tasks is one edge; a followed one wins over a skip
             graph.add_edge(source, target, type=edge["type"], target=reference_label(edge["target"]),
                            decision=edge["decision"],
-                           reason=edge.get("reason", ""), depth=depth, score=edge.get("score", 0.0),
+                           reason=edge.get("reason", ""), reason_key=edge.get("reason_key", ""),
+                           reason_values=edge.get("reason_values") or {}, depth=depth, score=edge.get("score", 0.0),
                            resolution=edge.get("resolution", ""), relation=edge.get("relation", "cites"))
     if not include_skipped:
         outside = [node for node, data in graph.nodes(data=True) if data["tier"] in OUTSIDE_CONTEXT]
@@ -204,8 +206,9 @@ def graph_html(graph: nx.DiGraph, height: str | None = None, language: str = "de
     for source, target, data in graph.edges(data=True):
         followed = data["decision"] in ("followed", "entry")
         chain = data.get("chain", followed)
-        tooltip = (f"{data['target']} ({data['type']}, {t['depth']} {data['depth']})\n"
-                   f"{_edge_label(data, t)}: {data['reason']}") if data["decision"] != "entry" else t["entry"]
+        tooltip = t["entry"] if data["decision"] == "entry" else (
+            f"{data['target']} ({data['type']}, {t['depth']} {data['depth']})\n"
+            f"{_edge_label(data, t)}: {edge_reason(data, language)}")
         # solid green already says "followed" (the legend): a line is labelled only by what the colour does
         # not say, a skip or what the reference does ("gilt entsprechend"), so fewer labels cross each other
         relation = data.get("relation", "cites")
@@ -298,7 +301,8 @@ def graph_svg(graph: nx.DiGraph, language: str = "de") -> str:
         parts.append(
             f'<line x1="{x1:.0f}" y1="{y1:.0f}" x2="{x2:.0f}" y2="{y2:.0f}" stroke="{colour}" '
             f'stroke-width="{2.5 if chain else 1.2}"{dash}><title>'
-            f'{html.escape(data["target"])}: {html.escape(_edge_label(data, t))} — {html.escape(data["reason"])}'
+            f'{html.escape(data["target"])}: {html.escape(_edge_label(data, t))} — '
+            f'{html.escape(edge_reason(data, language))}'
             f'</title></line>{_arrowhead(x1, y1, x2, y2, colour)}'
         )
     for node, data in graph.nodes(data=True):
@@ -358,5 +362,5 @@ def unresolved_html(edges: list[dict], language: str = "de") -> str:
     title = html.escape(report_labels(language)["unresolved"])
     items = "".join(f"<li>{html.escape(edge.get('from_doc', ''))} {html.escape(edge.get('from_section', ''))} → "
                     f"{html.escape(reference_label(edge.get('target', '')))}: "
-                    f"{html.escape(edge.get('reason', ''))}</li>" for edge in found)
+                    f"{html.escape(edge_reason(edge, language))}</li>" for edge in found)
     return f"<div class='unresolved' style='font-family:sans-serif'><b>{title}:</b><ul>{items}</ul></div>"

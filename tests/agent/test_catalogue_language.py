@@ -8,6 +8,7 @@ import re
 import pytest
 
 from rabbithole_lab.messages import catalogue as messages
+from rabbithole_lab.messages.reasons import edge_reason
 from rabbithole_lab.report.folder import write_report_folder
 from rabbithole_lab.usecase.research_case import Research
 from rabbithole_lab.viz.display import edge_table
@@ -62,9 +63,11 @@ def test_a_run_writes_only_its_own_languages_catalogue_text(extractive_services,
         "report.md": paths["report.md"].read_text(encoding="utf-8"),
         "log": "\n".join([*state.get("messages", []), *state.get("warnings", [])]),
         "edge table": edge_table(state).to_html(),
-        "skip reasons": "\n".join(edge["reason"] for edge in state["reference_edges"]),
+        "skip reasons": "\n".join(edge_reason(edge, language) for edge in state["reference_edges"]),
     }
     assert state["reference_edges"], "the run followed no reference: the edge table shows nothing"
+    # the run's records hold why as keys, no words: the front ends word them in the session's language
+    assert all(edge["reason_key"] and not edge["reason"] for edge in state["reference_edges"])
     # the check is not vacuous: the run's own catalogue text is found by the same test
     own = only_in(language)
     assert all(any(piece in text for piece in own) for text in written.values() if text), written

@@ -60,7 +60,7 @@ def test_german_question_unattended(extractive_services, session_factory, tmp_pa
     assert all(1 <= stats["iterations"] == len(stats["rounds"]) <= 3 for stats in state["task_stats"])
     # the rabbithole: QStrV § 5 cites "§ 12 des Quantenstrahlenschutzgesetzes"
     followed = [e for e in state["reference_edges"] if e["decision"] == "followed"]
-    assert followed and all(e["reason"] for e in state["reference_edges"])
+    assert followed and all(e["reason_key"] for e in state["reference_edges"])
     located = [e for e in state["reference_edges"] if e["decision"] == "skipped" and e["resolution"] == "section_index"]
     assert located and all(e["to_docs"] and not e["to_chunks"] for e in located)
     report = status.report

@@ -12,7 +12,6 @@ from rabbithole_lab.cli.main import main as cli_main
 from rabbithole_lab.kb.ingest.ingest import ingest
 from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
 from rabbithole_lab.kb.retrieval.query import german_terms
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key, seed_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
@@ -315,7 +314,7 @@ def test_follows_the_cited_section_and_admits_it_after_the_citing_chunk(demo_kb,
     assert order.index(child.parent) < order.index(child.chunk_id)
     edge = next(e for e in trail.followed_edges if "§ 12" in e.target)
     assert edge.resolution == "section_index" and edge.depth == 1 and edge.to_sections == ["§ 12"]
-    assert edge.from_doc == "QStrV.pdf" and edge.reason
+    assert edge.from_doc == "QStrV.pdf" and edge.reason_key
     assert trail.tokens_used == sum(estimate_tokens(i.result.text) for i in _followed(trail))
     assert f"legal_section:{edge.target}" in trail.visited
     # the citing chunk's reference carries the chunk it resolved to
@@ -407,10 +406,16 @@ def test_following_lands_where_the_cited_rule_begins(tmp_path, settings):
         assert followed == [lead_in.chunk_id]
 
 
+def _stopped_by(trail) -> set[str]:
+    """Why following stopped, as the keys the front ends word (messages/reasons.py)."""
+    return {stop["key"] for stop in trail.stop_reasons}
+
+
 def test_depth_limit_stops_the_recursion(demo_kb, settings):
     seeds = _seed(demo_kb, "QStrV.pdf", "§ 5")
     none = _follower(demo_kb, settings, follow_depth=0).run(seeds, ANCHOR, "de")
-    assert {i.depth for i in none.candidates} == {0} and not none.followed_edges and "depth limit" in none.stop_reasons
+    assert {i.depth for i in none.candidates} == {0} and not none.followed_edges
+    assert _stopped_by(none) == {"depth_limit"}
     one = _follower(demo_kb, settings, follow_depth=1).run(seeds, ANCHOR, "de")
     assert max(i.depth for i in one.candidates) == 1
     two = _follower(demo_kb, settings, follow_depth=2).run(seeds, ANCHOR, "de")
@@ -423,12 +428,12 @@ def test_visited_references_are_not_followed_again(demo_kb, settings):
     again = _follower(demo_kb, settings, follow_depth=1).run(seeds, ANCHOR, "de", visited=set(first.visited))
     before = {e.target for e in first.followed_edges}
     assert before and not before & {e.target for e in again.followed_edges}
-    assert {e.target for e in again.edges if e.reason == "bereits besucht"} == before
+    assert {e.target for e in again.edges if e.reason_key == "already_visited"} == before
 
 
 def test_token_budget_stops_following(demo_kb, settings):
     trail = _follower(demo_kb, settings, token_budget=0).run(_seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
-    assert not trail.followed_edges and run_text("de")["token_budget"] in trail.stop_reasons
+    assert not trail.followed_edges and "token_budget" in _stopped_by(trail)
 
 
 def test_convergence_stops_following_into_one_document(demo_kb, settings):
@@ -436,15 +441,14 @@ def test_convergence_stops_following_into_one_document(demo_kb, settings):
         _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
     followed_into_qstrg = [e for e in trail.followed_edges if "QStrG.pdf" in e.to_docs]
     assert len(followed_into_qstrg) == 1
-    assert any(e.reason == run_text("de")["converged"].format(doc="QStrG.pdf") for e in trail.edges)
+    assert any((e.reason_key, e.reason_values) == ("converged", {"doc": "QStrG.pdf"}) for e in trail.edges)
 
 
 def test_early_refusal_stops_after_irrelevant_first_hops(demo_kb, settings):
     trail = _follower(demo_kb, settings, early_refusal_count=1, early_refusal_threshold=1.01).run(
         _seed(demo_kb, "QStrV.pdf", "§ 5"), ANCHOR, "de")
-    refusal = run_text("de")["early_refusal"]
-    assert len(trail.followed_edges) == 1 and refusal in trail.stop_reasons
-    assert any(e.decision == "skipped" and e.reason == refusal for e in trail.edges)
+    assert len(trail.followed_edges) == 1 and "early_refusal" in _stopped_by(trail)
+    assert any(e.decision == "skipped" and e.reason_key == "early_refusal" for e in trail.edges)
 
 
 def test_words_are_compared_in_the_language_of_the_text():
@@ -543,7 +547,7 @@ def test_llm_gate_decisions_and_fallback_on_garbage(demo_kb, caplog):
     garbage = LLMReasoner(FakeListChatModel(responses=["I think you should follow it!"]), max_retries=1, backoff_s=0)
     with caplog.at_level(logging.WARNING):
         [fallback] = gate_references([item, item], ANCHOR, garbage, "de", concurrency=2)[:1]
-    assert fallback.decision.follow and "Gate-Fehler" in fallback.decision.reason
+    assert fallback.decision.follow and fallback.decision.reason_key == "gate_error"
     assert "following it" in caplog.text and garbage.calls >= 2
 
 
@@ -753,7 +757,8 @@ def test_a_reference_to_an_earlier_version_is_recorded_but_not_followed(demo_kb,
                                           "bis zum 31. Dezember 2010 geltenden Fassung."})
     trail = _follower(demo_kb, settings, follow_depth=1).run([old], ANCHOR, "de")
     [edge] = [e for e in trail.edges if e.from_chunk == old.chunk_id]
-    assert edge.decision == "skipped" and edge.reason.startswith("frühere Fassung (in der bis zum 31. Dezember 2010")
+    assert edge.decision == "skipped" and edge.reason_key == "earlier_version"
+    assert edge.reason_values["version"].startswith("in der bis zum 31. Dezember 2010")
     assert not trail.followed_edges
 
 
@@ -838,7 +843,7 @@ def test_a_footnote_of_the_passage_is_followed_whatever_the_gate_says(tmp_path, 
     assert any(c.kind == "followed" and c.result.section.startswith("Footnote 7") for c in trail.candidates)
     rule = next(edge for edge in trail.edges if edge.to_sections[0].startswith("6.3"))
     assert rule.relation == "cites" and rule.decision == "skipped"
-    assert run_text("en")["early_refusal"] not in trail.stop_reasons
+    assert "early_refusal" not in _stopped_by(trail)
 
     class Refuses:  # a model's gate: a plain no, worth nothing, so the note would add nothing either
         def decide_reference(self, item, anchor, language):

@@ -1,6 +1,5 @@
 """The engine room's units on their own: rank (values), admit (the assembler), stop (the policy)."""
 
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.engine import admit, admit_items
@@ -12,7 +11,7 @@ from rabbithole_lab.rabbithole.rank import (
     reference_shares,
 )
 from rabbithole_lab.rabbithole.stop import StopPolicy
-from rabbithole_lab.records import VectorResult
+from rabbithole_lab.records import Reason, VectorResult
 from rabbithole_lab.settings import ReferenceSettings
 
 
@@ -105,41 +104,40 @@ def test_the_stop_policy_guards_with_reasons():
     policy = StopPolicy(ReferenceSettings().model_copy(update=dict(max_follow_per_chunk=1,
                                                                    convergence_same_doc_threshold=1,
                                           early_refusal_count=2, early_refusal_threshold=0.5, token_budget=10_000,
-                                          follow_depth=1)), german=False)
+                                          follow_depth=1)))
     assert policy.may_descend(0) and not policy.may_descend(1)
-    assert policy.skip_reason("legal_section:§ 1 X", "c1", "X.pdf") == ""
+    assert not policy.skip_reason("legal_section:§ 1 X", "c1", "X.pdf")
     policy.followed("legal_section:§ 1 X", "c1", "X.pdf", [_result("t1", 400)], best_relevance=0.9)
-    assert policy.skip_reason("legal_section:§ 1 X", "c2", "Y.pdf") == "already followed"
-    assert policy.skip_reason("legal_section:§ 2 Y", "c1", "Y.pdf") == "per-chunk limit reached"
+    assert policy.skip_reason("legal_section:§ 1 X", "c2", "Y.pdf") == Reason("already_followed")
+    assert policy.skip_reason("legal_section:§ 2 Y", "c1", "Y.pdf") == Reason("chunk_limit")
     # convergence counts per task: from any citing chunk, the document has had its references
-    assert policy.skip_reason("legal_section:§ 2 X", "c2", "X.pdf") == run_text("en")["converged"].format(doc="X.pdf")
-    assert policy.skip_reason("legal_section:§ 2 Y", "c2", "Y.pdf") == ""
+    assert policy.skip_reason("legal_section:§ 2 X", "c2", "X.pdf") == Reason("converged", {"doc": "X.pdf"})
+    assert not policy.skip_reason("legal_section:§ 2 Y", "c2", "Y.pdf")
     assert policy.tokens == 100
     policy.followed("legal_section:§ 3 Z", "c3", "Z.pdf", [], best_relevance=0.1)
-    assert policy.stopped == "" and policy.reasons == [run_text("en")["converged"].format(doc="X.pdf")]
+    assert not policy.stopped and policy.reasons == [Reason("converged", {"doc": "X.pdf"})]
     exhausted = StopPolicy(ReferenceSettings().model_copy(update={"token_budget": 0}))
-    assert exhausted.skip_reason("k", "c", None) == run_text("de")["token_budget"] and exhausted.stopped
+    assert exhausted.skip_reason("k", "c", None) == Reason("token_budget") and exhausted.stopped
 
 
 def test_convergence_counts_only_references_that_leave_the_citing_document():
     policy = StopPolicy(ReferenceSettings().model_copy(update=dict(convergence_same_doc_threshold=2,
                                                                    max_follow_per_chunk=10)))
     for number in range(1, 5):  # a law citing its own sections: its structure, never a convergence
-        assert policy.skip_reason(f"legal_section:§ {number} X", "c1", "X.pdf", citer_doc="X.pdf") == ""
+        assert not policy.skip_reason(f"legal_section:§ {number} X", "c1", "X.pdf", citer_doc="X.pdf")
         policy.followed(f"legal_section:§ {number} X", "c1", "X.pdf", [], best_relevance=0.9, citer_doc="X.pdf")
     # two references from Y into X, and X is closed to a third from anywhere else
     for number in (5, 6):
         policy.followed(f"legal_section:§ {number} X", "c2", "X.pdf", [], best_relevance=0.9, citer_doc="Y.pdf")
     assert policy.skip_reason("legal_section:§ 7 X", "c3", "X.pdf",
-                              citer_doc="Z.pdf") == run_text("de")["converged"].format(doc="X.pdf")
+                              citer_doc="Z.pdf") == Reason("converged", {"doc": "X.pdf"})
     # ... and still open to X's own references
-    assert policy.skip_reason("legal_section:§ 7 X", "c1", "X.pdf", citer_doc="X.pdf") == ""
+    assert not policy.skip_reason("legal_section:§ 7 X", "c1", "X.pdf", citer_doc="X.pdf")
 
 
 def test_early_refusal_after_the_first_irrelevant_hops():
-    policy = StopPolicy(ReferenceSettings().model_copy(update=dict(early_refusal_count=2, early_refusal_threshold=0.5)),
-                        german=False)
+    policy = StopPolicy(ReferenceSettings().model_copy(update=dict(early_refusal_count=2, early_refusal_threshold=0.5)))
     policy.followed("a", "c1", None, [], best_relevance=0.2)
     assert not policy.stopped
     policy.followed("b", "c2", None, [], best_relevance=0.3)
-    assert policy.stopped == run_text("en")["early_refusal"] and policy.skip_reason("c", "c3", None) == policy.stopped
+    assert policy.stopped == Reason("early_refusal") and policy.skip_reason("c", "c3", None) == policy.stopped

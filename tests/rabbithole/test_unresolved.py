@@ -59,14 +59,13 @@ def test_the_graph_shows_a_target_not_in_the_collection_as_its_own_grey_node():
     assert "nicht in der Sammlung" in graph_legend_html(graph, language="de")
 
 
-def test_following_records_the_reason_in_the_readers_language(demo_kb):
+def test_following_records_why_as_a_key_the_front_ends_word(demo_kb):
     text = "Nach § 4 des Leuchtfeuergesetzes ist die Glocke zu läuten."
     citer = Candidate(result=_passage(text, section="§ 4"), kind="hit", depth=0, relevance=1.0)
     _, edges = collect_references([citer], detect_references_regex,
-                                  ReferenceResolver(demo_kb), pool=None, visited=set(), anchor="Glocke",
-                                  german=True)
+                                  ReferenceResolver(demo_kb), pool=None, visited=set(), anchor="Glocke")
     [edge] = edges
-    assert edge.resolution == "not_in_collection" and edge.reason == "Dokument nicht in der Sammlung"
+    assert edge.resolution == "not_in_collection" and edge.reason_key == "not_in_collection"
 
 
 def test_a_section_the_law_does_not_have_is_not_found_there_and_never_replaced_by_others(demo_kb):
@@ -79,10 +78,11 @@ def test_a_section_the_law_does_not_have_is_not_found_there_and_never_replaced_b
                       kind="hit", depth=0, relevance=1.0)
     resolver = ReferenceResolver(demo_kb)
     pending, edges = collect_references([citer], detect_references_regex, resolver, pool=_NoPool(), visited=set(),
-                                        anchor="Anzeige", german=True)
+                                        anchor="Anzeige")
     missing = {edge.target: edge for edge in edges if edge.resolution == "section_not_found"}
     assert {"§ 999 QStrG", "§ 77 QStrV"} <= set(missing), [(e.target, e.resolution) for e in edges]
-    assert missing["§ 999 QStrG"].reason == "Abschnitt in QStrG nicht vorhanden"
+    assert (missing["§ 999 QStrG"].reason_key, missing["§ 999 QStrG"].reason_values) == (
+        "section_not_found", {"law": "QStrG"})
     assert all(not edge.to_sections and edge.decision != "followed" for edge in missing.values())
     # the one that exists is still followed, by its own section
     [existing] = [item for item in pending if "12" in item.reference.target]

@@ -10,6 +10,7 @@ from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.evidence.findings import TIERS, finding_tasks, preserved_quotes
 from rabbithole_lab.evidence.reference_edges import mark_unresolved
 from rabbithole_lab.messages.catalogue import reasoner_text, run_text
+from rabbithole_lab.messages.reasons import edge_reason
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.checks.claim_check import checked_answer
 from rabbithole_lab.reasoning.checks.quality import lowered_for_model_text
@@ -66,7 +67,8 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
     if checked.invented:
         output = output.model_copy(update={"answer": checked.answer, "invented_citations": checked.invented})
     # a quoted passage's reference to a section its law does not have is said where the quote stands
-    marked = mark_unresolved(output.answer, state.get("reference_edges", []))
+    marked = mark_unresolved(output.answer, state.get("reference_edges", []),
+                             lambda edge: edge_reason(edge, request.language))
     if marked != output.answer:
         output = output.model_copy(update={"answer": marked})
     stored = {tier: [chunk.model_dump() for chunk in getattr(request, tier)] for tier in TIERS}

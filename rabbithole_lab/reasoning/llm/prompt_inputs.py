@@ -4,6 +4,7 @@ fitted to the model's safe context by shortening its largest inputs, never its t
 from __future__ import annotations
 
 from rabbithole_lab import prompts
+from rabbithole_lab.messages.reasons import edge_reason
 from rabbithole_lab.reasoning.base import citation_label
 from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
@@ -80,7 +81,7 @@ def tasks_text(tasks: list) -> str:
     return "\n".join(lines) or "-"
 
 
-def chains_text(chains: list[dict]) -> str:
+def chains_text(chains: list[dict], language: str) -> str:
     """One line per reference between provisions of the context: citing → cited ("reference", the paragraphs
     it names): why it counts."""
     lines = []
@@ -88,7 +89,7 @@ def chains_text(chains: list[dict]) -> str:
         named = "; ".join(f"{section} {doc}: Abs. {', '.join(paragraphs)}"
                           for doc, section, paragraphs in chain.get("paragraphs", []))
         lines.append(f"- {chain['source']} → {chain['target']} (\"{chain['reference']}\""
-                     f"{', ' + named if named else ''}): {chain['reason']}")
+                     f"{', ' + named if named else ''}): {edge_reason(chain, language)}")
     return "\n".join(lines)
 
 

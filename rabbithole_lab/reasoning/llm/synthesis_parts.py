@@ -24,7 +24,7 @@ def synthesis_inputs(request: SynthesisInput) -> dict:
         tertiary=findings_text(request.tertiary, language), quotes=prompts.quoted(quotes or "-"),
         task_summaries=summaries or "-", tasks=tasks_text(request.tasks),
         task_findings=prompts.quoted("\n\n".join(request.task_findings) or "-"),
-        chains=chains_text(request.chains) or "-", exclusions="; ".join(request.exclusions) or "-",
+        chains=chains_text(request.chains, request.language) or "-", exclusions="; ".join(request.exclusions) or "-",
         remediation=f"Rewrite instructions: {request.remediation}" if request.remediation else "")
 
 
