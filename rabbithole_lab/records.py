@@ -7,9 +7,10 @@ through JSON, so they can live in LangGraph state, reports and CLI output.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 ReferenceType = Literal[
     "section",
@@ -24,6 +25,7 @@ Tier = Literal["primary", "secondary", "tertiary"]
 # what a reference does (rabbithole/reference_types.py reads it from the words around the reference)
 Relation = Literal["cites", "delegates", "applies_correspondingly", "annex", "note"]
 TIER_WEIGHTS: dict[str, float] = {"primary": 1.0, "secondary": 0.7, "tertiary": 0.4}
+CHARS_PER_TOKEN = 4  # documented estimate (qwen/llama tokenizers average ~4 characters per token)
 
 
 class Chunk(BaseModel):
@@ -391,3 +393,38 @@ class IngestReport(BaseModel):
     def complete(self) -> bool:
         """Every file of the folder is in the index (a copy of another counts as in): `ingest` exits 0."""
         return self.ok and not any(not issue.duplicate for issue in self.skipped)
+
+
+# ---- the reference gate's contract: the follower asks, a reasoner's gate or the extractive decider answers ----
+class ReferenceDecision(BaseModel):
+    """The gate's verdict on one reference: a model's reason in its words, a rule's as a catalogue key."""
+
+    follow: bool
+    reason: str = ""
+    reason_key: SkipJsonSchema[str] = ""
+    reason_values: SkipJsonSchema[dict[str, str | float]] = Field(default_factory=dict)
+
+    def why(self) -> Reason:
+        return Reason(self.reason_key, self.reason_values, self.reason)
+
+
+@dataclass
+class GateInput:
+    reference: DetectedReference
+    window: str
+    document: str
+    target_title: str = ""
+    target_text: str = ""  # the resolved target, when known (look-ahead)
+    target_similarity: float | None = None  # cosine of the target chunk to the anchor, from the index
+
+
+class ReferenceDecider(Protocol):
+    """Decides whether a reference is worth following: the LLM reasoner, the extractive decider."""
+
+    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision: ...
+
+
+@dataclass
+class GateVerdict:
+    decision: ReferenceDecision
+    score: float  # the decider's confidence in [0, 1]; 1.0 when an LLM said follow

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, computed_field
 from pydantic.json_schema import SkipJsonSchema
 
-from rabbithole_lab.records import PreservedQuote, Reason
+from rabbithole_lab.records import PreservedQuote
 
 
 class ExtractedReference(BaseModel):
@@ -26,18 +26,6 @@ class ExtractedReference(BaseModel):
 
 class ExtractedReferenceList(BaseModel):
     references: list[ExtractedReference] = Field(default_factory=list)
-
-
-class ReferenceDecision(BaseModel):
-    """The gate's verdict on one reference: a model's reason in its words, a rule's as a catalogue key."""
-
-    follow: bool
-    reason: str = ""
-    reason_key: SkipJsonSchema[str] = ""
-    reason_values: SkipJsonSchema[dict[str, str | float]] = Field(default_factory=dict)
-
-    def why(self) -> Reason:
-        return Reason(self.reason_key, self.reason_values, self.reason)
 
 
 class InfoExtractionWithQuotes(BaseModel):

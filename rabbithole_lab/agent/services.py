@@ -9,8 +9,8 @@ from pathlib import Path
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
 from rabbithole_lab.rabbithole.engine import build_follower
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
-from rabbithole_lab.rabbithole.gate import ReferenceDecider
 from rabbithole_lab.reasoning.base import Reasoner
+from rabbithole_lab.records import ReferenceDecider
 from rabbithole_lab.settings import Settings
 
 

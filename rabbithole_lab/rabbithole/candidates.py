@@ -12,10 +12,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rabbithole_lab.records import DetectedReference, ReferenceEdge, Tier, VectorResult
+from rabbithole_lab.records import CHARS_PER_TOKEN, DetectedReference, ReferenceEdge, Tier, VectorResult
 
 CandidateKind = Literal["hit", "section", "followed", "backlink"]
-CHARS_PER_TOKEN = 4  # documented estimate (qwen/llama tokenizers average ~4 characters per token)
 
 
 def estimate_tokens(text: str) -> int:

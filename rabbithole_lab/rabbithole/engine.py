@@ -9,9 +9,8 @@ from rabbithole_lab.kb.retrieval.search import KnowledgeBase
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
-from rabbithole_lab.rabbithole.gate import ReferenceDecider
 from rabbithole_lab.rabbithole.reference_merge import detect_references
-from rabbithole_lab.records import DetectedReference, VectorResult
+from rabbithole_lab.records import DetectedReference, ReferenceDecider, VectorResult
 from rabbithole_lab.schemas import ExtractedReferenceList
 from rabbithole_lab.settings import ReferenceSettings, Settings
 

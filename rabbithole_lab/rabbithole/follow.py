@@ -32,7 +32,7 @@ from rabbithole_lab.rabbithole.collect import (
     skipped_edge,
     unique_new_chunks,
 )
-from rabbithole_lab.rabbithole.gate import GateInput, GateVerdict, ReferenceDecider, gate_references
+from rabbithole_lab.rabbithole.gate import gate_references
 from rabbithole_lab.rabbithole.rank import backlink_value, cited_value, hit_value, landed_value, reference_shares
 from rabbithole_lab.rabbithole.relevance import (
     CITATION_DECAY,
@@ -44,8 +44,17 @@ from rabbithole_lab.rabbithole.relevance import (
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.stop import StopPolicy
 from rabbithole_lab.rabbithole.tiers import classify_tier
-from rabbithole_lab.records import DetectedReference, NestedChunk, Reason, ReferenceEdge, VectorResult
-from rabbithole_lab.schemas import ReferenceDecision
+from rabbithole_lab.records import (
+    DetectedReference,
+    GateInput,
+    GateVerdict,
+    NestedChunk,
+    Reason,
+    ReferenceDecider,
+    ReferenceDecision,
+    ReferenceEdge,
+    VectorResult,
+)
 from rabbithole_lab.settings import ReferenceSettings
 
 logger = logging.getLogger(__name__)

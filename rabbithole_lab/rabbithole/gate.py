@@ -12,38 +12,15 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
 from rabbithole_lab.kb.embedding.embedder import Embedder
 from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor
-from rabbithole_lab.records import DetectedReference
-from rabbithole_lab.schemas import ReferenceDecision
+from rabbithole_lab.records import GateInput, GateVerdict, ReferenceDecider, ReferenceDecision
 from rabbithole_lab.vocabulary.language_detection import detect_language
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class GateInput:
-    reference: DetectedReference
-    window: str
-    document: str
-    target_title: str = ""
-    target_text: str = ""  # the resolved target, when known (look-ahead)
-    target_similarity: float | None = None  # cosine of the target chunk to the anchor, from the index
-
-
-class ReferenceDecider(Protocol):
-    def decide_reference(self, item: GateInput, anchor: str, language: str) -> ReferenceDecision: ...
-
-
-@dataclass
-class GateVerdict:
-    decision: ReferenceDecision
-    score: float  # the decider's confidence in [0, 1]; 1.0 when an LLM said follow
 
 
 GATE_EMBED_CHARS = 800

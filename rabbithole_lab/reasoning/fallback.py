@@ -33,7 +33,7 @@ from rabbithole_lab.schemas import (
 from rabbithole_lab.vocabulary.language_detection import may_show
 
 if TYPE_CHECKING:
-    from rabbithole_lab.rabbithole.gate import ReferenceDecider
+    from rabbithole_lab.records import ReferenceDecider
 
 logger = logging.getLogger(__name__)
 

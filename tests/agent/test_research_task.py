@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from rabbithole_lab.rabbithole.gate import GateInput, gate_references
-from rabbithole_lab.records import DetectedReference, ToDoItem
+from rabbithole_lab.rabbithole.gate import gate_references
+from rabbithole_lab.records import DetectedReference, GateInput, ToDoItem
 from rabbithole_lab.steps.task import ResearchTask
 from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
 

@@ -17,15 +17,14 @@ from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key, seed_ke
 from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
 from rabbithole_lab.rabbithole.collect import Pool, collect_backlinks, one_per_section, section_candidates
 from rabbithole_lab.rabbithole.engine import admit, build_follower
-from rabbithole_lab.rabbithole.gate import ExtractiveDecider, GateInput, gate_references
+from rabbithole_lab.rabbithole.gate import ExtractiveDecider, gate_references
 from rabbithole_lab.rabbithole.rank import backlink_value, hit_value, new_terms_share
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance, keyword_overlap, lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, window_around
 from rabbithole_lab.rabbithole.tiers import classify_tier, tier_weight
 from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
-from rabbithole_lab.records import VectorResult
-from rabbithole_lab.schemas import ReferenceDecision
+from rabbithole_lab.records import GateInput, ReferenceDecision, VectorResult
 from tests.conftest import CORPUS, SHARED, english_only
 
 ANCHOR = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"

@@ -14,12 +14,11 @@ import time
 
 import pytest
 
-from rabbithole_lab.rabbithole.gate import GateInput
 from rabbithole_lab.rabbithole.reference_merge import detect_references
 from rabbithole_lab.reasoning.base import ReasonerUnavailableError
 from rabbithole_lab.reasoning.factory import build_reasoner
 from rabbithole_lab.reasoning.fallback import ExtractiveFallback
-from rabbithole_lab.records import DetectedReference
+from rabbithole_lab.records import DetectedReference, GateInput
 from rabbithole_lab.schemas import ExtractedReference, ExtractedReferenceList
 from rabbithole_lab.settings import load_settings
 from tests.conftest import DEMO_KB, REPO
@@ -91,7 +90,7 @@ def test_a_model_answering_the_wrong_schema_trips_the_breaker_once(embed):
                                              QUESTION, "de")
         asked = server.chat_requests
     assert asked == BREAKER * 2  # three failing steps, each the first try and one retry; then none
-    assert decision.reason and reasoner.breaker.open
+    assert decision.why() and reasoner.breaker.open
     warnings = reasoner.drain_warnings()
     assert sum("Circuit breaker" in w for w in warnings) == 1
 
@@ -110,7 +109,8 @@ def test_a_gate_reason_in_another_language_is_not_shown(embed):
     item = GateInput(reference, "Nach § 3 gilt bei Nebel das Signal.", "a.md")
     with OllamaDouble(behaviour="chinese") as server:
         decision = _reasoner(server.url, embed).decide_reference(item, QUESTION, "de")
-    assert decision.follow and decision.reason.startswith("vom Sprachmodell entschieden (seine Begründung")
+    # the model's decision stands; its words, not in the reader's language, are replaced by the catalogue's reason
+    assert decision.follow and decision.reason_key == "gate_model_decision" and not decision.reason
 
 
 def test_reference_fields_the_text_does_not_hold_are_dropped():

@@ -256,7 +256,8 @@ def test_a_reply_that_requires_nothing_is_not_sent_and_a_missing_field_is_invali
     """The schema sent to the model requires every field, so `{}` cannot pass; a reply without a field is
     read as invalid JSON (retried, then answered by the fallback)."""
     from rabbithole_lab.reasoning.llm.llm_answers import parse_json_answer, required_schema
-    from rabbithole_lab.schemas import ReferenceDecision, TodoAdaptation
+    from rabbithole_lab.records import ReferenceDecision
+    from rabbithole_lab.schemas import TodoAdaptation
 
     assert set(required_schema(ReferenceDecision)["required"]) == {"follow", "reason"}
     with pytest.raises(ValueError, match="without reason"):

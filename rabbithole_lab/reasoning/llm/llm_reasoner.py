@@ -19,8 +19,6 @@ from pydantic import ValidationError
 
 from rabbithole_lab import prompts
 from rabbithole_lab.evidence.pages import find_span, quote_pages
-from rabbithole_lab.rabbithole.candidates import CHARS_PER_TOKEN
-from rabbithole_lab.rabbithole.gate import GateInput
 from rabbithole_lab.reasoning.base import (
     AskedFor,
     ModelHostNotOllamaError,
@@ -53,6 +51,7 @@ from rabbithole_lab.reasoning.llm.prompt_inputs import (
     passages_text,
 )
 from rabbithole_lab.reasoning.llm.synthesis_parts import combined, parts_by_task, synthesis_inputs
+from rabbithole_lab.records import CHARS_PER_TOKEN, GateInput, ReferenceDecision
 from rabbithole_lab.schemas import (
     AnchorTerms,
     ContextSummary,
@@ -60,7 +59,6 @@ from rabbithole_lab.schemas import (
     FollowUpQuestions,
     InfoExtractionWithQuotes,
     QualityAssessment,
-    ReferenceDecision,
     RelevanceScore,
     RemediationDecision,
     RetrievalAnalysis,
