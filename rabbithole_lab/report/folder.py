@@ -13,7 +13,7 @@ from rabbithole_lab.evidence.findings import TIERS, research_context, tier_entri
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.render import render_html, render_markdown
 from rabbithole_lab.support.terminal_safety import json_escaped_controls, visible_controls
-from rabbithole_lab.viz.reference_graph import graph_html, reference_graph, unresolved_html
+from rabbithole_lab.viz.reference_graph import graph_html, graph_legend_html, reference_graph, unresolved_html
 from rabbithole_lab.viz.tables import context_chunks, tier_tables
 
 STATE_KEYS_IN_JSON = ("reference_edges", "task_summaries", "retrieval_history", "relevance_validation",
@@ -75,7 +75,9 @@ def write_report_folder(state: dict, out_dir: Path) -> dict[str, Path]:
     # the followed chains of the context; every skipped reference is in the report's table of references
     graph = reference_graph(edges, context_chunks(state), include_skipped=False, question=True)
     language = report.metadata.get("language", "de")
-    page = graph_html(graph, language=language).replace("</body>", unresolved_html(edges, language) + "</body>", 1)
+    # the page says what its colours and lines mean, as the workbench's graph does
+    page = graph_html(graph, language=language).replace("<body>", "<body>" + graph_legend_html(graph, language), 1)
+    page = page.replace("</body>", unresolved_html(edges, language) + "</body>", 1)
     paths["graph.html"].write_text(visible_controls(page), encoding="utf-8")
     for tier, frame in tier_tables(state).items():
         path = out_dir / f"tier_{tier}.csv"

@@ -39,6 +39,8 @@ def render_html(report: FinalReport, edges: list[dict], graph_file: str | None =
 
 
 def _answer_markdown(lines_of_pieces: list) -> list[str]:
+    """The answer's lines, each ending in a hard line break: Markdown would join consecutive lines into one
+    paragraph, and the lead states one provision per line (as the workbench shows it)."""
     lines = []
     for line in lines_of_pieces:
         rendered = ""
@@ -49,7 +51,7 @@ def _answer_markdown(lines_of_pieces: list) -> list[str]:
                 rendered += f"**{md(piece.text)}**"
             else:
                 rendered += md(piece.text)
-        lines.append(rendered)
+        lines.append(f"{rendered}  " if rendered.strip() else rendered)
     return lines
 
 

@@ -92,12 +92,13 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
         if edge.get("decision") == "followed":
             if edge.get("from_chunk") not in ids or not ids & set(edge.get("to_chunks", [])):
                 continue
-            reason = {key: edge.get(key) for key in ("reason", "reason_key", "reason_values") if edge.get(key)}
+            reason = {"reason": edge.get("reason", ""), "reason_key": edge.get("reason_key", ""),
+                      "reason_values": edge.get("reason_values") or {}}
         else:
             cited = [key for key in cited if key in provisions and key != citing]
             if citing not in provisions or not cited:
                 continue
-            reason = {"reason_key": "cited_in_context"}
+            reason = {"reason": "", "reason_key": "cited_in_context", "reason_values": {}}
         source = f"{citing[1]} {citing[0]}".strip()
         target = ", ".join(f"{section} {doc}".strip() for doc, section in cited)
         chain = chains.setdefault((source, edge["target"], target),

@@ -327,6 +327,11 @@ class LogPanel:
     def detach(self, logger_name: str = "rabbithole_lab") -> None:
         logging.getLogger(logger_name).removeHandler(self.handler)
 
+    def clear(self) -> None:
+        """A new session's log starts empty: another session's lines are not this one's."""
+        self.output.clear_output()
+        self.output.outputs = ()
+
 
 class _OutputHandler(logging.Handler):
     def __init__(self, output: w.Output):

@@ -83,6 +83,7 @@ class Workbench:
         self.backend = backend
         self.reports_dir = Path(reports_dir) if reports_dir else project_reports_dir()
         self._finished: dict | None = None  # the state of the last finished run, for "save report"
+        self._log_session = ""  # the session the log shows (a new run: "")
         self.language = "de"
         self.query = QueryPanel(backend)
         self.hitl = HITLPanel(backend)
@@ -155,6 +156,8 @@ class Workbench:
         self.results.widget.layout.display = self.context.widget.layout.display = "none"
         self.query.start.disabled = True
         self.query.message.value = ""
+        self.log.clear()
+        self._log_session = ""
         self.progress.reset()
         self.progress.running(ui_text(self.language)["step_understand"])
         self.backend.start(question, self.query.selected_collection(), self.query.chosen_language())
@@ -174,8 +177,12 @@ class Workbench:
         return folder
 
     def resume(self) -> None:
-        if self.sessions.sessions.value and not self.backend.busy():
-            self.backend.resume(self.sessions.sessions.value)
+        chosen = self.sessions.sessions.value
+        if chosen and not self.backend.busy():
+            if chosen != self._log_session:  # the log of the session resumed, not of the one shown before
+                self.log.clear()
+            self._log_session = chosen
+            self.backend.resume(chosen)
 
     def shutdown(self) -> bool:
         """Shut the kernel down (asked for and confirmed in the session panel): the run is stopped and its

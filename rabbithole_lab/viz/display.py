@@ -42,10 +42,10 @@ def show_tiers(state: dict) -> None:
 
 def show_graph(state: dict, interactive: bool = True, include_skipped: bool = False,
                graph_file: str | None = None) -> None:
-    """The graph by depth with its legend, as a PNG (shows in every notebook, also untrusted ones, where
-    SVG and scripts are not shown), a link to the saved interactive page `graph_file` (relative to the
-    notebook) and, in trusted notebooks, the interactive pyvis view. Skipped references only with
-    `include_skipped`."""
+    """The graph by depth with its legend, shown once: the interactive pyvis view (a notebook the researcher
+    runs), or with `interactive=False` a PNG, which shows in every notebook, also an executed one opened
+    untrusted (where scripts and SVG are not shown), with a link to the saved interactive page `graph_file`
+    (relative to the notebook). Skipped references only with `include_skipped`."""
     language = state.get("detected_language") or run_language(state)
     edges = state.get("reference_edges", []) or []
     graph = reference_graph(edges, context_chunks(state), include_skipped=include_skipped, question=True)
@@ -56,12 +56,13 @@ def show_graph(state: dict, interactive: bool = True, include_skipped: bool = Fa
         summary += " · " + hidden
     display(Markdown(f"**{summary}**"))
     display(HTML(graph_legend_html(graph, language)))
-    display(Image(data=graph_png(graph, language), format="png", alt=summary))
-    if graph_file:
-        display(Markdown(f"[{said['interactive']}]({quote(graph_file)})"))
     if interactive:
         height_px = graph_height_px(graph)
         display(GraphFrame(graph_html(graph, height=f"{height_px}px", language=language), height_px + 40))
+        return
+    display(Image(data=graph_png(graph, language), format="png", alt=summary))
+    if graph_file:
+        display(Markdown(f"[{said['interactive']}]({quote(graph_file)})"))
 
 
 def edge_table(state: dict, language: str | None = None):

@@ -418,10 +418,10 @@ def test_executed_report_notebook_shows_the_graph(jupyter_lab, page, tmp_path):
     picture.scroll_into_view_if_needed()
     picture.wait_for(timeout=60_000)
     assert picture.is_visible()
-    frame = page.locator("iframe.rh-graph").first  # trusted: batch signed the notebook (trust=True)
-    frame.scroll_into_view_if_needed()
-    page.frame_locator("iframe.rh-graph").first.locator("canvas").first.wait_for(timeout=60_000)
-    assert frame.is_visible()
+    # shown once: the picture, with a link to the saved interactive page beside it, and no second drawing
+    assert page.locator("iframe.rh-graph").count() == 0
+    interactive = page.locator(".jp-RenderedMarkdown a[href$='graph.html']").first
+    assert interactive.is_visible() and (items[0].folder / "graph.html").is_file()
     shot("report_graph")
 
 

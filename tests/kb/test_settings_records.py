@@ -109,7 +109,7 @@ def _samples():
                               decision="followed"),
         schemas.ExtractedReferenceList(references=[schemas.ExtractedReference(
             reference_text="§ 5", reference_type="legal_section")]),
-        schemas.ReferenceDecision(follow=True, reason="r"),
+        records.ReferenceDecision(follow=True, reason="r"),
     ]
 
 

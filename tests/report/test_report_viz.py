@@ -9,7 +9,7 @@ import pandas as pd
 
 from rabbithole_lab.evidence.findings import context_entries
 from rabbithole_lab.evidence.sources import page_link, relative_page_link, resolve_source_path
-from rabbithole_lab.messages.catalogue import REPORT, column_headers
+from rabbithole_lab.messages.catalogue import REPORT, column_headers, graph_text
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
 from rabbithole_lab.report.render import render_html, render_markdown
@@ -176,6 +176,10 @@ def test_report_folder_round_trip(tmp_path):
     assert payload["primary_context"][0]["document"] == "QStrV.pdf"  # the tiers as the seeds name them
     assert [search["task_id"] for search in payload["research_context"]["search_queries"]] == []
     assert pd.read_csv(paths["tier_secondary.csv"]).loc[0, "doc"] == "QStrG.pdf"
+    # the saved graph page says what its colours mean, in the report's language, above the drawing
+    page = paths["graph.html"].read_text(encoding="utf-8")
+    legend = page.index("rh-graph-legend")
+    assert legend < page.index('id="mynetwork"') and graph_text("de")["followed"] in page[legend:legend + 3000]
 
 
 def test_folder_names_and_source_paths(tmp_path):
@@ -232,3 +236,34 @@ def test_a_passage_search_found_names_the_followed_reference_that_reached_it_too
     frame = tier_tables(state)["primary"].set_index("section")
     assert frame.loc["§ 12", "cited_by"] == "v.pdf § 5" and frame.loc["§ 5", "cites"] == "g.pdf § 12"
     assert frame.loc["§ 5", "cited_by"] == ""  # a skipped reference reached nothing
+
+
+def test_the_markdown_answer_keeps_one_line_per_provision_when_rendered():
+    """A batch notebook and research_report.html show report.md's Markdown: consecutive lines of the lead must not
+    run together into one paragraph."""
+    from markdown_it import MarkdownIt
+
+    lead = ("Ergebnis: Maßgeblich ist § 12 QStrG. [QStrG.pdf, S. 2]\n"
+            "§ 5 QStrV → § 12 QStrG: „Der Grenzwert beträgt 20 Millisievert.“ [QStrV.pdf, S. 1]\n"
+            "In Betracht kommt auch § 6 QStrV. [QStrV.pdf, S. 1]")
+    report = FinalReport(query="Frage", answer=lead, metadata={"language": "de"})
+    shown = MarkdownIt().render(render_markdown(report, []).split("## Qualität")[0])
+    answer = shown.split("</h2>", 2)[1].split("</p>")[0]  # the answer's paragraph; the sources list follows
+    assert answer.count("<br") == 2
+    lines = [re.sub(r"<[^>]+>", "", line).strip() for line in answer.split("<br />")]
+    assert [line.split(" ", 1)[0] for line in lines] == ["Ergebnis:", "§", "In"]
+
+
+def test_the_graph_is_shown_once_interactive_or_as_a_picture(tmp_path, monkeypatch):
+    from IPython.display import Image
+
+    from rabbithole_lab.viz import display as shown_module
+
+    state = _state(tmp_path)
+    for interactive in (True, False):
+        shown: list = []
+        monkeypatch.setattr(shown_module, "display", shown.append)
+        shown_module.show_graph(state, interactive=interactive, graph_file="graph.html")
+        pictures = [item for item in shown if isinstance(item, Image)]
+        frames = [item for item in shown if isinstance(item, shown_module.GraphFrame)]
+        assert (len(frames), len(pictures)) == ((1, 0) if interactive else (0, 1))

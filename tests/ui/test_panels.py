@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import re
 from typing import Any
 
@@ -192,6 +193,29 @@ def test_stop_resume_and_error_messages():
     assert "Fortschritt ist gespeichert" in bench.status.value and not bench.query.start.disabled
     backend.emit(RunStatus("error", error="Ollama <down>", state={}))
     assert "Fehler: Ollama &lt;down&gt;" in bench.status.value
+
+
+def test_the_log_shows_one_session_at_a_time():
+    backend = FakeBackend()
+    bench = Workbench(backend)
+    bench.log.attach()
+    try:
+        logged = lambda: "".join(output.get("text", "") for output in bench.log.output.outputs)  # noqa: E731
+        bench.query.question.value = GERMAN
+        bench.query.start.click()
+        logging.getLogger("rabbithole_lab.test").info("Zeile der ersten Sitzung")
+        assert "Zeile der ersten Sitzung" in logged()
+        bench.query.question.value = "Which limits apply to workers?"
+        bench.query.start.click()  # a new run: the first session's lines are not its own
+        assert "Zeile der ersten Sitzung" not in logged()
+        logging.getLogger("rabbithole_lab.test").info("line of the English session")
+        bench.sessions.resume.click()  # another session resumed from the list: its own log
+        assert backend.calls[-1] == ("resume", "t1") and "English session" not in logged()
+        logging.getLogger("rabbithole_lab.test").info("resumed line")
+        bench.sessions.resume.click()  # the same session again: its lines stay
+        assert "resumed line" in logged()
+    finally:
+        bench.log.detach()
 
 
 def test_sessions_are_listed_by_question_date_and_phase_in_words():
