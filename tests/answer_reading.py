@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.reasoning.checks.quality import statements
-from rabbithole_lab.vocabulary.language_detection import detect_language
 
 PROVISION = re.compile(r"§§?\s*\d+[a-z]?(?:\s+(?:Abs\.|Absatz)\s*\d+)?\s+(?P<book>[A-ZÄÖÜ][\wÄÖÜäöüß-]*)")
 QUOTED = re.compile(r"„[^“]*“|\"[^\"]*\"|“[^”]*”")

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rabbithole_lab"
 FRONT_ENDS = ("cli", "ui", "batch", "report", "viz")
-BELOW_THE_AGENT = ("kb", "rabbithole", "reasoning", "evidence", "support", "vocabulary")
+BELOW_THE_AGENT = ("kb", "rabbithole", "reasoning", "evidence", "support", "language")
 # what a front end may take from kb/: open and ingest a knowledge base, what its folder holds, which embedder
 KB_FACE = ("kb.kb_factory", "kb.ingest.ingest", "kb.ingest.kb_folder", "kb.embedding.embedder_choice")
 # modules below the front ends that still turn reasons into catalogue words (issue 71 item 4 moves them to reason

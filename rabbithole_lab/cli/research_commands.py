@@ -69,11 +69,11 @@ def _eval_answers(args, settings, kb_dir: Path, db: Path, questions: list[dict])
 
 
 def cmd_trail(args) -> int:
+    from rabbithole_lab.language.detection import question_language
     from rabbithole_lab.messages.reasons import stop_reason
     from rabbithole_lab.rabbithole.engine import admit, build_follower, follow_question
     from rabbithole_lab.reasoning.factory import build_gate
     from rabbithole_lab.records import CHARS_PER_TOKEN
-    from rabbithole_lab.vocabulary.language_detection import question_language
 
     check_question(args.question, "question")
     settings = command_settings(args)

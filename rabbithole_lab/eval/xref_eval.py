@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Literal
 
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
+from rabbithole_lab.language.detection import question_language
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.engine import admit, admit_items, follow_question
 from rabbithole_lab.rabbithole.follow import RabbitholeFollower
 from rabbithole_lab.settings import ReferenceSettings
 from rabbithole_lab.support.progress_bars import progress
 from rabbithole_lab.usecase.input_files import InputFileError, read_text_input
-from rabbithole_lab.vocabulary.language_detection import question_language
 
 logger = logging.getLogger(__name__)
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
+from rabbithole_lab.language import repealed_spans
 from rabbithole_lab.rabbithole.backlinks import SectionKey, cited_keys, seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.rank import new_terms_share
@@ -21,7 +22,6 @@ from rabbithole_lab.rabbithole.references import is_own_label
 from rabbithole_lab.rabbithole.relevance import lexical_anchor
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver, Resolution
 from rabbithole_lab.records import DetectedReference, Reason, ReferenceEdge, VectorResult
-from rabbithole_lab.vocabulary import repealed_spans
 
 Detect = Callable[[str, str | None], list[DetectedReference]]
 

@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from rabbithole_lab.kb.embedding.embedder import Embedder
+from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.rabbithole.relevance import keyword_overlap, lexical_anchor
 from rabbithole_lab.records import GateInput, GateVerdict, ReferenceDecider, ReferenceDecision
-from rabbithole_lab.vocabulary.language_detection import detect_language
 
 logger = logging.getLogger(__name__)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.rabbithole.citation_grammar import (
     EU_ACT,
     expand_range,
@@ -17,7 +18,6 @@ from rabbithole_lab.rabbithole.citation_grammar import (
 from rabbithole_lab.rabbithole.english_grammar import DOCUMENT_CODE, RULE_NUMBER, english_rulebook_references
 from rabbithole_lab.rabbithole.reference_types import relation_of
 from rabbithole_lab.records import DetectedReference
-from rabbithole_lab.vocabulary.language_detection import detect_language
 
 _STANDARD = re.compile(
     r"(?P<text>(?:KTA|DIN(?:\s+EN)?(?:\s+ISO)?(?:\s+IEC)?|EN(?:\s+ISO)?|ISO(?:/IEC)?|IEC|VDI|VDE|DGUV(?:\s+Vorschrift)?)"

@@ -9,7 +9,7 @@ the answers against the question's own.
   is invented).
 - **Additions** are the answers' other aspects the question does not already hold: runs of content words
   ("Kategorie A", "eye lens"), never a function word or a filler of the dialogue ("Gemeint ist …", "I mean
-  …"), each ending with a word that names a subject in the answer's language (`vocabulary.is_term_word`).
+  …"), each ending with a word that names a subject in the answer's language (`language.is_term_word`).
 - **Provisions** are the citations the answers make, read by the citation grammar ("§ 12 QStrG").
 """
 
@@ -19,22 +19,15 @@ import re
 from functools import lru_cache
 
 from rabbithole_lab.kb.retrieval.query import german_terms
+from rabbithole_lab.language import dialogue_filler_words, is_term_word, patterns, question_stop_words
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.schemas import AnchorTerms
-from rabbithole_lab.vocabulary import dialogue_filler_words, is_term_word, question_stop_words
 
 _CASE_WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*|\d+")
-_CLAUSE_END = r"(?=[,.;:!?]|\s(?:und|oder|aber|sondern|and|or|but)\s|$)"
-_NEGATION = re.compile(
-    r"\b(?:ohne|nicht|kein(?:e|en|er|es)?|außer|ausgenommen|abgesehen\s+von|without|not|no|except|excluding|"
-    r"other\s+than|leave\s+out(?:\s+anything\s+about)?)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?"
-    r"(?P<case>[^,.;:!?]+?)" + _CLAUSE_END,
-    re.IGNORECASE)
-_RESTRICTION = re.compile(
-    r"\b(?:nur|ausschließlich|lediglich|only|solely|just)\s+(?:(?:um|für|zu|über|about|for|to|on)\s+)?"
-    r"(?P<case>[^,.;:!?]+?)" + _CLAUSE_END, re.IGNORECASE)
-_LEADING_WORDS = re.compile(r"^(?:(?:die|der|das|den|dem|des|ein|eine|einen|the|a|an|um|es|geht)\s+)+", re.IGNORECASE)
+_NEGATION = patterns.negation()  # the words are each language's (language/de.py, en.py)
+_RESTRICTION = patterns.restriction()
+_LEADING_WORDS = patterns.leading_words()
 _ASPECT_TOKEN = re.compile(r"[^\W_][\w-]*|[^\w\s]")
 ASPECT_MIN_CHARS = 4  # a one-word aspect shorter than this is no subject ("Art", "use")
 END_COMMAND = "/end"
@@ -46,7 +39,7 @@ def _phrase(text: str) -> str:
 
 
 # "keine Regeln für Personen unter 18 Jahren", "no rules about minors": the case is what the rules are for
-_CASE_AFTER = re.compile(r"^\S+\s+(?:für|über|zu|zur|zum|for|about|on)\s+(?P<case>.+)$", re.IGNORECASE)
+_CASE_AFTER = patterns.case_after()
 
 
 def _case(text: str) -> str:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from rabbithole_lab.language.detection import may_show
 from rabbithole_lab.reasoning.base import (
     Clarifier,
     Extractor,
@@ -30,7 +31,6 @@ from rabbithole_lab.reasoning.llm.llm_reasoner import LLMError, LLMReasoner
 from rabbithole_lab.schemas import (
     SynthesisOutput,
 )
-from rabbithole_lab.vocabulary.language_detection import may_show
 
 if TYPE_CHECKING:
     from rabbithole_lab.records import ReferenceDecider

@@ -6,43 +6,33 @@ import re
 from collections.abc import Sequence
 
 from rabbithole_lab.kb.retrieval.lexical import analyze, compound_parts
+from rabbithole_lab.language import figure_pattern, patterns, points_back_pattern, question_stop_words, singular_forms
 from rabbithole_lab.messages.catalogue import run_text
-from rabbithole_lab.vocabulary import figure_pattern, points_back_pattern, question_stop_words, singular_forms
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+[.)]|[a-z]\)|[-•])\s)")
-_ABBREVIATION_END = re.compile(
-    r"\b(?:Abs|Nr|Art|BGBl|Buchst|bzw|vgl|ggf|z\.\s?B|u\.\s?a|S|Anh|Ziff|Kap|No|Sec|e\.g|i\.e|cf)\.$")
-# German writes ordinals with a period ("das 75. Lebensjahr", "bis zum 31. Dezember"): after an article or
-# preposition, "<number>." opens a noun phrase, not a new sentence ("nach Absatz 2. Die Behörde" still ends one)
-_ORDINAL_END = re.compile(r"\b(?:der|die|das|den|dem|des|ein|eine|einem|einen|einer|eines|am|im|vom|zum|zur|bis|ab|"
-                          r"seit|jedes|jedem|jeden|jeder)\s+\d{1,4}\.$", re.IGNORECASE)
+_ABBREVIATION_END = patterns.abbreviation_end()
+# German writes ordinals with a period ("das 75. Lebensjahr"): "<number>." after an article opens a noun phrase,
+# not a new sentence ("nach Absatz 2. Die Behörde" still ends one); the words are each language's
+_ORDINAL_END = patterns.ordinal_end()
 _LIST_MARKER = re.compile(r"\d{1,3}[a-z]?[.)]")  # an enumeration's item number, alone on its line
 _ITEM_START = re.compile(r"^(?:\d{1,3}[a-z]?[.)]|[a-z]{1,2}\))\s")  # "4. Absaugung …", "2) Jede …", "c) zu …"
-# The drafting formulas of an enabling clause (Verordnungsermächtigung): "Die Bundesregierung wird ermächtigt,
-# durch Rechtsverordnung ...", "In der Rechtsverordnung kann insbesondere festgelegt werden, ...". Such a sentence
-# lists what a regulation may govern, so it carries every term of a question on those topics, and states no
-# rule that applies; the rule is in the regulation. "die durch Rechtsverordnung festgelegten Werte" is not one.
-_AUTHORISES_REGULATION = re.compile(
-    r"\b(?:wird|werden)\s+ermächtigt\b|\b(?:kann|können)\s+durch\s+Rechtsverordnung\b"
-    r"|\b(?:In|Durch)\s+(?:der|einer)?\s*Rechtsverordnung\b[^.;]{0,120}?\b(?:kann|können)\b")
-# an enabling clause lists what the regulation governs as indirect questions or "dass" clauses ("festgelegt
-# werden, 1. unter welchen Voraussetzungen …, 2. dass und wie …"); a rule's own items do not open so
-_WHAT_A_REGULATION_GOVERNS = re.compile(
-    r"^\S+\s+(?:(?:in|unter|auf|nach|bis|für|von|mit|durch|zu|bei|aus)\s+)?(?:welche[rsmn]?|wie|wann|wer|wem|wen|"
-    r"was|wo|wor\w+|wof\w+|ob|dass|daß)\b", re.IGNORECASE)
-_ASKS_ABOUT_AUTHORISATION = re.compile(r"ermächtig|Rechtsverordnung\s+erl|empower|authori[sz]", re.IGNORECASE)
+# The drafting formulas of an enabling clause (Verordnungsermächtigung): such a sentence lists what a regulation may
+# govern, so it carries every term of a question on those topics, and states no rule that applies; the rule is in
+# the regulation. It lists that as indirect questions or "dass" clauses, which a rule's own items do not open with.
+_AUTHORISES_REGULATION = patterns.authorises_regulation()
+_WHAT_A_REGULATION_GOVERNS = patterns.what_a_regulation_governs()
+_ASKS_ABOUT_AUTHORISATION = patterns.asks_about_authorisation()
 CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")  # "[doc, S. 3]": (doc, page)
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
-_DUTY = re.compile(r"\b(?:muss|müssen|hat\s+\w+\s+zu|haben\s+\w+\s+zu|ist\s+verpflichtet|darf|dürfen|"
-                   r"shall|must|is\s+required|may\s+not|are\s+required)\b", re.IGNORECASE)
-_DEFINITION = re.compile(r"\b(?:im\s+Sinne\s+dieses|ist\s+die|sind\s+die|means|is\s+defined\s+as)\b", re.IGNORECASE)
+_DUTY = patterns.duty()
+_DEFINITION = patterns.definition_opener()
 
 def points_back(sentence: str) -> bool:
     """The sentence's subject or scope is the sentence before it: its first words point back ("Sie ist jedoch
     auf die Änderungen zu beschränken.", "Satz 1 gilt nicht für …", "Abweichend von Satz 1 …"). Alone it says
     nothing, or it leaves the rule before it quoted without its exception; the two are one statement. A
     sentence opening a paragraph ("(2) …") starts afresh, and "Diese Verordnung" / "This Act" names the whole
-    text. The words are each language's (`vocabulary.points_back_pattern`)."""
+    text. The words are each language's (`language.points_back_pattern`)."""
     return bool(points_back_pattern().match(sentence.strip()))
 
 
@@ -131,7 +121,7 @@ _CELL_MAX_CHARS = 45
 _TABLE_MIN_LINES = 6
 _CELL_END = re.compile(r"[.!?;:]$")
 # a value cell: a figure, a date, a range of them, with a currency or percent ("30 bis 70", "< 0,1", "30. 6.2001")
-_VALUE_CELL = re.compile(r"^[<>≤≥]?\s*\d[\d\s.,/%–-]*(?:\s*(?:bis|und|Euro|Prozent|v\.\s?H\.)\s*[\d\s.,/%–-]*)*$")
+_VALUE_CELL = patterns.value_cell()
 # an entry's number ("1.4.2.1", "9.4") is a label, not a figure; German writes a decimal with a comma
 _NUMBERING = re.compile(r"^\d{1,2}(?:\.\d{1,2}){1,4}\.?$")
 _ROW_MAX_LABEL_LINES = 6

@@ -17,6 +17,7 @@ from pathlib import Path
 import ipywidgets as w
 
 from rabbithole_lab.agent.session import RunStatus
+from rabbithole_lab.language.detection import question_language
 from rabbithole_lab.messages.catalogue import ui_text
 from rabbithole_lab.project import reports_dir as project_reports_dir
 from rabbithole_lab.report.folder import new_saved_folder, write_report_folder
@@ -33,7 +34,6 @@ from rabbithole_lab.ui.panels import (
 from rabbithole_lab.ui.progress import ProgressPanel
 from rabbithole_lab.ui.session_panel import SessionPanel, disable_all
 from rabbithole_lab.ui.todo_panel import TodoPanel
-from rabbithole_lab.vocabulary.language_detection import question_language
 
 logger = logging.getLogger(__name__)
 

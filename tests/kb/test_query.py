@@ -7,7 +7,7 @@ from importlib import resources
 import pytest
 
 from rabbithole_lab.kb.retrieval.query import clauses, german_terms, glossary
-from rabbithole_lab.vocabulary.language_detection import detect_language
+from rabbithole_lab.language.detection import detect_language
 
 
 def _glossary_lines() -> list[str]:

@@ -9,7 +9,7 @@ import string
 import pytest
 
 from rabbithole_lab import prompts
-from rabbithole_lab.vocabulary.language_detection import detect_language
+from rabbithole_lab.language.detection import detect_language
 from tests.conftest import CORPUS, CORPUS_MISSING
 
 

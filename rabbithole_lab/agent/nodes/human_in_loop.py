@@ -10,6 +10,7 @@ from langgraph.types import interrupt
 from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPreview
+from rabbithole_lab.language.detection import question_language
 from rabbithole_lab.messages.catalogue import reasoner_reason, run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND, anchor_text
@@ -18,7 +19,6 @@ from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
 from rabbithole_lab.schemas import RetrievalAnalysis
 from rabbithole_lab.steps.query_anchor import research_summary
 from rabbithole_lab.support.shown_text import shorten
-from rabbithole_lab.vocabulary.language_detection import question_language
 
 logger = logging.getLogger(__name__)
 

@@ -21,8 +21,8 @@ from rabbithole_lab.kb.ingest.sections import (
     markdown_heading_label,
     numbered_heading_label,
 )
+from rabbithole_lab.language import addresses_a_model
 from rabbithole_lab.records import Chunk
-from rabbithole_lab.vocabulary import addresses_a_model
 
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+")
 _PLAIN_HEADING_MAX_CHARS = 100

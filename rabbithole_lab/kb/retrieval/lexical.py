@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from rabbithole_lab.kb.ingest.sections import label_tokens
-from rabbithole_lab.vocabulary.language_detection import stemmer_language
+from rabbithole_lab.language.detection import stemmer_language
 
 logger = logging.getLogger(__name__)
 

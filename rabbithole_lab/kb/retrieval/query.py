@@ -12,16 +12,11 @@ from functools import lru_cache
 from importlib import resources
 
 from rabbithole_lab.kb.store.registry import DocumentRegistry
-from rabbithole_lab.vocabulary.language_detection import detect_language
+from rabbithole_lab.language import patterns
+from rabbithole_lab.language.detection import detect_language
 
 _WORDS = re.compile(r"[\wÄÖÜäöüß-]+")
-_CLAUSE_SPLIT = re.compile(
-    r"[;?]|,\s*(?=(?:und\s+)?(?:welche|welcher|welches|wie|wer|was|wann|wo|ob|gibt|muss|müssen|darf|"
-    r"which|what|how|who|when|where|whether|is|are|does|do|must|can)\b)"
-    r"|\s+und\s+(?=(?:welche|welcher|welches|wie|wer|was|wann|wo|ob|gibt)\b)"
-    r"|\s+and\s+(?=(?:which|what|how|who|when|where|whether|is|are|does|do|must)\b)",
-    re.IGNORECASE,
-)
+_CLAUSE_SPLIT = patterns.clause_split()  # the question words are each language's
 MAX_NAME_WORDS = 8
 
 

@@ -24,10 +24,10 @@ from rabbithole_lab.kb.ingest.sections import (
 from rabbithole_lab.kb.retrieval.query import clauses, german_terms, lexical_expansion, named_documents
 from rabbithole_lab.kb.store.index import ChromaIndex
 from rabbithole_lab.kb.store.registry import DocumentRegistry
+from rabbithole_lab.language import repealed_pattern
+from rabbithole_lab.language.detection import STEMMER_LANGUAGE_CODES
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
-from rabbithole_lab.vocabulary import repealed_pattern
-from rabbithole_lab.vocabulary.language_detection import STEMMER_LANGUAGE_CODES
 
 logger = logging.getLogger(__name__)
 
@@ -328,7 +328,7 @@ class KnowledgeBase:
 
     def repealed_sections(self, doc: str, collection: str | None = None) -> set[str]:
         """The section keys a document says are gone ("§§ 14 bis 16 (weggefallen)": § 14, § 15 and § 16), read
-        from its text (`vocabulary.repealed_pattern`); a range is expanded as far as MAX_REPEALED_RANGE."""
+        from its text (`language.repealed_pattern`); a range is expanded as far as MAX_REPEALED_RANGE."""
         keys: set[str] = set()
         for target in self._targets(collection, doc):
             for chunks in self._document_keys(target, doc).values():

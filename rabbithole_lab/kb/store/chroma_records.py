@@ -4,8 +4,8 @@ collection's metadata names, and whole-collection reads in pages."""
 from __future__ import annotations
 
 from rabbithole_lab.kb.ingest.sections import section_key
+from rabbithole_lab.language import addresses_a_model
 from rabbithole_lab.records import Chunk
-from rabbithole_lab.vocabulary import addresses_a_model
 
 
 def chunk_metadata(chunk: Chunk, file_hash: str) -> dict:

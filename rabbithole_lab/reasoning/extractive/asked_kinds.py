@@ -2,7 +2,7 @@
 (a period, a date or "unverzüglich"), a frequency ("alle zehn Jahre", "jährlich"), a body (an authority, an
 office) or a condition ("wenn", "sofern"). The answer's findings state first the sentences that carry what
 was asked ("Wie hoch ist der Grenzwert …?" → the sentence with the figure; "Wer ist zuständig …?" → the
-sentence naming the authority). The words and units are the vocabulary's (`rabbithole_lab/vocabulary`), of
+sentence naming the authority). The words and units are the language profiles' (`rabbithole_lab/language`), of
 every language it knows: the corpus may be German and a question English."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rabbithole_lab.vocabulary import asked_patterns, question_opening, stated_patterns
+from rabbithole_lab.language import asked_patterns, question_opening, stated_patterns
 
 KINDS = ("amount", "deadline", "frequency", "body", "condition")
 # words after a question word that still say what it asks for ("Wie setzt sich die Haftungssumme …");

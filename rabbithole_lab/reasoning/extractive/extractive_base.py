@@ -12,6 +12,7 @@ import numpy as np
 from rabbithole_lab.evidence.pages import quote_pages
 from rabbithole_lab.kb.embedding.embedder import Embedder, reads_language
 from rabbithole_lab.kb.retrieval.query import german_terms, glossary_alternatives
+from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.messages.catalogue import reasoner_text
 from rabbithole_lab.rabbithole.relevance import keyword_overlap
 from rabbithole_lab.reasoning.base import ReasonerInfo, citation_label
@@ -27,7 +28,6 @@ from rabbithole_lab.reasoning.text import (
     strip_citations,
 )
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
-from rabbithole_lab.vocabulary.language_detection import detect_language
 
 logger = logging.getLogger(__name__)
 

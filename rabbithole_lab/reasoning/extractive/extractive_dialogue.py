@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 
+from rabbithole_lab.language import dialogue_filler_words, is_term_word
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms as dialogue_anchor_terms
 from rabbithole_lab.reasoning.dialogue_terms import user_answers
@@ -25,7 +26,6 @@ from rabbithole_lab.reasoning.text import contains_concept, passage_sentences, s
 from rabbithole_lab.schemas import (
     RetrievalAnalysis,
 )
-from rabbithole_lab.vocabulary import dialogue_filler_words, is_term_word
 
 logger = logging.getLogger(__name__)
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from rabbithole_lab.evidence.pages import find_span
 from rabbithole_lab.kb.retrieval.query import german_terms
+from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.reasoning.base import AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.checks import quality
 from rabbithole_lab.reasoning.dialogue_terms import excluded
@@ -43,7 +44,6 @@ from rabbithole_lab.reasoning.extractive.writer.sentence_ranker import Candidate
 from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.reasoning.text import strip_citations
 from rabbithole_lab.schemas import QualityAssessment, RemediationDecision
-from rabbithole_lab.vocabulary.language_detection import detect_language
 
 FRAGMENT_PENALTY = 25  # structure points per quotation that is not a whole sentence
 DUPLICATE_PENALTY = 20  # structure points per statement quoted twice

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from rabbithole_lab.evidence.pages import quote_pages
+from rabbithole_lab.language import addresses_a_model
 from rabbithole_lab.rabbithole.relevance import CITATION_DECAY
 from rabbithole_lab.reasoning.extractive.extractive_base import (
     IRRELEVANT_BELOW,
@@ -32,7 +33,6 @@ from rabbithole_lab.schemas import (
     TaskAssessment,
     TaskSummary,
 )
-from rabbithole_lab.vocabulary import addresses_a_model
 
 logger = logging.getLogger(__name__)
 

@@ -7,15 +7,15 @@ A part starts where a question word opens a new clause after a comma or "und"/"o
 preposition before it: "bis wann", "unter welchen", "to whom"); statements before the question ("Wir
 betreiben ein Labor.") are context, not parts. A clause stating the case before what is asked ("When a firm
 …, what …", "Wenn …, welche …") is the last part, read by its subject words: the answer states what is asked
-first, and still says what the case is. The question words are the vocabulary's, of every language it
-knows (`rabbithole_lab/vocabulary`).
+first, and still says what the case is. The question words are the language profiles', of every language they
+know (`rabbithole_lab/language`).
 """
 
 from __future__ import annotations
 
 import re
 
-from rabbithole_lab.vocabulary import case_opening, conjunctions, question_opening
+from rabbithole_lab.language import case_opening, conjunctions, question_opening
 
 _OPENING = question_opening()
 _CASE = re.compile(rf"^\s*{case_opening()}", re.IGNORECASE)

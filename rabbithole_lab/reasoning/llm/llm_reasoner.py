@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from rabbithole_lab import prompts
 from rabbithole_lab.evidence.pages import find_span, quote_pages
+from rabbithole_lab.language.detection import language_name, may_show
 from rabbithole_lab.reasoning.base import (
     AskedFor,
     ModelHostNotOllamaError,
@@ -70,7 +71,6 @@ from rabbithole_lab.schemas import (
     TodoPlan,
 )
 from rabbithole_lab.settings import Settings
-from rabbithole_lab.vocabulary.language_detection import language_name, may_show
 
 logger = logging.getLogger(__name__)
 

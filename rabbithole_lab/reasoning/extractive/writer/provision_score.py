@@ -25,9 +25,9 @@ from typing import Literal
 
 import numpy as np
 
+from rabbithole_lab.language import asks_for_definition, defines, is_definitions_heading
 from rabbithole_lab.reasoning.extractive.writer.answer import Links, Provision, reached_from
 from rabbithole_lab.reasoning.extractive.writer.sentence_ranker import Candidate, logistic, score_for_part
-from rabbithole_lab.vocabulary import asks_for_definition, defines, is_definitions_heading
 
 WEIGHTS_FILE = Path(__file__).with_name("provision_weights.json")
 CHECK_WEIGHTS_FILE = Path(__file__).with_name("check_weights.json")

@@ -114,3 +114,47 @@ ASKS_DEFINITION = [r"\bwas\s+(?:ist|sind)\s+(?:ein\w*\s+)?\w+\s*(?:\?|im\s+Sinne
 # how a law marks a section it no longer has: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)"
 REPEALED_MARKS = ["weggefallen", "aufgehoben"]
 RANGE_WORDS = ["bis", "und"]
+
+# ---- how sentences are read (reasoning/text.py) ----
+# abbreviations whose period ends no sentence ("Abs.", "z. B."), matched as written
+ABBREVIATIONS = ["Abs", "Nr", "Art", "BGBl", "Buchst", "bzw", "vgl", "ggf", r"z\.\s?B", r"u\.\s?a", "S", "Anh", "Ziff",
+                 "Kap"]
+# the words a table's value cell may hold between its figures ("5 bis 10", "20 Prozent")
+VALUE_WORDS = ["bis", "und", "Euro", "Prozent", r"v\.\s?H\."]
+# after an article or a preposition, "<number>." is an ordinal ("das 75. Lebensjahr", "bis zum 31. Dezember"), not
+# the end of a sentence
+ORDINAL_LEADS = ["der", "die", "das", "den", "dem", "des", "ein", "eine", "einem", "einen", "einer", "eines", "am",
+                 "im", "vom", "zum", "zur", "bis", "ab", "seit", "jedes", "jedem", "jeden", "jeder"]
+# the drafting formulas of an enabling clause (Verordnungsermächtigung): "Die Bundesregierung wird ermächtigt, durch
+# Rechtsverordnung …", "In der Rechtsverordnung kann insbesondere festgelegt werden, …"
+AUTHORISES_REGULATION = [r"\b(?:wird|werden)\s+ermächtigt\b", r"\b(?:kann|können)\s+durch\s+Rechtsverordnung\b",
+                         r"\b(?:In|Durch)\s+(?:der|einer)?\s*Rechtsverordnung\b[^.;]{0,120}?\b(?:kann|können)\b"]
+# an enabling clause lists what the regulation governs as indirect questions or "dass" clauses ("festgelegt werden,
+# 1. unter welchen Voraussetzungen …, 2. dass und wie …"), a preposition before them
+GOVERNS_PREPOSITIONS = ["in", "unter", "auf", "nach", "bis", "für", "von", "mit", "durch", "zu", "bei", "aus"]
+GOVERNS_OPENERS = [r"welche[rsmn]?", "wie", "wann", "wer", "wem", "wen", "was", "wo", r"wor\w+", r"wof\w+", "ob",
+                   "dass", "daß"]
+# a question about the power to regulate itself
+ASKS_ABOUT_AUTHORISATION = ["ermächtig", r"Rechtsverordnung\s+erl"]
+# what states a duty or a permission, and what opens a definition
+DUTY = ["muss", "müssen", r"hat\s+\w+\s+zu", r"haben\s+\w+\s+zu", r"ist\s+verpflichtet", "darf", "dürfen"]
+DEFINITION_OPENERS = [r"im\s+Sinne\s+dieses", r"ist\s+die", r"sind\s+die"]
+
+# ---- how a researcher's reply is read (reasoning/dialogue_terms.py) ----
+CLAUSE_CONJUNCTIONS = ["und", "oder", "aber", "sondern"]
+# a case to leave out follows these ("ohne Genehmigungsverfahren", "keine Altanlagen"), a case to keep these ("nur
+# Erwachsene"), with a preposition between ("nicht für Kinder")
+NEGATIONS = ["ohne", "nicht", r"kein(?:e|en|er|es)?", "außer", "ausgenommen", r"abgesehen\s+von"]
+RESTRICTIONS = ["nur", "ausschließlich", "lediglich"]
+CASE_PREPOSITIONS = ["um", "für", "zu", "über"]
+# words that open a phrase without naming its subject ("die …", "es geht um …")
+LEADING_WORDS = ["die", "der", "das", "den", "dem", "des", "ein", "eine", "einen", "um", "es", "geht"]
+# "keine Regeln für Personen unter 18 Jahren": the case is what the rules are for
+CASE_AFTER = ["für", "über", "zu", "zur", "zum"]
+
+# ---- where a question divides into parts (kb/retrieval/query.py) ----
+CLAUSE_OPENERS = ["welche", "welcher", "welches", "wie", "wer", "was", "wann", "wo", "ob", "gibt", "muss", "müssen",
+                  "darf"]
+PART_OPENERS = ["welche", "welcher", "welches", "wie", "wer", "was", "wann", "wo", "ob", "gibt"]
+PART_CONJUNCTION = "und"
+COMMA_LEAD = "und"  # ", und welche …" divides as ", welche …" does

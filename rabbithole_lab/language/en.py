@@ -98,3 +98,28 @@ ASKS_DEFINITION = [r"\bwhat\s+(?:is|are)\s+an?\s+\w+(?:\s+\w+)?\s*\?", r"\bwhat\
 # how a rulebook marks a provision it no longer has: "sections 14 to 16 (repealed)", "Rule 4.2 [deleted]"
 REPEALED_MARKS = ["repealed", "deleted", "revoked", "omitted"]
 RANGE_WORDS = ["to", "and"]
+
+# ---- how sentences are read (reasoning/text.py) ----
+ABBREVIATIONS = ["No", "Sec", r"e\.g", r"i\.e", "cf"]
+VALUE_WORDS: list[str] = []
+ORDINAL_LEADS: list[str] = []  # English writes ordinals without a period
+AUTHORISES_REGULATION: list[str] = []
+GOVERNS_PREPOSITIONS: list[str] = []
+GOVERNS_OPENERS: list[str] = []
+ASKS_ABOUT_AUTHORISATION = ["empower", r"authori[sz]"]
+DUTY = ["shall", "must", r"is\s+required", r"may\s+not", r"are\s+required"]
+DEFINITION_OPENERS = ["means", r"is\s+defined\s+as"]
+
+# ---- how a researcher's reply is read (reasoning/dialogue_terms.py) ----
+CLAUSE_CONJUNCTIONS = ["and", "or", "but"]
+NEGATIONS = ["without", "not", "no", "except", "excluding", r"other\s+than", r"leave\s+out(?:\s+anything\s+about)?"]
+RESTRICTIONS = ["only", "solely", "just"]
+CASE_PREPOSITIONS = ["about", "for", "to", "on"]
+LEADING_WORDS = ["the", "a", "an"]
+CASE_AFTER = ["for", "about", "on"]
+
+# ---- where a question divides into parts (kb/retrieval/query.py) ----
+CLAUSE_OPENERS = ["which", "what", "how", "who", "when", "where", "whether", "is", "are", "does", "do", "must", "can"]
+PART_OPENERS = ["which", "what", "how", "who", "when", "where", "whether", "is", "are", "does", "do", "must"]
+PART_CONJUNCTION = "and"
+COMMA_LEAD = ""

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-from rabbithole_lab.vocabulary import de, en
+from rabbithole_lab.language import de, en
 
 logger = logging.getLogger(__name__)
 
