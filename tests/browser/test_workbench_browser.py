@@ -420,7 +420,9 @@ def test_executed_report_notebook_shows_the_graph(jupyter_lab, page, tmp_path):
     assert picture.is_visible()
     # shown once: the picture, with a link to the saved interactive page beside it, and no second drawing
     assert page.locator("iframe.rh-graph").count() == 0
-    interactive = page.locator(".jp-RenderedMarkdown a[href$='graph.html']").first
+    interactive = page.locator(".jp-RenderedMarkdown a[href*='graph.html']").first
+    interactive.scroll_into_view_if_needed()
+    interactive.wait_for(timeout=30_000)
     assert interactive.is_visible() and (items[0].folder / "graph.html").is_file()
     shot("report_graph")
 
