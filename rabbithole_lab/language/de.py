@@ -158,3 +158,35 @@ CLAUSE_OPENERS = ["welche", "welcher", "welches", "wie", "wer", "was", "wann", "
 PART_OPENERS = ["welche", "welcher", "welches", "wie", "wer", "was", "wann", "wo", "ob", "gibt"]
 PART_CONJUNCTION = "und"
 COMMA_LEAD = "und"  # ", und welche …" divides as ", welche …" does
+
+# ---- what a reference does (rabbithole/reference_types.py) ----
+ANNEX_UNITS = ["Anlage", "Anlagen", "Anhang", "Anh."]
+NOTE_UNITS = ["Fußnote", "Fußnoten"]
+# the words before a reference that make it the source of a power to legislate ("durch Rechtsverordnung nach")
+DELEGATES_BEFORE = (r"(?:durch|in\s+einer|in\s+der|die)\s+Rechtsverordnung(?:en)?\s+(?:nach|auf\s+Grund(?:\s+des)?|"
+                    r"aufgrund(?:\s+des)?|gemäß)\s*$|(?:auf\s+Grund|aufgrund)\s+(?:des|der)\s*$|"
+                    r"Ermächtigung\s+(?:nach|in|des)\s*$")
+# the words of a reference's clause that apply it here ("Für X gilt § 5 entsprechend")
+APPLIES_IN_CLAUSE = (r"\b(?:gilt|gelten)\b(?:\s+\S+){0,8}?\s+entsprechend\b|"
+                     r"\bentsprechend\s+(?:anzuwenden|gilt|gelten)\b|\bentsprechende\s+Anwendung\b")
+
+# ---- how documents are read at ingest (kb/ingest/parse.py, sections.py) ----
+PAGE_WORDS = ["Seite"]  # a page footer: "Seite 3 von 12"
+PAGE_OF_WORDS = ["von"]
+STRUCTURAL_HEADINGS = ["Teil", "Kapitel", "Abschnitt", "Unterabschnitt", "Buch", "Titel"]
+# a line that opens so continues a sentence ("Absatz 2 …", "und …"): no section heading, however it is set
+BODY_STARTERS = [r"Abs\.", "Absatz", "Satz", r"Nr\.", "Nummer", "Buchstabe", "bis", "und", "oder", "sowie", "in", "des",
+                 "der", "gilt", "ist", "sind"]
+# "Einrichtungen im Sinne dieses Gesetzes sind …": the term a definition names (kb/retrieval/lexical.py)
+DEFINED_IN_THE_SENSE = (r"(?P<term>(?:[A-ZÄÖÜ][\wäöüß-]*\s+){0,3}[A-ZÄÖÜ][\wäöüß-]+)\s+im\s+Sinne\s+"
+                        r"(?:dieses|dieser)\s+(?:Gesetzes|Verordnung|Richtlinie)\s+(?:ist|sind)\b")
+
+# ---- how documents are named (kb/store/registry.py) ----
+NO_TITLE_WORDS = ["unbenannt"]  # what a word processor leaves in a PDF's title field
+NAME_ARTICLES = ["des", "der", "dem", "den", "die", "das", "dieses", "dieser"]
+INFLECTION_ENDINGS = ["es", "en", "em", "er", "s", "n", "e"]
+# the type of an act, not its name: alone ("der Verordnung vom 19. Juni 2020") it names no document
+GENERIC_ACT_WORDS = ["gesetz", "gesetzes", "verordnung", "richtlinie", "satzung", "vertrag", "vertrages", "vertrags",
+                     "abkommen", "übereinkommen", "bekanntmachung", "vorschrift", "regel", "regeln", "norm"]
+# a compound that names an act by itself ("Kostenverordnung") ends in the act's type
+ACT_TYPE_ENDINGS = ["gesetz", "verordnung", "richtlinie", "satzung", "ordnung", "vertrag"]

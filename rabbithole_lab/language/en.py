@@ -123,3 +123,26 @@ CLAUSE_OPENERS = ["which", "what", "how", "who", "when", "where", "whether", "is
 PART_OPENERS = ["which", "what", "how", "who", "when", "where", "whether", "is", "are", "does", "do", "must"]
 PART_CONJUNCTION = "and"
 COMMA_LEAD = ""
+
+# ---- what a reference does (rabbithole/reference_types.py) ----
+ANNEX_UNITS = ["annex", "annexes", "appendix", "appendices", "schedule", "schedules"]
+NOTE_UNITS = ["footnote", "footnotes"]
+DELEGATES_BEFORE = (r"(?:rules|regulations|orders|an\s+order|directions|requirements|instruments?)\s+(?:made|"
+                    r"issued|given)\s+(?:under|pursuant\s+to)\s*$|(?:powers?|power\s+conferred)\s+(?:under|by)\s*$")
+APPLIES_IN_CLAUSE = (r"\b(?:applies|apply|shall\s+apply|is\s+to\s+apply)\b(?:\s+\S+){0,4}?\s+"
+                     r"(?:correspondingly|mutatis\s+mutandis|with\s+(?:the\s+)?(?:necessary\s+)?modifications)\b")
+
+# ---- how documents are read at ingest (kb/ingest/parse.py, sections.py) ----
+PAGE_WORDS = ["Page"]
+PAGE_OF_WORDS = ["of"]
+STRUCTURAL_HEADINGS = ["Part", "Chapter"]
+BODY_STARTERS: list[str] = []
+DEFINED_IN_THE_SENSE = ""
+
+# ---- how documents are named (kb/store/registry.py) ----
+NO_TITLE_WORDS = ["untitled"]
+NAME_ARTICLES = ["the", "of"]
+INFLECTION_ENDINGS: list[str] = []
+GENERIC_ACT_WORDS = ["act", "law", "regulation", "regulations", "directive", "rules", "rulebook", "code", "ordinance",
+                     "guidance", "standard"]
+ACT_TYPE_ENDINGS: list[str] = []  # English first words ("Financial …") are only modifiers, never a name alone

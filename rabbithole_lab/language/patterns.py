@@ -105,3 +105,69 @@ def clause_split() -> re.Pattern:
     joined = "".join(rf"|\s+{module.PART_CONJUNCTION}\s+(?=(?:{'|'.join(module.PART_OPENERS)})\b)"
                      for module in LANGUAGES.values())
     return re.compile(rf"[;?]|{comma}{joined}", re.IGNORECASE)
+
+
+# ---- what a reference does --------------------------------------------------------------------------
+def units_of(name: str) -> frozenset[str]:
+    """The reference units every language names so ("Anlage", "schedule"): `ANNEX_UNITS`, `NOTE_UNITS`."""
+    return frozenset(word for module in LANGUAGES.values() for word in getattr(module, name))
+
+
+@lru_cache(maxsize=4)
+def delegates_before(language: str) -> re.Pattern:
+    """The words before a reference that make it the source of a power to legislate, in `language`."""
+    return re.compile(LANGUAGES[language].DELEGATES_BEFORE, re.IGNORECASE)
+
+
+@lru_cache(maxsize=4)
+def applies_in_clause(language: str) -> re.Pattern:
+    """The words of a reference's clause that apply the cited rule here, in `language`."""
+    return re.compile(LANGUAGES[language].APPLIES_IN_CLAUSE, re.IGNORECASE)
+
+
+# ---- documents: ingest and names ------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def page_footer() -> re.Pattern:
+    """A page's footer line ("Seite 3 von 12", "StrlSchG - Page 3 of 12")."""
+    page, of = _in_order("PAGE_WORDS"), _in_order("PAGE_OF_WORDS")
+    return re.compile(rf"^(.{{0,80}}\s[-–]\s)?({page})\s+\d+(\s+({of})\s+\d+)?\s*$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def structural_heading() -> re.Pattern:
+    """A heading of the law's structure ("Teil 2", "Kapitel IV", "Part 3")."""
+    return re.compile(rf"^\s*({_in_order('STRUCTURAL_HEADINGS')})\s+(\d+|[IVXLC]+)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def body_starters() -> re.Pattern:
+    return re.compile(rf"^({_in_order('BODY_STARTERS')})\b")
+
+
+@lru_cache(maxsize=1)
+def defined_in_the_sense() -> re.Pattern:
+    """A term defined "im Sinne dieses Gesetzes" (each language's form, where it has one)."""
+    return re.compile("|".join(module.DEFINED_IN_THE_SENSE for module in LANGUAGES.values()
+                               if module.DEFINED_IN_THE_SENSE))
+
+
+@lru_cache(maxsize=1)
+def no_title() -> re.Pattern:
+    """What a word processor leaves in a PDF's title field instead of a title ("Microsoft Word - Bericht.docx")."""
+    words = "|".join(rf"{word}\b" for module in LANGUAGES.values() for word in module.NO_TITLE_WORDS)
+    return re.compile(rf"\.(?:docx?|odt|rtf|pdf|tex|indd|pptx?|xlsx?)\b|^(?:Microsoft\b|{words})", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def name_article() -> re.Pattern:
+    return re.compile(rf"^({_in_order('NAME_ARTICLES')})\s+", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def inflection() -> re.Pattern:
+    return re.compile(rf"({_in_order('INFLECTION_ENDINGS')})$")
+
+
+@lru_cache(maxsize=1)
+def compound_act_name() -> re.Pattern:
+    return re.compile(rf"^[A-ZÄÖÜ][a-zäöüß-]{{3,}}({_in_order('ACT_TYPE_ENDINGS')})$")

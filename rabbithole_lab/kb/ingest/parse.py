@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rabbithole_lab.kb.ingest.sections import markdown_heading_label
+from rabbithole_lab.language import patterns
 
 logger = logging.getLogger(__name__)
 
 SUPPORTED_SUFFIXES = {".pdf", ".md", ".txt"}
 MIN_TEXT_CHARS = 20
-_FOOTER = re.compile(r"^(.{0,80}\s[-–]\s)?(Seite|Page)\s+\d+(\s+(von|of)\s+\d+)?\s*$", re.IGNORECASE)
+_FOOTER = patterns.page_footer()  # "Seite 3 von 12": each language's words
 # a page number stands bare or between two dashes ("12", "- 12 -"); "–10" or "10 –" is an exponent or
 # an open range in a table cell, not a page number
 _PAGE_NUMBER_ONLY = re.compile(r"^\s*(?:\d{1,4}|[-–]\s*\d{1,4}\s*[-–])\s*$")

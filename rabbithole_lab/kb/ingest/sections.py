@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from rabbithole_lab.language import patterns
+
 # "§ 78 Grenzwerte ...", "§§ 8 und 9 (weggefallen)", "Art. 3 ...", "Artikel 3", "Anlage 4 (zu § 8)"
 _LEGAL_HEADING = re.compile(
     r"^\s*(?P<unit>§§?|Art\.|Artikel|ARTIKEL|Anlage|ANLAGE|Annex|ANNEX|Appendix|Schedule)(?![a-zäöüß])\s*"
@@ -17,13 +19,8 @@ _LEGAL_HEADING = re.compile(
 _NUMBERED_HEADING = re.compile(r"^\s*(?P<num>(?:\d+|[A-Z])(?:\.\d+)*\.?(?:\(\w+\))*)\s+(?P<title>\S.*)$")
 _RULEBOOK_LABEL = re.compile(r"^(?:\d+|[A-Z])(?:\.\d+)+\.?(?:\(\w+\))*$|^\d+\.?(?:\(\w+\))+$")
 # Structural headings that group sections but are not citation targets themselves.
-_STRUCTURAL_HEADING = re.compile(
-    r"^\s*(Teil|Kapitel|Abschnitt|Unterabschnitt|Buch|Titel|Part|Chapter)\s+(\d+|[IVXLC]+)\b",
-    re.IGNORECASE,
-)
-_BODY_STARTERS = re.compile(
-    r"^(Abs\.|Absatz|Satz|Nr\.|Nummer|Buchstabe|bis|und|oder|sowie|in|des|der|gilt|ist|sind)\b"
-)
+_STRUCTURAL_HEADING = patterns.structural_heading()  # the words are each language's
+_BODY_STARTERS = patterns.body_starters()
 _PID_HEADING = re.compile(r"^\[PID [^\]]+\]\s*(?P<label>.*)$")
 _PID_MARKER = re.compile(r"^\[PID [^\]]+\]\s*")
 

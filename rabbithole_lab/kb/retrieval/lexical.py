@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from rabbithole_lab.kb.ingest.sections import label_tokens
+from rabbithole_lab.language import patterns
 from rabbithole_lab.language.detection import stemmer_language
 
 logger = logging.getLogger(__name__)
@@ -125,9 +126,7 @@ def content_terms(text: str, language: str = "german") -> set[str]:
 # A definitions section names each defined term at the start of an item: "(7) Beruflich exponierte Person:",
 # "3. Abfälle: ...", "Einrichtungen im Sinne dieses Gesetzes sind ..."
 _DEFINITION_ITEM = re.compile(r"^\s*(?:\(\d+[a-z]?\)|\d+[a-z]?\.)\s+(?P<term>[A-ZÄÖÜ][^:\n]{2,80}?):", re.MULTILINE)
-_DEFINED_IN_THE_SENSE = re.compile(
-    r"(?P<term>(?:[A-ZÄÖÜ][\wäöüß-]*\s+){0,3}[A-ZÄÖÜ][\wäöüß-]+)\s+im\s+Sinne\s+(?:dieses|dieser)\s+"
-    r"(?:Gesetzes|Verordnung|Richtlinie)\s+(?:ist|sind)\b")
+_DEFINED_IN_THE_SENSE = patterns.defined_in_the_sense()
 
 
 def defined_terms(text: str, heading: str = "") -> list[str]:

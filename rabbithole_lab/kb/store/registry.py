@@ -15,26 +15,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rabbithole_lab.language import patterns
+
 logger = logging.getLogger(__name__)
 
 FUZZY_THRESHOLD = 0.7
 # a title longer than this names its document in an answer by its file stem: it would crowd the quote it labels
 DISPLAY_NAME_MAX_CHARS = 60
 # what a word processor leaves in a PDF's title field instead of a title ("Microsoft Word - Bericht.docx", "Untitled")
-_NO_TITLE = re.compile(r"\.(?:docx?|odt|rtf|pdf|tex|indd|pptx?|xlsx?)\b|^(?:Microsoft\b|untitled\b|unbenannt\b)",
-                       re.IGNORECASE)
-_ARTICLE = re.compile(r"^(des|der|dem|den|die|das|dieses|dieser|the|of)\s+", re.IGNORECASE)
-_INFLECTION = re.compile(r"(es|en|em|er|s|n|e)$")
+_NO_TITLE = patterns.no_title()
+_ARTICLE = patterns.name_article()
+_INFLECTION = patterns.inflection()
 # The type of an act, not its name: alone ("der Verordnung vom 19. Juni 2020") it names no document.
-GENERIC_ACT_WORDS = frozenset({
-    "gesetz", "gesetzes", "verordnung", "richtlinie", "satzung", "vertrag", "vertrages", "vertrags", "abkommen",
-    "übereinkommen", "bekanntmachung", "vorschrift", "regel", "regeln", "norm", "act", "law", "regulation",
-    "regulations", "directive", "rules", "rulebook", "code", "ordinance", "guidance", "standard",
-})
+GENERIC_ACT_WORDS = patterns.units_of("GENERIC_ACT_WORDS")
 MIN_SHARED_SUFFIX = 4  # a shared compound head ("...verordnung") longer than this must not carry a fuzzy match
-# A German compound that names an act by itself ("Kostenverordnung") ends in the act's type. English first
-# words ("Financial ...", "Investment ...") are only modifiers and never name a document alone.
-_COMPOUND_ACT_NAME = re.compile(r"^[A-ZÄÖÜ][a-zäöüß-]{3,}(gesetz|verordnung|richtlinie|satzung|ordnung|vertrag)$")
+# A compound that names an act by itself ("Kostenverordnung") ends in the act's type (each language's endings).
+_COMPOUND_ACT_NAME = patterns.compound_act_name()
 
 
 class RegistryError(ValueError):
