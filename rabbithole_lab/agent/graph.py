@@ -117,9 +117,8 @@ def routes(settings: Settings) -> dict[str, Router]:
 
 
 def destinations(router: Router) -> tuple[str, ...]:
-    """Where a router may lead (its `Literal` return type, or the one target of `proceed_to`): the graph's drawing."""
-    hinted = typing.get_type_hints(router).get("return")
-    return typing.get_args(hinted) if typing.get_origin(hinted) is typing.Literal else (router.__name__[3:],)
+    """Where a router may lead, by its `Literal` return type: the graph's drawing."""
+    return typing.get_args(typing.get_type_hints(router)["return"])
 
 
 def _failed(name: str, exc: Exception, state: AgentState, services: Services) -> Command:

@@ -41,10 +41,11 @@ def route_after_remediation(state: AgentState) -> Literal["synthesize", "attribu
 
 
 def proceed_to(target: str):
-    """A node with one successor."""
+    """A node with one successor (its return type names it, as the other routers' do)."""
 
     def route(_state: AgentState) -> str:
         return target
 
     route.__name__ = f"to_{target}"
+    route.__annotations__["return"] = Literal[target]
     return route

@@ -90,7 +90,8 @@ def _alternatives(words: list[str]) -> str:
     return "|".join(sorted(words, key=len, reverse=True))
 
 
-def _union(name: str) -> list[str]:
+def words_of(name: str) -> list[str]:
+    """Every language's words for `name`, in the order the languages are listed (German first)."""
     return [item for module in LANGUAGES.values() for item in getattr(module, name)]
 
 
@@ -99,30 +100,30 @@ def figure_pattern(kinds: tuple[str, ...] = KINDS) -> re.Pattern:
     """A figure with its unit ("20 Millisievert", "zehn Jahre", "500 Millionen Euro", "12 %"), of the given
     kinds: a number in digits (or, for periods, in words), its scale in words between them."""
     spelled = [re.escape(form) for unit in units() if unit.kind in kinds for form in unit.spellings()]
-    scale = _alternatives(_union("SCALE_WORDS"))
+    scale = _alternatives(words_of("SCALE_WORDS"))
     digits = rf"\d[\d.,]*\s*(?:(?:{scale})\s+)?(?:{_alternatives(spelled)})(?!\w)"
     if "time" not in kinds:
         return re.compile(digits)
     periods = [re.escape(form) for unit in units() if unit.kind == "time" for form in unit.spellings()]
-    words = rf"\b(?:{_alternatives(_union('NUMBER_WORDS'))})\s+(?:(?:{scale})\s+)?(?:{_alternatives(periods)})\b"
+    words = rf"\b(?:{_alternatives(words_of('NUMBER_WORDS'))})\s+(?:(?:{scale})\s+)?(?:{_alternatives(periods)})\b"
     return re.compile(f"{digits}|{words}")
 
 
 def interrogatives() -> str:
-    return _alternatives(_union("INTERROGATIVES"))
+    return _alternatives(words_of("INTERROGATIVES"))
 
 
 def prepositions() -> str:
-    return _alternatives(_union("PREPOSITIONS"))
+    return _alternatives(words_of("PREPOSITIONS"))
 
 
 def conjunctions() -> str:
-    return _alternatives(_union("CONJUNCTIONS"))
+    return _alternatives(words_of("CONJUNCTIONS"))
 
 
 def case_opening() -> str:
     """A word opening a clause that states the question's case instead of asking ("When a firm …", "Wenn …")."""
-    return rf"(?:{_alternatives(_union('CASE_OPENINGS'))})\b"
+    return rf"(?:{_alternatives(words_of('CASE_OPENINGS'))})\b"
 
 
 def question_opening() -> str:
@@ -167,7 +168,7 @@ def asked_patterns() -> dict[str, re.Pattern]:
 def stated_patterns() -> dict[str, re.Pattern]:
     """What a sentence states, in every language: an amount (a figure with an amount's unit), a deadline (a
     period, a date, a deadline's word), a frequency, a body, a condition."""
-    months = _alternatives(_union("MONTHS"))
+    months = _alternatives(words_of("MONTHS"))
     dates = [r"\b\d{1,2}\.\s?\d{1,2}\.\s?\d{4}\b", rf"\b\d{{1,2}}\.\s+(?:{months})\s+\d{{4}}\b"]
     out = {"amount": figure_pattern(("amount",))}
     for kind in ("deadline", "frequency", "body", "condition"):
@@ -180,21 +181,21 @@ def stated_patterns() -> dict[str, re.Pattern]:
 
 @lru_cache(maxsize=1)
 def points_back_pattern() -> re.Pattern:
-    return re.compile(r"^(?:" + "|".join(_union("POINTS_BACK")) + ")")
+    return re.compile(r"^(?:" + "|".join(words_of("POINTS_BACK")) + ")")
 
 
 def singular_forms(word: str) -> list[str]:
     """The singulars a word may be the irregular plural of, in every language ("dosen" -> "dosis", "dosum"):
     candidates to look up, not words; the word itself is not among them."""
     lowered = word.lower()
-    return [lowered[: -len(plural)] + singular for plural, singular in _union("IRREGULAR_PLURALS")
+    return [lowered[: -len(plural)] + singular for plural, singular in words_of("IRREGULAR_PLURALS")
             if lowered.endswith(plural) and len(lowered) - len(plural) >= 3]
 
 
 @lru_cache(maxsize=1)
 def _definition_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern]:
-    heading = re.compile(r"(?:^|\W)(?:" + "|".join(_union("DEFINITION_HEADINGS")) + ")", re.IGNORECASE)
-    return heading, re.compile("|".join(_union("DEFINES"))), re.compile("|".join(_union("ASKS_DEFINITION")),
+    heading = re.compile(r"(?:^|\W)(?:" + "|".join(words_of("DEFINITION_HEADINGS")) + ")", re.IGNORECASE)
+    return heading, re.compile("|".join(words_of("DEFINES"))), re.compile("|".join(words_of("ASKS_DEFINITION")),
                                                                        re.IGNORECASE)
 
 
@@ -218,7 +219,7 @@ def model_address_pattern() -> re.Pattern:
     """Text addressed to an AI system, in every language (an injected note mixes them): a note to a model, an
     imperative about what to say, cite, ignore or conceal, a role prefix at a line start ("SYSTEM:")."""
     roles = r"^\s*(?:SYSTEM|ASSISTANT|USER)\s*:"
-    return re.compile("|".join([*_union("ADDRESSES_A_MODEL"), roles]), re.IGNORECASE | re.MULTILINE)
+    return re.compile("|".join([*words_of("ADDRESSES_A_MODEL"), roles]), re.IGNORECASE | re.MULTILINE)
 
 
 def addresses_a_model(text: str) -> bool:
@@ -229,7 +230,7 @@ def addresses_a_model(text: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _repealed_marks() -> tuple[str, ...]:
-    return tuple(mark.lower() for mark in _union("REPEALED_MARKS"))
+    return tuple(mark.lower() for mark in words_of("REPEALED_MARKS"))
 
 
 def repealed_spans(text: str) -> list[str]:
@@ -245,7 +246,7 @@ def repealed_spans(text: str) -> list[str]:
 def repealed_pattern() -> re.Pattern:
     """A heading that says its sections are gone: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)", "Art. 5
     [repealed]"; groups `unit`, `first`, `last` (a range's end or a second number, when there is one)."""
-    marks = _alternatives(_union("REPEALED_MARKS"))
-    joins = _alternatives([*_union("RANGE_WORDS"), "-", "–"])
+    marks = _alternatives(words_of("REPEALED_MARKS"))
+    joins = _alternatives([*words_of("RANGE_WORDS"), "-", "–"])
     return re.compile(rf"(?P<unit>§§?|Art\.|Artikel|Anlage|Annex|[Ss]ections?|[Rr]ules?)\s*(?P<first>\d+[a-z]?)"
                       rf"(?:\s*(?:{joins})\s*(?P<last>\d+[a-z]?))?\s*[(\[]\s*(?:{marks})\s*[)\]]", re.IGNORECASE)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rabbithole_lab.language import LANGUAGES
+from rabbithole_lab.language import LANGUAGES, words_of
 
 
 def _in_order(name: str) -> str:
-    """Every language's words for `name` as one alternation, in the order they are written."""
-    return "|".join(word for module in LANGUAGES.values() for word in getattr(module, name))
+    """Every language's words for `name` as one alternation."""
+    return "|".join(words_of(name))
 
 
 # ---- sentences ----------------------------------------------------------------------------------
@@ -108,11 +108,6 @@ def clause_split() -> re.Pattern:
 
 
 # ---- what a reference does --------------------------------------------------------------------------
-def units_of(name: str) -> frozenset[str]:
-    """The reference units every language names so ("Anlage", "schedule"): `ANNEX_UNITS`, `NOTE_UNITS`."""
-    return frozenset(word for module in LANGUAGES.values() for word in getattr(module, name))
-
-
 @lru_cache(maxsize=4)
 def delegates_before(language: str) -> re.Pattern:
     """The words before a reference that make it the source of a power to legislate, in `language`."""
@@ -154,7 +149,7 @@ def defined_in_the_sense() -> re.Pattern:
 @lru_cache(maxsize=1)
 def no_title() -> re.Pattern:
     """What a word processor leaves in a PDF's title field instead of a title ("Microsoft Word - Bericht.docx")."""
-    words = "|".join(rf"{word}\b" for module in LANGUAGES.values() for word in module.NO_TITLE_WORDS)
+    words = "|".join(rf"{word}\b" for word in words_of("NO_TITLE_WORDS"))
     return re.compile(rf"\.(?:docx?|odt|rtf|pdf|tex|indd|pptx?|xlsx?)\b|^(?:Microsoft\b|{words})", re.IGNORECASE)
 
 

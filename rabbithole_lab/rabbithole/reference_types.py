@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.language import patterns
+from rabbithole_lab.language import patterns, words_of
 from rabbithole_lab.records import DetectedReference, Relation
 
-ANNEX_UNITS = patterns.units_of("ANNEX_UNITS")
-NOTE_UNITS = patterns.units_of("NOTE_UNITS")
+ANNEX_UNITS = frozenset(words_of("ANNEX_UNITS"))
+NOTE_UNITS = frozenset(words_of("NOTE_UNITS"))
 WINDOW_CHARS = 80  # how far around a reference its verb is looked for, within its sentence
 _CLAUSE_END = re.compile(r"[.;:]\s|\n\s*\n")
 

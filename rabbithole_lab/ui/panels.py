@@ -329,7 +329,6 @@ class LogPanel:
 
     def clear(self) -> None:
         """A new session's log starts empty: another session's lines are not this one's."""
-        self.output.clear_output()
         self.output.outputs = ()
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rabbithole_lab.language import patterns
+from rabbithole_lab.language import patterns, words_of
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ _NO_TITLE = patterns.no_title()
 _ARTICLE = patterns.name_article()
 _INFLECTION = patterns.inflection()
 # The type of an act, not its name: alone ("der Verordnung vom 19. Juni 2020") it names no document.
-GENERIC_ACT_WORDS = patterns.units_of("GENERIC_ACT_WORDS")
+GENERIC_ACT_WORDS = frozenset(words_of("GENERIC_ACT_WORDS"))
 MIN_SHARED_SUFFIX = 4  # a shared compound head ("...verordnung") longer than this must not carry a fuzzy match
 # A compound that names an act by itself ("Kostenverordnung") ends in the act's type (each language's endings).
 _COMPOUND_ACT_NAME = patterns.compound_act_name()
