@@ -156,9 +156,10 @@ Plan the research as a to-do list of {count} tasks, in {language}.
 Question: {query}
 Clarification summary: {summary}
 Research queries: {queries}
+Provisions the clarification's search found, best first (-> the provisions each cites that it did not find): {found}
 
 ### Rules
-1. Each task is specific and checkable against documents; context says why it matters.
+1. Each task is specific and checkable: it names a found or cited provision and asks what the question asks of it.
 2. Do not repeat the original question as a task (it is added as task 0).
 3. Write in {language}. Output JSON only.
 

@@ -95,7 +95,9 @@ def test_interactive_terminal_run_end_to_end(tmp_path, demo_db):
     # no open gap allowed at convergence, and an aspect the demo KB lacks: the dialogue has a second round
     question = f"{GERMAN[:-1]} an Bord von Raumschiffen?"
     done = _cli(_args(tmp_path, demo_db, question, "--out", str(out)),
-                {"LLM_PROVIDER": "extractive", "HITL_CONVERGENCE_MAX_GAPS": "0"}, stdin)
+                # a question context smaller than the demo KB: the plan proposes tasks that add, to remove and edit
+                {"LLM_PROVIDER": "extractive", "HITL_CONVERGENCE_MAX_GAPS": "0", "QUESTION_CONTEXT_CHARS": "1000"},
+                stdin)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Klärungsrunde 1" in done.stdout and "Klärungsrunde 2" in done.stdout
     assert "Vorgeschlagene Aufgaben" in done.stdout and "Abdeckung" in done.stdout

@@ -191,15 +191,14 @@ def _print_summary(final: dict, paths: dict) -> None:
     from rabbithole_lab.messages.catalogue import dialogue_end
     from rabbithole_lab.records import FinalReport
     from rabbithole_lab.report.render import answer_text
-    from rabbithole_lab.report.view import cited_sources
+    from rabbithole_lab.report.view import RunCounts, run_counts
 
     meta = final.get("metadata", {})
     report = FinalReport.model_validate(final) if final else None
     print(f"\n{answer_text(report) if report else ''}\n")
-    cited = len(cited_sources(report)) if report else 0
-    print(f"Quality {final.get('quality_score', 0)}/500 · {cited} sources cited "
-          f"({len(final.get('sources', [])) - cited} more read) · "
-          f"{meta.get('followed_references', 0)} references followed · "
+    counts = run_counts(report) if report else RunCounts(0, 0, 0)
+    print(f"Quality {final.get('quality_score', 0)}/500 · {counts.cited} sources cited "
+          f"({counts.read} more read) · {counts.followed} references followed · "
           f"{dialogue_end(meta.get('hitl_termination_reason', ''), meta.get('language', 'de'))}")
     print(f"Report: {paths['report.md']}")
     print(f"        {paths['report.html']}")

@@ -23,7 +23,9 @@ QUESTION_STOP_WORDS = {
 DIALOGUE_FILLER_WORDS = {
     "mean", "meant", "means", "defined", "define", "include", "including", "also", "mention", "list", "cover",
     "consider", "please", "interested", "important", "question", "answer", "really", "rather", "already",
-    "just", "yes", "want", "would", "like", "about", "case", "cases", "were", "was", "been", "being"}
+    "just", "yes", "want", "would", "like", "about", "case", "cases", "were", "was", "been", "being",
+    # what a reply asks the assistant to do ("please also give the organ doses"): a request, not a subject
+    "give", "tell", "show", "explain", "describe", "add", "need", "know", "find", "see", "look", "provide"}
 
 
 def is_term_word(word: str) -> bool:

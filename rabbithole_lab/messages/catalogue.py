@@ -291,6 +291,7 @@ RUN = {
         "round_line": "  Durchgang {n}: {reason}",
         "drift": "{share:.0%} des gesammelten Kontexts passt nicht zur Frage und wurde vor der Synthese entfernt",
         "original_question": "Ursprüngliche Frage", "dialogue_query": "Forschungsquery aus dem Dialog",
+        "plan_repeats": "{count} vorgeschlagene Aufgabe(n) weggelassen: ihre Suche fände nur, was die Frage findet",
         "all_removed": "Alle Aufgaben wurden entfernt; die ursprüngliche Frage wird bearbeitet",
         "task_added": "Aufgabe hinzugefügt: {task} ({reason})",
         "task_closed": "Aufgabe vorzeitig erledigt: {task} ({reason})",
@@ -345,6 +346,7 @@ RUN = {
         "round_line": "  Round {n}: {reason}",
         "drift": "{share:.0%} of the gathered context does not fit the question and was removed before synthesis",
         "original_question": "Original question", "dialogue_query": "Research query from the dialogue",
+        "plan_repeats": "{count} proposed task(s) left out: their search finds only what the question finds already",
         "all_removed": "All tasks were removed; researching the original question",
         "task_added": "Task added: {task} ({reason})", "task_closed": "Task closed early: {task} ({reason})",
         "chroma_unreachable": "The Chroma server at {location} stopped answering ({error}); start it again and "

@@ -49,6 +49,15 @@ class AnswerTask:
     focus: str = ""  # what a template-phrased task is about (`ToDoItem.focus`); empty: all its words
 
 
+@dataclass(frozen=True)
+class FoundProvision:
+    """A provision the clarification's search found, as the planner names it, with the provisions its passages
+    cite that the search did not find."""
+
+    label: str  # its section and document: "§ 12 QStrG"
+    cites: tuple[str, ...] = ()  # "§ 6 QStrV": resolved in the section index, so each exists
+
+
 @dataclass
 class AskedFor:
     """What the researcher asked for besides the question, as the quality check measures it."""
@@ -129,9 +138,9 @@ class Planner(Protocol):
     """Phases 2-3: the to-do list, each task's searches, and the re-planning after a task."""
 
     def generate_todo(self, query: str, summary: str, queries: list[str], concepts: list[str],
-                      language: str, count: int) -> TodoPlan:
+                      language: str, count: int, found: tuple[FoundProvision, ...] = ()) -> TodoPlan:
         """The researcher's clarification answers are in `summary` and in the anchor every task reads; they are
-        never a task of their own."""
+        never a task of their own. `found`: what round 1 found, best first, for tasks that name it."""
         ...
 
     def task_search_queries(self, task: str, anchor: str, concepts: list[str], language: str) -> list[str]: ...

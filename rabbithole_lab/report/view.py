@@ -146,6 +146,23 @@ def cited_sources(report: FinalReport) -> list[LinkedSource]:
     return [source for source in report.sources if (source.doc_id, source.page_number) in cited_pages]
 
 
+@dataclass(frozen=True)
+class RunCounts:
+    """What every view counts the same way: the sources the answer cites, the others read, the references
+    followed (one reference followed in two tasks counts once)."""
+
+    cited: int
+    read: int
+    followed: int
+
+
+def run_counts(report: FinalReport) -> RunCounts:
+    """The CLI's summary line, the workbench's and the report's headings read these numbers."""
+    cited = len(cited_sources(report))
+    return RunCounts(cited=cited, read=len(report.sources) - cited,
+                     followed=int(report.metadata.get("followed_references", 0) or 0))
+
+
 def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
     rows = []
     for number, task in enumerate(tasks, start=1):  # numbered 1..N, as in the workbench

@@ -13,14 +13,13 @@ from functools import cached_property
 from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
-from rabbithole_lab.kb.retrieval.query import named_documents
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.engine import admit, ranking_below_cut
-from rabbithole_lab.rabbithole.references import detect_references_regex
-from rabbithole_lab.rabbithole.resolve import ReferenceResolver
-from rabbithole_lab.reasoning.text import is_title_line
+from rabbithole_lab.reasoning.dialogue_terms import excluded
+from rabbithole_lab.reasoning.text import CITATION, is_title_line, strip_citations
 from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, ToDoItem, VectorResult
 from rabbithole_lab.schemas import TaskSummary
+from rabbithole_lab.steps.plan_evidence import named_sections
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +30,35 @@ Progress = Callable[[int, int], None]
 
 def _silent(done: int, total: int) -> None:
     return None
+
+
+def cited_statements(text: str) -> list[str]:
+    """A summary's statements, each with the citations after it ("… im Kalenderjahr. [QStrG.pdf, S. 1]")."""
+    units: list[str] = []
+    start = 0
+    for match in CITATION.finditer(text):
+        unit = text[start:match.end()].strip()
+        if units and not strip_citations(unit):  # a second citation of the same statement
+            units[-1] = f"{units[-1]} {unit}"
+        else:
+            units.append(unit)
+        start = match.end()
+    if rest := text[start:].strip():
+        units.append(rest)
+    return units
+
+
+def without_excluded(summary: TaskSummary, exclusions: list[str]) -> TaskSummary:
+    """A task summary quotes nothing about a case the researcher left out (an added task's summary quoted the
+    excluded under-18 limit, and so did the saved report), whichever reasoner wrote it."""
+    if not exclusions:
+        return summary
+
+    def kept(statements: list[str]) -> list[str]:
+        return [statement for statement in statements if not excluded(strip_citations(statement), exclusions)]
+
+    return summary.model_copy(update={"summary": " ".join(kept(cited_statements(summary.summary))),
+                                      "key_findings": kept(summary.key_findings)})
 
 
 def reading_anchor(task: str, origin: str, anchor: str) -> str:
@@ -67,6 +95,7 @@ class ResearchTask:
     # passages earlier tasks admitted that this task's searches found again (chunk ids): the answer's section
     # for the task names them as its findings too, instead of "not found"
     found_again: set[str] = field(default_factory=set)
+    exclusions: list[str] = field(default_factory=list)  # cases the researcher left out: no summary quotes one
     below_cut: list[VectorResult] = field(default_factory=list)  # the question's ranking below the pool (search)
     search_progress: Progress = _silent
     follow_progress: Progress = _silent
@@ -120,22 +149,11 @@ class ResearchTask:
 
     @cached_property
     def named_sections(self) -> list[VectorResult]:
-        """The sections a task names ("Was regelt § 77 StrlSchG?"), resolved as a followed reference is: a
-        bare "§ 77" is the law the question or the dialogue named. Searching the task's words instead found a
-        section that shares them (§ 130 for "Was regelt § 77?"). The question's own task is left to its search,
-        which the retrieval benchmarks measure."""
+        """The sections a task names ("Was regelt § 77 StrlSchG?"), looked up. The question's own task is left
+        to its search, which the retrieval benchmarks measure."""
         if self.task.id == QUESTION_TASK_ID:
             return []
-        kb = self.services.kb
-        named = named_documents(self.anchor, kb.registry)
-        resolver = ReferenceResolver(kb)
-        hits: list[VectorResult] = []
-        for reference in detect_references_regex(self.task.task, named[0] if named else None, self.language):
-            if reference.type in ("legal_section", "section"):
-                resolution = resolver.resolve(reference, query_hint=self.anchor)
-                if resolution.path == "section_index":  # the section itself, not a search near it
-                    hits += resolution.results
-        return hits
+        return named_sections(self.services, self.task.task, self.anchor, self.language)
 
     @cached_property
     def named_keys(self) -> set[str]:
@@ -213,7 +231,8 @@ class ResearchTask:
             round_queries = [f"{missing} {' '.join(self.concepts[:3])}".strip() for missing in assessment.missing]
         # a researcher's own task is summed up by what it asks; the others by the question
         summary_anchor = self.task.task if self.task.origin == "user" else self.anchor
-        summary = reasoner.summarize_task(self.task.task, summary_anchor, findings, self.language)
+        summary = without_excluded(reasoner.summarize_task(self.task.task, summary_anchor, findings, self.language),
+                                   self.exclusions)
         stats = TaskStats(
             task_id=self.task.id, task=self.task.task, queries=queries, iterations=len(rounds), rounds=rounds,
             seconds=round(time.perf_counter() - started, 3), reasoner_calls=reasoner.calls - calls_before,

@@ -13,6 +13,7 @@ from IPython.display import HTML
 from rabbithole_lab.evidence.sources import links_relative_to
 from rabbithole_lab.messages.catalogue import column_headers, reasoner_reason, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
+from rabbithole_lab.report.view import run_counts
 from rabbithole_lab.support.shown_text import shorten
 from rabbithole_lab.ui.answer_view import CitationTarget, CitedAnswer, open_in
 from rabbithole_lab.ui.backend import WorkbenchBackend
@@ -235,7 +236,10 @@ class ResultsPanel:
         # each deduction with its reason, and the claims taken out of the answer
         reasons = "".join(f"<li>{html.escape(issue)}</li>" for issue in meta.get("quality_issues", []))
         removed = "".join(f"<li>{html.escape(claim)}</li>" for claim in meta.get("invented_citations", []))
-        self.quality.value = (f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4><table>{rows}</table>"
+        counts = run_counts(FinalReport.model_validate(report))
+        said = t["counts"].format(cited=counts.cited, read=counts.read, followed=counts.followed)
+        self.quality.value = (f"<h4>{t['quality']}: {report.get('quality_score', 0)}/500</h4>"
+                              f"<p class='rh-counts'>{html.escape(said)}</p><table>{rows}</table>"
                               + (f"<ul class='rabbithole-quality-reasons'>{reasons}</ul>" if reasons else "")
                               + (f"<p>{html.escape(names['invented'])}:</p><ul>{removed}</ul>" if removed else ""))
         self.tasks.value = f"<h4>{t['task_summaries']}</h4><ol>" + "".join(

@@ -14,6 +14,9 @@ from tests.scripted_fake import ScriptedFakeChatModel, default_script
 
 GERMAN_QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quantenstrahlung?"
 ENGLISH_QUESTION = "How are detectors for quantum radiation calibrated?"
+# a question context smaller than the demo KB: on the whole of it every planned task's search finds only what the
+# question's own context holds, so the plan holds the question alone; with this, planned tasks that add are proposed
+SMALL_QUESTION_CONTEXT = {"question_context_chars": 1000}
 
 
 @pytest.fixture

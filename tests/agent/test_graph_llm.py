@@ -7,7 +7,7 @@ import json
 
 from rabbithole_lab.agent.session import ScriptedAnswers, run_to_end
 from rabbithole_lab.evidence.findings import tier_entries
-from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+from tests.agent.conftest import GERMAN_QUESTION, SMALL_QUESTION_CONTEXT, fake_llm, services_with
 from tests.answer_reading import CITATION, framing_language, lead
 
 ENGLISH_QUESTIONS = json.dumps({"questions": ["Which activity do you mean?", "Are minors included?"]})
@@ -172,7 +172,7 @@ def test_the_plan_adapts_after_a_task_through_the_model(demo_kb, session_factory
                              "add": [{"task": "Zuständige Behörde für Quantenstrahlung", "reason": "Lücke"},
                                      {"task": "Zweite neue Aufgabe", "reason": "zu viel"}]})
     reasoner, model = fake_llm({"adapt_todo": [adaptation, json.dumps({"close": [], "add": []})]})
-    session = session_factory(services_with(demo_kb, reasoner, todo={"max_added": 1}))
+    session = session_factory(services_with(demo_kb, reasoner, todo={"max_added": 1}, search=SMALL_QUESTION_CONTEXT))
     status = run_to_end(session, session.start(GERMAN_QUESTION), ScriptedAnswers([]))
     assert status.kind == "done", status.error
     state = status.state

@@ -21,11 +21,12 @@ from rabbithole_lab.evidence.findings import tier_entries
 from rabbithole_lab.kb.store.index import UnknownCollectionError
 from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 from rabbithole_lab.settings import load_settings
-from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+from tests.agent.conftest import GERMAN_QUESTION, SMALL_QUESTION_CONTEXT, fake_llm, services_with
 from tests.conftest import DEMO_KB, REPO
 
 
-def test_interrupt_and_resume_across_fresh_sessions_on_one_sqlite_file(extractive_services, session_factory):
+def test_interrupt_and_resume_across_fresh_sessions_on_one_sqlite_file(demo_kb, session_factory):
+    extractive_services = services_with(demo_kb, search=SMALL_QUESTION_CONTEXT)  # a plan with tasks to remove
     first = session_factory(extractive_services)
     status = first.start(GERMAN_QUESTION)
     assert status.kind == "interrupt" and status.interrupt["type"] == "hitl_questions"

@@ -58,3 +58,20 @@ def test_a_tasks_extractions_are_asked_at_the_same_time(demo_kb):
     extractions = model.calls_for("extract_info")
     assert extractions >= len(outcome.findings) >= 2  # one per admitted passage (and any retries)
     assert model.peak_in_flight >= 2
+
+
+def test_a_task_summary_quotes_no_case_the_researcher_left_out():
+    from rabbithole_lab.schemas import TaskSummary
+    from rabbithole_lab.steps.task import without_excluded
+
+    summary = TaskSummary(
+        summary="(1) Der Grenzwert beträgt 20 Millisievert im Kalenderjahr. [QStrG.pdf, S. 1] (3) Für Personen unter "
+                "18 Jahren gilt ein Grenzwert von 1 Millisievert. [QStrG.pdf, S. 1] [QStrG.pdf, S. 2] Die Behörde "
+                "entscheidet binnen zwei Wochen. [QStrV.pdf, S. 1]",
+        key_findings=["(3) Für Personen unter 18 Jahren gilt ein Grenzwert von 1 Millisievert. [QStrG.pdf, S. 1]",
+                      "Die Behörde entscheidet binnen zwei Wochen. [QStrV.pdf, S. 1]"])
+    kept = without_excluded(summary, ["Personen unter 18 Jahren"])
+    assert "unter 18" not in kept.summary and "[QStrG.pdf, S. 2]" not in kept.summary  # with its citations
+    assert "20 Millisievert im Kalenderjahr. [QStrG.pdf, S. 1]" in kept.summary and "zwei Wochen" in kept.summary
+    assert kept.key_findings == ["Die Behörde entscheidet binnen zwei Wochen. [QStrV.pdf, S. 1]"]
+    assert without_excluded(summary, []) == summary

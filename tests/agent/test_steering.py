@@ -11,7 +11,7 @@ import pytest
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms, anchor_text, excluded
 from rabbithole_lab.usecase.research_case import Research
-from tests.agent.conftest import GERMAN_QUESTION, fake_llm, services_with
+from tests.agent.conftest import GERMAN_QUESTION, SMALL_QUESTION_CONTEXT, fake_llm, services_with
 from tests.answer_reading import framing_language, lead, provisions_named
 
 ADDITION = "Bitte auch die Organ-Äquivalentdosis für Augenlinse und Haut nennen."
@@ -37,6 +37,11 @@ def test_a_negated_case_is_an_exclusion(answer, language, case):
     terms = anchor_terms("Welche Pflichten hat der Betreiber?", [answer], language)
     assert case in terms.exclusions
     assert not any(case in addition for addition in terms.additions)
+
+
+def test_a_request_verb_of_a_reply_is_no_aspect():
+    terms = anchor_terms("Which limits apply to workers?", ["Please also give the organ doses for the eye lens."], "en")
+    assert terms.additions == ["organ doses", "eye lens"]
 
 
 def test_a_restriction_is_covered_and_a_named_provision_is_kept_verbatim():
@@ -144,7 +149,7 @@ def test_with_the_model_the_answer_is_asked_for_a_section_per_approved_task_and_
     terms = json.dumps({"additions": [], "exclusions": ["Personen unter 18 Jahren"], "provisions": []})
     reasoner, model = fake_llm({"anchor_terms": terms})
     written = "Was gilt bei Überschreitung der Grenzwerte?"
-    status = _run(services_with(demo_kb, reasoner), tmp_path, [EXCLUSION],
+    status = _run(services_with(demo_kb, reasoner, search=SMALL_QUESTION_CONTEXT), tmp_path, [EXCLUSION],
                   decision={"removed_ids": [2], "new_items": [written]})
     tasks = [item["task"] for item in status.state["todo_list"]["items"]]
     assert written in tasks and "Ausnahmen prüfen" not in tasks  # the fake model's second task, removed

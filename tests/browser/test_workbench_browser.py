@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from rabbithole_lab.batch.batch_run import run_batch
+from rabbithole_lab.messages.catalogue import reasoner_text, report_labels
 from tests.browser.conftest import ARTIFACTS, BROKEN_CELLS_JS, Shots
 from tests.conftest import DEMO_KB, REPO
 
@@ -27,6 +28,8 @@ QUESTION = "Welche Grenzwerte gelten für beruflich exponierte Personen bei Quan
 SLOW_MS = 240_000
 ADDITION = "Bitte auch die Grenzwerte für die Augenlinse nennen."
 WRITTEN_TASK = "Was gilt bei Überschreitung der Grenzwerte?"
+ENGLISH_ADDITION = "Please also name the limits for the eye lens."
+ENGLISH_TASK = "What applies when a limit is exceeded?"
 
 
 def _open_notebook(page, lab, path: str) -> None:
@@ -191,6 +194,7 @@ def _research_run(jupyter_lab, page, shot) -> None:
     shot("notebook_open")
     _run_all(page)
     question = wait_for_workbench(page, jupyter_lab)
+    sessions_before = _session_options(page)
     assert "extractive" in page.locator(".widget-html", has_text="Reasoner").first.inner_text()
     # a clean first screen: no stderr box above the workbench (a finished ingest bar, "Files: 0%| 0/4", stayed in one)
     stderr_boxes = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
@@ -217,12 +221,17 @@ def _research_run(jupyter_lab, page, shot) -> None:
     _panel_shot(page, "hitl")
     shot("hitl_round_2")
 
+    # no gap question about a word the collection holds (in any inflection or compound)
+    assert _gaps_held_by_the_collection([*first_questions, *second_questions], "de") == []
     page.locator("button", has_text="/end").click()
     approve = page.locator("button", has_text="Genehmigen")
     approve.wait_for(timeout=SLOW_MS)
     # what the clarification settled, above the plan; the researcher adds a task of their own
     summary = page.locator(".widget-html", has_text="Zusammenfassung der Klärung").first
     assert "Zusätzlich: Augenlinse" in summary.inner_text()
+    # the clarification answer is read into that summary, never made a task of its own
+    planned = [area.input_value() for area in page.locator("textarea").all() if area.is_visible()]
+    assert planned and not any(ADDITION[:-1] in task for task in planned), planned
     page.get_by_placeholder("Neue Aufgabe …").fill(WRITTEN_TASK)
     page.locator("button", has_text="Hinzufügen").click()
     _panel_shot(page, "todo")
@@ -282,13 +291,17 @@ def _research_run(jupyter_lab, page, shot) -> None:
     assert ">Auszug</th>" in tiers.inner_html() and "cited_by" not in tiers.inner_html()
     shot("tier_tables")
     _no_overflow(page, shot)
-    # "Bericht speichern" writes the report folder and says where
+    # what was off the question is counted in a task's summary, never listed
+    assert not re.search(r"nicht zur Frage\s*:", page.locator(".jp-OutputArea-output").first.inner_text())
+    # "Bericht speichern" writes the report folder under the project's reports/ and says where
     page.locator("button", has_text="Bericht speichern").click()
     saved = page.get_by_text(re.compile(r"Bericht gespeichert in "))
     saved.wait_for(timeout=60_000)
     folder = Path(saved.inner_text().split("Bericht gespeichert in ", 1)[1].strip())
     try:
+        assert folder.resolve().is_relative_to(REPO / "reports"), folder
         assert {"report.md", "report.html", "report.json", "graph.html"} <= {p.name for p in folder.iterdir()}
+        _counts_agree(page, folder, "de")
         _lab_rooted_at_the_repository(page, jupyter_lab, shot)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -301,6 +314,56 @@ def _research_run(jupyter_lab, page, shot) -> None:
     shot("graph")
 
     _shut_down(page, jupyter_lab, shot)
+    # the session outlives its kernel: a new kernel's workbench lists it, newest first, from the project's store
+    _run_all(page)
+    page.get_by_text("Der Kernel ist beendet").first.wait_for(state="detached", timeout=SLOW_MS)
+    wait_for_workbench(page, jupyter_lab)
+    sessions_after = _session_options(page)
+    assert len(sessions_after) == len(sessions_before) + 1, (sessions_before, sessions_after)
+    assert sessions_after[0].startswith(QUESTION[:40]), sessions_after[0]
+    shot("session_listed_in_a_new_kernel")
+
+
+def _session_options(page) -> list[str]:
+    """The saved sessions the workbench offers to resume, as listed (newest first)."""
+    return [text.strip() for text in page.locator(".jp-OutputArea-output select option").all_inner_texts()
+            if " · " in text]
+
+
+def _collection_words() -> str:
+    """Every word of the demo KB's documents, lower case."""
+    import fitz
+
+    return " ".join(page.get_text() for pdf in sorted(DEMO_KB.rglob("*.pdf")) for page in fitz.open(pdf)).lower()
+
+
+def _gaps_held_by_the_collection(questions: list[str], language: str) -> list[str]:
+    """The terms the dialogue calls a gap ("nothing on 'X' in the passages found") that the collection holds:
+    the term, or its stem (a German inflection or compound), occurs in its text."""
+    gap = re.escape(reasoner_text(language)["q_gap"]).replace(re.escape("{gap}"), "(?P<gap>.+?)")
+    words = _collection_words()
+    held = []
+    for question in questions:
+        if match := re.search(gap, question):
+            term = match.group("gap").lower()
+            if term in words or (len(term) > 6 and term[:-2] in words):
+                held.append(term)
+    return held
+
+
+def _counts_agree(page, folder: Path, language: str) -> None:
+    """The workbench's count line says what the saved report counts: cited sources (its Sources list), the
+    others read, the references followed (its chain heading)."""
+    shown = page.locator(".rh-counts").first.inner_text()
+    numbers = [int(n) for n in re.findall(r"\d+", shown)]
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))["report"]
+    assert numbers[0] == page.locator("a.rh-source").count(), shown
+    assert numbers[0] + numbers[1] == len(report["sources"]), shown
+    assert numbers[2] == report["metadata"].get("followed_references", 0), shown
+    heading = f"## {report_labels(language)['references']} ("
+    lines = (folder / "report.md").read_text(encoding="utf-8").splitlines()
+    chains = next(line for line in lines if line.startswith(heading))
+    assert int(chains[len(heading):].split(")", 1)[0]) == numbers[2], shown
 
 
 def _git_status() -> set[str]:
@@ -451,11 +514,32 @@ def test_an_english_run_shows_no_german_ui_text(jupyter_lab, page):
         page.locator("button", has_text=re.compile(r"^\s*Start\s*$")).click()
         page.get_by_text("Clarification · Round 1").wait_for(timeout=SLOW_MS)
         shot("clarification")
+        asked = _clarification_questions(page)
+        page.get_by_placeholder("Your answer …").fill(ENGLISH_ADDITION)
+        page.locator("button", has_text="Send").click()
+        page.get_by_text("Clarification · Round 2").wait_for(timeout=SLOW_MS)
+        asked += _clarification_questions(page)
+        assert _gaps_held_by_the_collection(asked, "en") == []
         page.locator("button", has_text="/end").click()
         approve = page.locator("button", has_text="Approve")
         approve.wait_for(timeout=SLOW_MS)
+        planned = [area.input_value() for area in page.locator("textarea").all() if area.is_visible()]
+        assert planned and not any(ENGLISH_ADDITION[:-1] in task for task in planned), planned
+        page.get_by_placeholder("New task …").fill(ENGLISH_TASK)
+        page.locator("button", has_text=re.compile(r"^\s*Add\s*$")).click()
         approve.click()
         page.get_by_text("Done.").wait_for(timeout=SLOW_MS)
+        assert ENGLISH_TASK in page.locator(".rh-answer").first.inner_text()
+        assert not re.search(r"off the question\s*:", page.locator(".jp-OutputArea-output").first.inner_text())
+        page.locator("button", has_text="Save report").click()
+        saved = page.get_by_text(re.compile(r"Report saved in "))
+        saved.wait_for(timeout=60_000)
+        folder = Path(saved.inner_text().split("Report saved in ", 1)[1].strip())
+        try:
+            assert folder.resolve().is_relative_to(REPO / "reports"), folder
+            _counts_agree(page, folder, "en")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         page.locator(".rh-graph-legend").first.scroll_into_view_if_needed()
         shot("done")
         labels = page.evaluate(_UI_TEXT_JS)

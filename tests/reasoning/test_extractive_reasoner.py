@@ -399,3 +399,10 @@ def test_a_rulebooks_provision_is_named_by_its_documents_name_and_its_number(rea
     assert "Dues payable on arrival" not in lead(named).split("“")[0]  # the heading path is no part of the name
     # a document the registry has no name for keeps its file's name
     assert "rb_doc_007__rules_harbour-dues, 3.2:" in lead(answer({}))
+
+
+def test_the_clarification_summary_ends_an_answer_with_one_full_stop(reasoner):
+    said = "Please also name the organ doses for the eye lens and the skin."
+    summary = reasoner.hitl_context_summary("Which limits apply?", [{"role": "user", "content": said}], ["limits"],
+                                            "en")
+    assert said[:-1] in summary and ".." not in summary.replace("...", "")

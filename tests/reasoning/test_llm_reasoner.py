@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from rabbithole_lab import prompts
-from rabbithole_lab.reasoning.base import ReasonerUnavailableError, SynthesisInput
+from rabbithole_lab.reasoning.base import FoundProvision, ReasonerUnavailableError, SynthesisInput
 from rabbithole_lab.reasoning.llm.llm_reasoner import LLMError, LLMReasoner
 from rabbithole_lab.reasoning.llm.prompt_inputs import fit_prompt
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
@@ -135,6 +135,9 @@ def test_every_step_works_with_the_default_script():
     out = r.synthesize(SynthesisInput(anchor="Welche Grenzwerte?", language="de", primary=[finding]))
     assert "[QStrG.pdf, S. 3]" in out.answer
     assert r.generate_todo("q", "", [], [], "de", 3).tasks
+    # the model is shown what round 1 found and what it cites, to name in its tasks
+    r.generate_todo("q", "", [], [], "de", 3, found=(FoundProvision("§ 12 QStrG", cites=("§ 6 QStrV",)),))
+    assert "§ 12 QStrG -> § 6 QStrV" in model.prompts_seen[-1]
     assert r.decide_remediation("q", r.assess_quality("q", out.answer, [finding], "de"), 375, "de").retry
     assert r.calls >= 7
 

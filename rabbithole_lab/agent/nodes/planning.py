@@ -13,8 +13,10 @@ from rabbithole_lab.agent.state import AgentState, TaskChange, TodoChange
 from rabbithole_lab.evidence.findings import context_entries
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.text import contains_concept, stems
-from rabbithole_lab.records import ToDoItem, ToDoList
+from rabbithole_lab.records import ToDoItem, ToDoList, VectorResult
+from rabbithole_lab.steps.plan_evidence import adds_to, found_provisions, question_context_keys
 from rabbithole_lab.steps.query_anchor import corrected
+from rabbithole_lab.steps.task import QUESTION_TASK_ID
 
 logger = logging.getLogger(__name__)
 
@@ -64,23 +66,32 @@ def apply_todo_decision(todo: ToDoList, decision, language: str = "de") -> tuple
 
 
 def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
-    settings = runtime.context.settings
-    reasoner = runtime.context.reasoner
+    """The plan: task 0 (the question) and the tasks the reasoner proposes from what round 1 found, each
+    proposed only where its search finds something the question's own context will not hold (a task that
+    only repeats the context closed early as soon as it ran: 3-4 of 5 did)."""
+    services = runtime.context
+    settings = services.settings
     lang = language(state)
     count = max(MIN_INITIAL_TASKS, min(settings.todo.initial_items, MAX_INITIAL_TASKS))
+    collection = state.get("collection")
+    question_anchor = anchor(state)
+    round_one = [VectorResult.model_validate(passage) for passage in state.get("query_retrieval", [])]
+    found = found_provisions(services, round_one, question_anchor, lang)
     # task 0 (the question itself) counts towards the 3-5 initial tasks
-    plan = reasoner.generate_todo(state["query"], state.get("hitl_context_summary", ""),
-                                  state.get("research_queries", []), state.get("key_concepts", []), lang, count)
+    plan = services.reasoner.generate_todo(state["query"], state.get("hitl_context_summary", ""),
+                                           state.get("research_queries", []), state.get("key_concepts", []), lang,
+                                           count, found=tuple(found))
+    said = run_text(lang)
     todo = ToDoList(max_items=settings.todo.max_items)
-    todo.items.append(ToDoItem(id=0, task=state["query"],
-                               context=run_text(language(state))["original_question"]))
+    todo.items.append(ToDoItem(id=0, task=state["query"], context=said["original_question"]))
     seen = {state["query"].lower()}
     tasks = [(t.task, t.context, True, t.focus, t.kinds) for t in plan.tasks]
     # the dialogue's search strings only fill a plan short of the minimum: as tasks they repeat the question's
-    # words, find what its search found and close early
-    tasks += [(q, run_text(language(state))["dialogue_query"], False, "", [])
-              for q in state.get("research_queries", [])]
-    planned = 0
+    # words, and are proposed only where they find something new
+    tasks += [(q, said["dialogue_query"], False, "", []) for q in state.get("research_queries", [])]
+    known = question_context_keys(services, question_anchor, collection)
+    concepts = state.get("key_concepts", [])
+    planned = repeating = 0
     for task, context, proposed, focus, kinds in tasks:
         if planned >= count - 1 or len(todo.items) >= todo.max_items:
             break
@@ -89,9 +100,15 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
         if not task.strip() or task.lower() in seen:
             continue
         seen.add(task.lower())
+        if not adds_to(services, task, concepts, known, question_anchor, lang, collection):
+            repeating += proposed
+            continue
         todo.add_task(task.strip(), context, focus=focus, kinds=kinds)
         planned += 1
-    return {"todo_list": todo.model_dump(), "phase": "todo_approval"}
+    update = {"todo_list": todo.model_dump(), "phase": "todo_approval"}
+    if repeating:
+        update["messages"] = [said["plan_repeats"].format(count=repeating)]
+    return update
 
 
 def hitl_approve_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
@@ -133,9 +150,13 @@ def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     kb = runtime.context.kb
     todo = ToDoList.model_validate(state["todo_list"])
     stats = state.get("task_stats", [])
-    if not stats or todo.get_next_task() is None:
+    if not stats:
         return {}
     last = stats[-1]
+    # the plan is adapted while tasks remain, and always after the question's own task: what its references led
+    # to is what a plan of the question alone (every other task repeated its context) still lacks
+    if todo.get_next_task() is None and last["task_id"] != QUESTION_TASK_ID:
+        return {}
     lang = language(state)
     seen = set(state.get("seen_chunks", []))
     written = " ".join(item.task for item in todo.items)

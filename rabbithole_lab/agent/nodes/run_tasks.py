@@ -6,7 +6,7 @@ import logging
 
 from langgraph.runtime import Runtime
 
-from rabbithole_lab.agent.nodes.node_common import anchor, language, step_reporter
+from rabbithole_lab.agent.nodes.node_common import anchor, exclusions, language, step_reporter
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.messages.catalogue import run_text
@@ -32,7 +32,7 @@ def execute_task(state: AgentState, runtime: Runtime[Services]) -> dict:
     outcome = ResearchTask(
         runtime.context, task, anchor(state), lang, concepts=state.get("key_concepts", []),
         collection=state.get("collection"), seen=set() if task.origin == "user" else set(seen_before),
-        visited=set(state.get("visited_refs", [])),
+        visited=set(state.get("visited_refs", [])), exclusions=exclusions(state),
         search_progress=step_reporter("search", task_number=number, task_total=total),
         follow_progress=step_reporter("follow", task_number=number, task_total=total)).run()
     task.completed = True

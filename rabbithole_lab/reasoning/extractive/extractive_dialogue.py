@@ -146,7 +146,9 @@ class ExtractiveClarifier(ExtractiveBase):
     def hitl_context_summary(self, query, conversation, concepts, language):
         self._count()
         text = reasoner_words(language)
-        answers = [turn["content"] for turn in conversation if turn.get("role") == "user"]
+        # each answer without its closing full stop: the template's own ends the list ("…the skin." not "..")
+        answers = [str(turn["content"]).strip().rstrip(".").strip() for turn in conversation
+                   if turn.get("role") == "user"]
         return text["summary"].format(query=query, answers="; ".join(answers) or text["none"],
                                       concepts=", ".join(concepts) or text["none"])
 

@@ -24,7 +24,10 @@ logger = logging.getLogger(__name__)
 
 class ExtractivePlanner(ExtractiveBase):
     # ---- Phase 2 ----------------------------------------------------------------------------
-    def generate_todo(self, query, summary, queries, concepts, language, count):
+    def generate_todo(self, query, summary, queries, concepts, language, count, found=()):
+        # `found` (what round 1 found) is not phrased into tasks here: tasks naming those provisions ran where
+        # these templates closed early, and the context they added cost the verdict (docs/decisions/041); the
+        # planning step proposes only the tasks whose search finds something new
         self._count()
         text = reasoner_words(language)
         nouns = [c for c in concepts if c[:1].isupper()] if language == "de" else []

@@ -318,9 +318,10 @@ class LLMReasoner:
         return self._ask("anchor_terms", prompt, AnchorTerms, AnchorTerms(), language)
 
     # ---- Phase 2 ----------------------------------------------------------------------------------
-    def generate_todo(self, query, summary, queries, concepts, language, count):
+    def generate_todo(self, query, summary, queries, concepts, language, count, found=()):
+        provisions = "; ".join(f"{p.label}" + (f" -> {', '.join(p.cites)}" if p.cites else "") for p in found)
         prompt = self._fill(prompts.TODO_GENERATION_PROMPT, count=count, language=language_name(language), query=query,
-                            summary=summary or "-", queries="; ".join(queries) or "-")
+                            summary=summary or "-", queries="; ".join(queries) or "-", found=provisions or "-")
         return self._ask("generate_todo", prompt, TodoPlan, TodoPlan(), language)
 
     # ---- Phase 3 ----------------------------------------------------------------------------------

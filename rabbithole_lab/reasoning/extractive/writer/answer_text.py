@@ -112,7 +112,7 @@ def written_answer(selection: Selection, tasks: list[AnswerTask], language: str)
             lines += [line for statement in statements
                       for line in ("", statement_line(statement, language, True, selection.excerpts))]
         elif not task.chunk_ids:  # it found nothing at all: say what was searched
-            searched = ", ".join(_plain(q) for q in task.queries) or _plain(task.task)
+            searched = (", ".join(_plain(q) for q in task.queries) or _plain(task.task)).rstrip(".")
             lines += ["", text["task_heading"].format(number=number, task=_plain(task.task)),
                       "", text["task_not_found"].format(queries=searched)]
     rest = next((items for owner, items in sections if owner is None), [])
