@@ -31,9 +31,19 @@ def test_unattended_run_writes_the_report_folder(tmp_path, demo_db, monkeypatch,
     assert main(["--env-file", "none", *_args(tmp_path, demo_db, GERMAN, "--no-hitl", "--out", str(out))]) == 0
     printed = capsys.readouterr().out
     assert "Reasoner: extractive (LLM_PROVIDER=extractive)" in printed
-    # the terminal shows the answer with numbered citations and, under it, each number's page and link
-    assert re.search(r"“ \[1\]", printed) and "**" not in printed  # plain text, numbered citations
-    assert re.search(r"^\[1\] Q\w+\.pdf, S\. \d+ .*file://\S+\.pdf#page=\d+$", printed, re.MULTILINE)
+    # the terminal shows the answer with citations by document name and section and, under it, each cited
+    # page's file and link
+    assert "**" not in printed and "[QStrG.pdf, S." not in printed  # plain text; the file is the link, not the name
+    assert re.search(r"^- Q\w+\.pdf, S\. \d+ .*file://\S+\.pdf#page=\d+$", printed, re.MULTILINE)
+    # each bracket names the provision its statement is labelled with ("§ 12 QStrG: „…“ [QStrG § 12, S. 1]")
+    named_lines = 0
+    for line in printed.splitlines():
+        label = re.match(r"^(?:.*→\s*)?((?:§|Anlage)\s*\d+\w*)\s+(QStr[GV]):\s*„", line)
+        brackets = re.findall(r"\[(QStr[GV]) ((?:§|Anlage) \d+\w*), S\. \d+\]", line)
+        if label and brackets:
+            assert brackets[0] == (label[2], label[1]), line
+            named_lines += 1
+    assert named_lines >= 2, printed
     assert f"Report: {out / 'report.md'}" in printed
     payload = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert payload["report"]["metadata"]["language"] == "de"

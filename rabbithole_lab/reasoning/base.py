@@ -206,8 +206,3 @@ class Reasoner(Clarifier, Planner, Extractor, Judge, Synthesiser, Protocol):
     tokens: int
 
     def drain_warnings(self) -> list[str]: ...
-
-
-def citation_label(document: str, page: int, language: str) -> str:
-    """The citation written after a sentence: "[StrlSchG.pdf, S. 12]" / "[Guide.pdf, p. 3]"."""
-    return f"[{document}, {'S.' if language == 'de' else 'p.'} {page}]"

@@ -22,7 +22,6 @@ _ITEM_START = re.compile(r"^(?:\d{1,3}[a-z]?[.)]|[a-z]{1,2}\))\s")  # "4. Absaug
 _AUTHORISES_REGULATION = patterns.authorises_regulation()
 _WHAT_A_REGULATION_GOVERNS = patterns.what_a_regulation_governs()
 _ASKS_ABOUT_AUTHORISATION = patterns.asks_about_authorisation()
-CITATION = re.compile(r"\[([^\[\]]+?),\s*(?:S\.|p\.)\s*(\d+)\]")  # "[doc, S. 3]": (doc, page)
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
 _DUTY = patterns.duty()
 _DEFINITION = patterns.definition_opener()
@@ -300,12 +299,6 @@ def quote_reason(sentence: str, language: str) -> str | None:
     return None
 
 
-def citations_in(text: str) -> list[tuple[str, int]]:
-    return [(doc.strip(), int(page)) for doc, page in CITATION.findall(text)]
-
-
-def strip_citations(text: str) -> str:
-    return " ".join(CITATION.sub(" ", text).split())
 
 
 _WEB_ADDRESS = re.compile(r"\b(?:https?://|www\.)\S+|\bdoi:\s*\S+", re.IGNORECASE)

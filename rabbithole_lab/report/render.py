@@ -46,7 +46,7 @@ def _answer_markdown(lines_of_pieces: list) -> list[str]:
         rendered = ""
         for piece in line:
             if piece.kind == "cite":
-                rendered += f"[\\[{piece.number}\\]]({piece.url})" if piece.url else md(piece.text)
+                rendered += f"[{md(piece.text)}]({piece.url})" if piece.url else md(piece.text)
             elif piece.kind == "strong":
                 rendered += f"**{md(piece.text)}**"
             else:
@@ -56,12 +56,13 @@ def _answer_markdown(lines_of_pieces: list) -> list[str]:
 
 
 def _citation_list(view: ReportView) -> list[str]:
-    """The numbered sources under the answer: "[1] StrlSchG.pdf, S. 52 (§ 78)", each a link to the page."""
+    """The cited pages under the answer, each once: "StrlSchG.pdf, S. 52 (§ 78)", a link to the page (the answer's
+    brackets name the document and section; this names the file they open)."""
     lines = []
     for citation in view.citations:
         text = md(citation.link.text) + (f" ({md(citation.section)})" if citation.section else "")
         linked = f"[{text}]({citation.link.url})" if citation.link.url else text
-        lines.append(f"\\[{citation.number}\\] {linked}  ")
+        lines.append(f"- {linked}")
     return lines
 
 
@@ -135,12 +136,12 @@ def render_markdown(report: FinalReport, edges: list[dict], link: PageLink | Non
 
 
 def answer_text(report: FinalReport) -> str:
-    """The answer for a terminal: numbered citations and, under it, each number with its document, page and
-    link (a terminal shows text as it is; nothing is interpreted)."""
+    """The answer for a terminal: citations by document name and section and, under it, each cited page with
+    its file and link (a terminal shows text as it is; nothing is interpreted)."""
     view = report_view(report, [], graph_file=None)
     lines = ["".join(piece.text for piece in line) for line in view.answer]
     if view.citations:
         lines.append("")
-        lines += [f"[{c.number}] {c.link.text}" + (f" ({c.section})" if c.section else "")
+        lines += [f"- {c.link.text}" + (f" ({c.section})" if c.section else "")
                   + (f" {c.link.url}" if c.link.url else "") for c in view.citations]
     return "\n".join(lines)

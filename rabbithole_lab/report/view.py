@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rabbithole_lab.evidence.citation_format import CITATION, quotation_of, shown_citation
 from rabbithole_lab.evidence.reference_edges import distinct_references, reference_label, unresolved_references
 from rabbithole_lab.evidence.sources import page_link
 from rabbithole_lab.messages.catalogue import dialogue_end, reasoner_reason, report_labels, run_text
 from rabbithole_lab.messages.reasons import edge_reason
 from rabbithole_lab.records import FinalReport, LinkedSource
 
-_PIECES = re.compile(r"(\*\*[^*]+\*\*|\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\])")
-_CITATION = re.compile(r"\[(?P<doc>[^\[\]]+?),\s*(?:S\.|p\.)\s*(?P<page>\d+)\]")
+_PIECES = re.compile(rf"\*\*[^*]+\*\*|{CITATION.pattern}")  # emphasis, or a citation (its document and page)
 
 
 def labels(language: str) -> dict[str, str]:
@@ -34,7 +34,7 @@ class Piece:
     kind: str  # "text" | "strong" | "cite"
     text: str
     url: str = ""
-    number: int = 0  # a citation's number: the same source (document and page) has the same number throughout
+    number: int = 0  # its page's place among the cited pages, in the order the answer first cites each
     doc: str = ""
     page: int = 0
 
@@ -47,7 +47,7 @@ class Link:
 
 @dataclass
 class Citation:
-    """One numbered source of the answer: "[1] StrlSchG.pdf, S. 52 (§ 78)"."""
+    """One cited page of the answer, listed under it: "StrlSchG.pdf, S. 52 (§ 78)", a link to the page."""
 
     number: int
     link: Link
@@ -104,32 +104,66 @@ class ReportView:
 PageLink = Callable[[Path, int], str]
 
 
-def _answer_lines(answer: str, link_of: dict[str, str], link: PageLink = page_link) -> list[list[Piece]]:
-    """The answer's lines as pieces; citations numbered in the order they first appear."""
+ShownCitation = Callable[[str, int, str], str]  # (document, page, the quotation it stands for) -> what is shown
+
+
+def _answer_lines(answer: str, link_of: dict[str, str], link: PageLink = page_link,
+                  shown: ShownCitation | None = None) -> list[list[Piece]]:
+    """The answer's lines as pieces; each citation shown by `shown` (by default its document and page as
+    written), each page numbered in the order it is first cited."""
     numbers: dict[tuple[str, int], int] = {}
     lines = []
     for line in answer.splitlines():
-        pieces = []
-        for part in _PIECES.split(line):
-            if not part:
-                continue
-            cite = _CITATION.fullmatch(part)
-            if cite:
-                doc, page = cite["doc"].strip(), int(cite["page"])
-                number = numbers.setdefault((doc, page), len(numbers) + 1)
-                path = link_of.get(doc)
-                url = link(Path(path), page) if path else ""
-                pieces.append(Piece("cite", f"[{number}]", url, number, doc, page))
-            elif part.startswith("**") and part.endswith("**"):
+        pieces: list[Piece] = []
+        start = statement_start = 0
+        quote = ""
+        for match in _PIECES.finditer(line):
+            if match.start() > start:
+                pieces.append(Piece("text", line[start:match.start()]))
+            part, before, start = match.group(0), line[start:match.start()], match.end()
+            if part.startswith("**"):
                 pieces.append(Piece("strong", part[2:-2]))
-            else:
-                pieces.append(Piece("text", part))
+                continue
+            if before.strip() or not quote:  # consecutive citations are one statement's (`checks.quality`)
+                quote = quotation_of(line[statement_start:match.start()])
+            statement_start = match.end()
+            doc, page = match.group(1).strip(), int(match.group(2))
+            number = numbers.setdefault((doc, page), len(numbers) + 1)
+            path = link_of.get(doc)
+            url = link(Path(path), page) if path else ""
+            text = shown(doc, page, quote) if shown else part
+            pieces.append(Piece("cite", text, url, number, doc, page))
+        if start < len(line):
+            pieces.append(Piece("text", line[start:]))
         lines.append(pieces)
     return lines
 
 
+def citation_shower(report: FinalReport) -> ShownCitation:
+    """How the report's citations are shown: the registry's name of the document and the section its quotation
+    stands in ("[StrlSchV § 73, S. 56]"; the attribution step found each quotation's section), else the one
+    section the page's quotations are from, else the name alone. The link still opens the file's page."""
+    language = report.metadata.get("language", "de")
+    names = report.metadata.get("document_names") or {}
+    by_quote = {(item["doc"], int(item["page"]), item["quote"]): item["section"]
+                for item in report.metadata.get("quote_sections", []) if item.get("section")}
+    by_page: dict[tuple[str, int], set[str]] = {}
+    for (doc, page, _), section in by_quote.items():
+        by_page.setdefault((doc, page), set()).add(section)
+    for source in report.sources:  # a page whose quotations' sections were not recorded: its source's, if one
+        if (source.doc_id, source.page_number) not in by_page and source.section and "," not in source.section:
+            by_page[(source.doc_id, source.page_number)] = {source.section}
+
+    def shown(doc: str, page: int, quote: str) -> str:
+        on_page = by_page.get((doc, page), set())
+        section = by_quote.get((doc, page, quote)) or (next(iter(on_page)) if len(on_page) == 1 else "")
+        return shown_citation(names.get(doc) or Path(doc).stem, section, page, language)
+
+    return shown
+
+
 def citations(lines: list[list[Piece]], page_word: str, sections: dict[tuple[str, int], str]) -> list[Citation]:
-    """The numbered sources under the answer, each once, in number order."""
+    """The cited pages under the answer, each once, in the order the answer first cites them."""
     seen: dict[int, Citation] = {}
     for piece in (piece for line in lines for piece in line if piece.kind == "cite"):
         seen.setdefault(piece.number, Citation(piece.number, Link(f"{piece.doc}, {page_word} {piece.page}", piece.url),
@@ -227,7 +261,7 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
     t = labels(language)
     link_of = {source.doc_id: source.path for source in report.sources if source.path}
     page_word = run_text(language)["page_short"]
-    answer = _answer_lines(report.answer, link_of, link)
+    answer = _answer_lines(report.answer, link_of, link, citation_shower(report))
 
     def url(source: LinkedSource) -> str:
         return link(Path(source.path), source.page_number) if source.path else source.link

@@ -13,10 +13,11 @@ from functools import cached_property
 from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
+from rabbithole_lab.evidence.citation_format import CITATION, strip_citations
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.engine import admit, ranking_below_cut
 from rabbithole_lab.reasoning.dialogue_terms import excluded
-from rabbithole_lab.reasoning.text import CITATION, is_title_line, strip_citations
+from rabbithole_lab.reasoning.text import is_title_line
 from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, ToDoItem, VectorResult
 from rabbithole_lab.schemas import TaskSummary
 from rabbithole_lab.steps.plan_evidence import named_sections

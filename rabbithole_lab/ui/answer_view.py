@@ -46,7 +46,8 @@ def _quotes_of_line(line: str) -> dict[tuple[str, int], str]:
 def answer_html(
     report: FinalReport, link: Callable[[str, int], str], language: str
 ) -> tuple[str, list[CitationTarget]]:
-    """The answer and the source list as HTML with numbered citations, and what each number opens."""
+    """The answer and the source list as HTML, each citation named ("[StrlSchV § 73, S. 56]") and a link, and
+    what each link opens."""
     view = report_view(report, [], graph_file=None)
     paths = {source.doc_id: source.path for source in report.sources if source.path}
     targets: list[CitationTarget] = []
@@ -77,9 +78,9 @@ def answer_html(
         lines.append(f"<p>{rendered}</p>" if rendered.strip() else "")
     t = view.t
     items = []
-    for citation in view.citations:  # the numbered sources: [n] document, page (section)
+    for citation in view.citations:  # the cited pages: document, page (sections)
         doc, page = citation.doc, citation.page
-        label = f"[{citation.number}] {citation.link.text}"
+        label = citation.link.text
         # the source opens its page with the quote the answer takes from it marked (never its heading)
         shown = (anchor(CitationTarget(doc, page, paths[doc], cited_quotes.get((doc, page), "")), label, "rh-source")
                  if paths.get(doc) else html.escape(label))

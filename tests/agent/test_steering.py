@@ -331,7 +331,8 @@ def test_with_the_model_the_opening_cites_its_sources_and_each_approved_task_has
     for number, item in enumerate(status.state["todo_list"]["items"], start=1):
         assert f"**{number}. {item['task']}**" in answer
     shown = answer_markdown(FinalReport.model_validate(status.report))
-    assert "[\\[1\\]](" in lead(shown)  # the lead's citations numbered and linked
+    # the lead's citations name the document and section, each a link
+    assert re.search(r"\[\\\[QStr[GV] [^\]]*S\. \d+\\\]\]\(", lead(shown)), lead(shown)
 
 
 @pytest.mark.parametrize(("question", "written", "section"), [

@@ -261,16 +261,16 @@ def _research_run(jupyter_lab, page, shot) -> None:
     shown = answer.inner_text()
     opening = shown.split("Aufgabe ", 1)[0]
     assert opening.lstrip().startswith("Ergebnis:") and len(opening) <= 1_300
-    assert "Augenlinse" in opening and re.search(r"\[\d+\]", opening)
+    assert "Augenlinse" in opening and re.search(r"\[QStr[GV] [^\]]*, S\. \d+\]", opening)
     written = shown.split(WRITTEN_TASK, 1)[1].split("Aufgabe ")[0]
-    assert "überschr" in written.lower() and re.search(r"\[\d+\]", written)
+    assert "überschr" in written.lower() and re.search(r"\[QStr[GV] [^\]]*, S\. \d+\]", written)
     sources = page.locator("a.rh-source")
     assert sources.count() >= 1
     assert re.search(r"\.pdf#page=\d+$", sources.first.get_attribute("href"))
     # a click on a citation in the answer opens its page beside the answer, in this Lab, the quote marked
     citation = page.locator("a.rh-cite").first
-    # numbered: "[1]", the document and page in its title
-    assert re.fullmatch(r"\[\d+\]", citation.inner_text().strip())
+    # named by the registry's name and the quotation's section ("[QStrG § 12, S. 1]"), the file and page in its title
+    assert re.fullmatch(r"\[QStr[GV] (?:§|Anlage) \d+\w*, S\. \d+\]", citation.inner_text().strip())
     cited_page = re.search(r", (\d+)$", citation.get_attribute("title")).group(1)
     tabs_before = len(page.context.pages)
     citation.click()
@@ -314,9 +314,10 @@ def _research_run(jupyter_lab, page, shot) -> None:
     shot("graph")
 
     _shut_down(page, jupyter_lab, shot)
-    # the session outlives its kernel: a new kernel's workbench lists it, newest first, from the project's store
+    # the session outlives its kernel: the workbench opened again, in a new kernel, lists it, newest first, from
+    # the project's store
+    _open_notebook(page, jupyter_lab, "notebooks/research.ipynb")
     _run_all(page)
-    page.get_by_text("Der Kernel ist beendet").first.wait_for(state="detached", timeout=SLOW_MS)
     wait_for_workbench(page, jupyter_lab)
     sessions_after = _session_options(page)
     assert len(sessions_after) == len(sessions_before) + 1, (sessions_before, sessions_after)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from rabbithole_lab.evidence.citation_format import citations_in
 from rabbithole_lab.reasoning.base import Reasoner, SynthesisInput
 from rabbithole_lab.reasoning.checks.quality import is_fragment
 from rabbithole_lab.reasoning.extractive.extractive_reasoner import ExtractiveReasoner
-from rabbithole_lab.reasoning.text import citations_in, passage_sentences, split_sentences
+from rabbithole_lab.reasoning.text import passage_sentences, split_sentences
 from rabbithole_lab.records import ChunkWithInfo
 from rabbithole_lab.schemas import QualityAssessment
 from tests.answer_reading import lead, provisions_named, quotes_holding

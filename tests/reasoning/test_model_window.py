@@ -10,8 +10,8 @@ import json
 import pytest
 
 from rabbithole_lab.cli.main import main
+from rabbithole_lab.evidence.citation_format import citations_in
 from rabbithole_lab.reasoning.llm.model_window import read_model_window
-from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.settings import load_settings
 from tests.ollama_double import MODEL, OllamaDouble
 

@@ -39,6 +39,8 @@ def _state(tmp_path) -> dict:
                              {"id": 2, "task": "Alte Aufgabe", "completed": True,
                               "closed_reason": "schon beantwortet"}],
                              "warnings": [EVIL],
+                             "document_names": {"QStrG.pdf": "QStrG"},
+                             "quote_sections": [{"doc": "QStrG.pdf", "page": 2, "quote": "Satz", "section": "§ 12"}],
                              "reasoner": {"provider": "extractive", "reason": "test"}})
     chunk = {"document": "QStrV.pdf", "section": "§ 5", "page": 1, "depth": 0, "tier": "primary",
              "relevance_score": 0.8, "extracted_info": EVIL, "task_id": 0, "chunk_id": "a", "cited_by": ""}
@@ -63,9 +65,10 @@ def test_html_escapes_all_document_text_and_links_pages(tmp_path):
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page
     assert re.search(r'href="file://[^"]+QStrG\.pdf#page=2"', page)
     assert "Verfolgte Verweise (1)" in page
-    # the answer's citation is a link that opens the PDF at the cited page
-    assert len(re.findall(r'<a class="cite" href="file://[^"]+QStrG\.pdf#page=2"[^>]*>\[1\]</a>', page)) == 2
-    assert re.search(r'<li value="1"><a href="file://[^"]+QStrG\.pdf#page=2"[^>]*>QStrG\.pdf, S\. 2</a> \(§ 12\)', page)
+    # the answer's citation names the document and the quotation's section, and opens the PDF at the cited page
+    assert len(re.findall(r'<a class="cite" href="file://[^"]+QStrG\.pdf#page=2"[^>]*>\[QStrG § 12, S\. 2\]</a>',
+                          page)) == 2
+    assert re.search(r'<li><a href="file://[^"]+QStrG\.pdf#page=2"[^>]*>QStrG\.pdf, S\. 2</a> \(§ 12\)', page)
     # only what the answer cites is a source; what it was written from besides is "read, not cited"
     sources = page.split("<h2>Quellen</h2>")[1].split("<h2>")[0]
     assert "QStrG.pdf" in sources.split("Gelesen, nicht zitiert")[0] and "QStrV.pdf" not in sources.split(
@@ -80,9 +83,10 @@ def test_markdown_has_sources_with_page_links_and_the_followed_reference(tmp_pat
     state = _state(tmp_path)
     text = render_markdown(FinalReport.model_validate(state["final_report"]), state["reference_edges"])
     assert "QStrG.pdf#page=2)" in text
-    # the answer's citations are numbered links, the same source the same number, listed under the answer
-    assert len(re.findall(r"\[\\\[1\\\]\]\(file://[^)]+QStrG\.pdf#page=2\)", text)) == 2
-    assert re.search(r"\\\[1\\\] \[QStrG\.pdf, S\. 2 \(§ 12\)\]\(file://[^)]+QStrG\.pdf#page=2\)", text)
+    # the answer's citations name the document and section, each a link to the page; the cited pages are listed
+    # under the answer by their file
+    assert len(re.findall(r"\[\\\[QStrG § 12, S\. 2\\\]\]\(file://[^)]+QStrG\.pdf#page=2\)", text)) == 2
+    assert re.search(r"^- \[QStrG\.pdf, S\. 2 \(§ 12\)\]\(file://[^)]+QStrG\.pdf#page=2\)", text, re.MULTILINE)
     assert "**Gelesen, nicht zitiert:** [QStrV.pdf (§ 5)](file://" in text
     assert "<script>" not in text and "\\<script\\>" in text  # document text cannot become HTML
     assert "§ 12 QStrG" in text and "## Qualität: 400/500" in text

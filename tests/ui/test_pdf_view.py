@@ -67,7 +67,7 @@ def test_the_viewer_turns_pages_and_closes(two_page_pdf):
     assert viewer.widget.layout.display == "none"
 
 
-def test_citations_become_numbered_links_and_a_click_opens_the_cited_page(two_page_pdf):
+def test_citations_become_named_links_and_a_click_opens_the_cited_page(two_page_pdf):
     report = FinalReport(
         query="Wie lange <b>?",
         answer="**§ 2 Probegesetz**: „Die Protokolle sind zehn Jahre lang aufzubewahren“ [Probe.pdf, S. 2]\n"
@@ -75,8 +75,9 @@ def test_citations_become_numbered_links_and_a_click_opens_the_cited_page(two_pa
         sources=[LinkedSource(doc_id="Probe.pdf", page_number=2, section="§ 2", path=str(two_page_pdf))],
         metadata={"language": "de"})
     body, targets = answer_html(report, lambda path, page: f"Probe.pdf#page={page}", "de")
-    assert '<a class="rh-cite" data-cite="0" href="Probe.pdf#page=2" title="Probe.pdf, 2">[1]</a>' in body
-    assert ">[1] Probe.pdf, S. 2</a> § 2</li>" in body
+    # named by the document (no registry name: its file's stem) and the page's one section, linked to the page
+    assert '<a class="rh-cite" data-cite="0" href="Probe.pdf#page=2" title="Probe.pdf, 2">[Probe § 2, S. 2]</a>' in body
+    assert ">Probe.pdf, S. 2</a> § 2</li>" in body
     assert 'class="rh-source" data-cite="1"' in body
     assert "<img" not in body and "&lt;img src=x" in body
     assert targets[0].page == 2 and targets[0].quote == "Die Protokolle sind zehn Jahre lang aufzubewahren"

@@ -11,13 +11,13 @@ from langgraph.runtime import Runtime
 from rabbithole_lab.agent.nodes.node_common import language, question
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
+from rabbithole_lab.evidence.citation_format import citations_in
 from rabbithole_lab.evidence.findings import preserved_quotes
 from rabbithole_lab.evidence.pages import find_span
 from rabbithole_lab.evidence.reference_edges import followed_count
 from rabbithole_lab.evidence.sources import page_link, resolve_source_path
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.checks.quality import statements
-from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.steps.synthesis_context import context_sources, stored_synthesis_context
 
@@ -123,12 +123,16 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
     # claims the synthesis removed (`claim_check.py`), then cited pages no passage the answer was written from holds
     invented = list(state.get("synthesis", {}).get("invented_citations", []))
     quoted = _quotes_by_page(answer)
+    quote_sections: list[dict] = []  # each quotation's section, by which the views name its citation
     for doc, page in cited:
         holders = [c for c in chunks if c.document == doc and c.page <= page <= (c.page_end or c.page)]
         if holders:
             source = linked(max(holders, key=lambda c: c.relevance_score), page, True)
             source.section = _quoted_sections(holders, quoted.get((doc, page), [])) or source.section
             sources[(doc, page)] = source
+            quote_sections += [{"doc": doc, "page": page, "quote": quote, "section": section}
+                               for quote in quoted.get((doc, page), [])
+                               if (section := _quoted_sections(holders, [quote]).split(", ")[0])]
         else:
             invented.append(f"{doc} p. {page}")
     # then what the answer was written from without citing it: consulted, by relevance (text addressed to a model
@@ -176,6 +180,9 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "addressed_to_model": addressed_to_model(state, services.kb_dir),
             "warnings": list(state.get("warnings", [])) + (
                 [run_text(language(state))["answer_uncited"]] if status == "uncited" else []),
+            # how the views name a cited document and the section of each quotation ("[StrlSchV § 73, S. 56]")
+            "document_names": services.kb.registry.display_names(doc for doc, _ in cited),
+            "quote_sections": quote_sections,
             "collection": state.get("collection"),
             "thread_id": state.get("thread_id", ""),
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from rabbithole_lab.evidence.citation_format import CITATION
 from rabbithole_lab.evidence.pages import find_span, page_at
 from rabbithole_lab.reasoning.passages import joined_passages
-from rabbithole_lab.reasoning.text import CITATION
 from rabbithole_lab.records import ChunkWithInfo
 
 _QUOTATION = re.compile(r"„([^“”]+)[“”]|“([^”]+)”|\"([^\"]+)\"")

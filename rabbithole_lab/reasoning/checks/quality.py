@@ -13,16 +13,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rabbithole_lab.evidence.citation_format import CITATION, citations_in, quotation_of, strip_citations
 from rabbithole_lab.evidence.pages import find_span, page_at
 from rabbithole_lab.evidence.reference_edges import READER_NOTE
 from rabbithole_lab.reasoning.extractive.writer.answer import Provision
-from rabbithole_lab.reasoning.text import citations_in, is_list_item, strip_citations
+from rabbithole_lab.reasoning.text import is_list_item
 from rabbithole_lab.records import ChunkWithInfo
 
-_CITATION = re.compile(r"\[[^\[\]]+?,\s*(?:S\.|p\.)\s*\d+\]")
-# a statement quotes one passage; the passage may quote terms itself (die Begriffe „Kernanlage“ und ...), so
-# the quotation runs from the first opening mark to the last closing one
-_QUOTED = re.compile(r"[„“](.+)[“”]")
 _LEAD = re.compile(r"^[\s\-*•>#\d.)]*")
 _SENTENCE_END = (".", "!", "?", ";", ":", "…")
 
@@ -43,7 +40,7 @@ def statements(answer: str) -> list[Statement]:
     for line in answer.splitlines():
         line = READER_NOTE.sub("", line)  # a note to the reader ("(⚠ § 999 QStrG: …)") states nothing of the documents
         start = 0
-        matches = list(_CITATION.finditer(line))
+        matches = list(CITATION.finditer(line))
         groups: list[tuple[int, int]] = []
         for match in matches:  # consecutive citations belong to one statement
             if groups and line[groups[-1][1] : match.start()].strip() == "":
@@ -53,8 +50,7 @@ def statements(answer: str) -> list[Statement]:
         for cite_start, cite_end in groups:
             text = line[start:cite_start]
             start = cite_end
-            quoted = _QUOTED.search(text)
-            quote = quoted.group(1) if quoted else _LEAD.sub("", strip_citations(text)).strip().strip("„“\"”")
+            quote = quotation_of(text)
             if quote:
                 found.append(Statement(strip_citations(text).strip(), quote, citations_in(line[cite_start:cite_end])))
         tail = line[start:].strip()

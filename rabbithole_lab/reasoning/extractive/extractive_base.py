@@ -9,13 +9,14 @@ import threading
 
 import numpy as np
 
+from rabbithole_lab.evidence.citation_format import citation_label, strip_citations
 from rabbithole_lab.evidence.pages import quote_pages
 from rabbithole_lab.kb.embedding.embedder import Embedder, reads_language
 from rabbithole_lab.kb.retrieval.query import german_terms, glossary_alternatives
 from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.messages.catalogue import reasoner_text
 from rabbithole_lab.rabbithole.relevance import keyword_overlap
-from rabbithole_lab.reasoning.base import ReasonerInfo, citation_label
+from rabbithole_lab.reasoning.base import ReasonerInfo
 from rabbithole_lab.reasoning.extractive.term_weights import TermWeights, sentence_terms
 from rabbithole_lab.reasoning.text import (
     concepts as query_concepts,
@@ -25,7 +26,6 @@ from rabbithole_lab.reasoning.text import (
     passage_sentences,
     split_sentences,
     stems,
-    strip_citations,
 )
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 

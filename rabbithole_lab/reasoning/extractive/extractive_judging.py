@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from rabbithole_lab.evidence.citation_format import strip_citations
 from rabbithole_lab.evidence.pages import find_span
 from rabbithole_lab.kb.retrieval.query import german_terms
 from rabbithole_lab.language.detection import detect_language
@@ -42,7 +43,6 @@ from rabbithole_lab.reasoning.extractive.writer.answer_text import ARROW
 from rabbithole_lab.reasoning.extractive.writer.provision_score import UNSURE_BELIEF, fitted_check_weights
 from rabbithole_lab.reasoning.extractive.writer.sentence_ranker import Candidate, score_for_part
 from rabbithole_lab.reasoning.passages import joined_passages
-from rabbithole_lab.reasoning.text import strip_citations
 from rabbithole_lab.schemas import QualityAssessment, RemediationDecision
 
 FRAGMENT_PENALTY = 25  # structure points per quotation that is not a whole sentence

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from rabbithole_lab.evidence.citation_format import strip_citations
 from rabbithole_lab.evidence.pages import quote_pages
 from rabbithole_lab.language import addresses_a_model
 from rabbithole_lab.rabbithole.relevance import CITATION_DECAY
@@ -23,7 +24,6 @@ from rabbithole_lab.reasoning.text import (
     passage_sentences,
     points_elsewhere,
     quote_reason,
-    strip_citations,
 )
 from rabbithole_lab.records import ChunkWithInfo, PreservedQuote
 from rabbithole_lab.schemas import (

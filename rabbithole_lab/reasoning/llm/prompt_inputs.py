@@ -4,9 +4,8 @@ fitted to the model's safe context by shortening its largest inputs, never its t
 from __future__ import annotations
 
 from rabbithole_lab import prompts
+from rabbithole_lab.evidence.citation_format import citation_label, citations_in
 from rabbithole_lab.messages.reasons import edge_reason
-from rabbithole_lab.reasoning.base import citation_label
-from rabbithole_lab.reasoning.text import citations_in
 from rabbithole_lab.records import ChunkWithInfo, VectorResult
 
 PASSAGE_CHARS = 1200

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rabbithole_lab import prompts
+from rabbithole_lab.evidence.citation_format import citations_in
 from rabbithole_lab.language.detection import language_name
 from rabbithole_lab.reasoning.base import SynthesisInput
 from rabbithole_lab.reasoning.llm.prompt_inputs import chains_text, findings_text, tasks_text
-from rabbithole_lab.reasoning.text import citations_in
 
 
 def synthesis_inputs(request: SynthesisInput) -> dict:

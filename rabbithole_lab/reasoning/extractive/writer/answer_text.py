@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 
+from rabbithole_lab.evidence.citation_format import citation_label
 from rabbithole_lab.messages.catalogue import reasoner_text
-from rabbithole_lab.reasoning.base import AnswerTask, citation_label
+from rabbithole_lab.reasoning.base import AnswerTask
 from rabbithole_lab.reasoning.extractive.writer.answer_selection import Selection, Statement, body_sections
 
 # characters that would open emphasis or a citation inside the answer's own markup
