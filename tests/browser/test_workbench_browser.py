@@ -327,8 +327,9 @@ def _research_run(jupyter_lab, page, shot) -> None:
 
 def _session_options(page) -> list[str]:
     """The saved sessions the workbench offers to resume, as listed (newest first)."""
-    return [text.strip() for text in page.locator(".jp-OutputArea-output select option").all_inner_texts()
-            if " · " in text]
+    # an option of a closed list is not rendered: its text content, not its inner text (spaces shown unbroken)
+    texts = page.locator(".jp-OutputArea-output select option").evaluate_all("els => els.map(e => e.textContent)")
+    return [shown for text in texts if " · " in (shown := " ".join(text.replace("\xa0", " ").split()))]
 
 
 def _collection_words() -> str:
