@@ -117,7 +117,11 @@ def hitl_analyze_retrieval(state: AgentState, runtime: Runtime[Services]) -> dic
     # a gap the researcher was asked about and answered is closed, whatever their words ("Gemeint sind die
     # Beschäftigten" for "Mitarbeiter"): it is not asked again, nor made a task
     answered = answered_turns(state.get("hitl_conversation_history", []))
-    gaps = [gap for gap in analysis.knowledge_gaps if not any(gap in question for question in answered)]
+    # a word the collection holds (any inflection, inside a compound, or by the glossary's term) is no gap, also
+    # where the passages found do not: "Zu „Mitarbeiter“ steht nichts" was asked of a law that says Mitarbeiter
+    kb = runtime.context.kb
+    gaps = [gap for gap in analysis.knowledge_gaps if not any(gap in question for question in answered)
+            and not kb.holds_term(gap, state.get("collection"))]
     update = {
         "coverage_score": analysis.coverage_score,
         "knowledge_gaps": gaps,

@@ -232,6 +232,15 @@ class Bm25Index:
         return cls(meta["ids"], meta["docs"], meta["language"], bm25s.BM25.load(str(folder / "bm25"), mmap=True),
                    bm25s.BM25.load(str(folder / "bm25_heading"), mmap=True), meta.get("heading_weight", 1.0))
 
+    def holds_words(self, text: str) -> bool:
+        """Every word of `text` stands in the indexed text, in any inflection or as a part of a compound (the
+        index holds compounds' parts): "Mitarbeiter" for a text with "Mitarbeiterinnen"."""
+        if self._body is None:
+            return False
+        stop = stopwords(self.language)
+        stems = _stemmer(self.language).stemWords([word for word in _WORD.findall(text.lower()) if word not in stop])
+        return bool(stems) and all(stem in self._body.vocab_dict for stem in stems)
+
     def search(self, query: str, k: int, doc: str | None = None,
                fields: tuple[str, ...] = ("body", "heading")) -> list[tuple[str, float]]:
         """The best k chunks for `query`, optionally in one document. The score is the sum of the

@@ -230,6 +230,16 @@ class KnowledgeBase:
             return lexical_expansion(query, "german")
         return query
 
+    def holds_term(self, term: str, collection: str | None = None) -> bool:
+        """The collection's text holds the term's words (any inflection, or inside a compound), or, over German
+        text, the glossary's German term for it ("employee" -> "Beschäftigte")."""
+        for target in self._targets(collection, None):
+            bm25 = self.index.bm25(target)
+            translated = german_terms(term) if bm25.language == "german" else ""
+            if any(bm25.holds_words(text) for text in (term, translated) if text):
+                return True
+        return False
+
     def embedder_reads(self, collection: str) -> bool:
         """Whether the embedder was trained on the language of `collection`. MiniLM reads English only: on
         German statutes its similarity ranked the entry section lower than BM25 alone did, so with it hybrid
