@@ -286,7 +286,10 @@ def _parse_chain(text: str, match: re.Match) -> _Chain | None:
             position = following
             expecting_unit = True
             continue
-        if "\n" in text[position:following] and _ENUMERATION_ITEM.match(text, following):
+        # an enumeration's next item: on a new line, or after a single "§" on the same line ("2. Nachweis der
+        # Fachkunde nach § 8, 3. Lageplan"); a list of sections is written "§§" ("nach den §§ 8 und 9. Die …")
+        if _ENUMERATION_ITEM.match(text, following) and ("\n" in text[position:following] or
+                                                          match.group("unit") == "§"):
             break
         if _NUM.match(text, following) and _CHAIN_CONTINUES.match(text, following):
             position = following

@@ -32,7 +32,7 @@ from rabbithole_lab.support.progress_bars import progress
 logger = logging.getLogger(__name__)
 
 # bump when the rules detect differently, so a kept file is read again
-CITATION_INDEX_VERSION = 8  # 8: text addressed to a model and repealed ranges cite nothing
+CITATION_INDEX_VERSION = 9  # 9: "nach § 8, 3. Lageplan" cites § 8 alone (an enumeration item after a single §)
 _KEPT_FIELDS = ("type", "target", "original_text", "book", "sections", "unit", "document_context", "book_exact")
 _FILE = "citers.json"
 # of the passages the index names as citing a best hit, backlinks read the closest to the question: a rule

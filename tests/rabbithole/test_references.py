@@ -155,6 +155,14 @@ def test_books_after_ordinal_sub_parts_type_words_titles_and_dates(text, book):
     assert ref.book == book and ref.document_context == book
 
 
+def test_the_next_item_of_an_enumeration_after_a_single_section_is_not_a_second_section():
+    text = "Der Anzeige sind beizufügen: 1. eine Beschreibung, 2. der Nachweis nach § 8, 3. ein Lageplan der Anlage."
+    assert [(r.sections, r.unit) for r in detect_references_regex(text, "QStrG.pdf", "de")] == [(["8"], "§")]
+    # a list of sections is written with "§§": its last number ends the sentence and is still a section
+    listed = detect_references_regex("Es gelten die §§ 8 und 9. Die Behörde entscheidet.", "QStrG.pdf", "de")
+    assert [r.sections for r in listed] == [["8", "9"]]
+
+
 def test_a_plural_unit_before_a_list_item_is_no_reference():
     assert detect_references_regex("§ 7 Genehmigung von Anlagen\n2. gewährleistet ist", "AtG.pdf")[0].sections == ["7"]
     assert len(detect_references_regex("§ 7 Genehmigung von Anlagen\n2. gewährleistet ist", "AtG.pdf")) == 1
