@@ -44,3 +44,19 @@ def quotation_of(text: str) -> str:
     statement without its list marks."""
     quoted = _QUOTED.search(text)
     return quoted.group(1) if quoted else _LEAD.sub("", strip_citations(text)).strip().strip("„“\"”")
+
+
+def cited_statements(text: str) -> list[str]:
+    """A summary's statements, each with the citations after it ("… im Kalenderjahr. [QStrG.pdf, S. 1]")."""
+    units: list[str] = []
+    start = 0
+    for match in CITATION.finditer(text):
+        unit = text[start:match.end()].strip()
+        if units and not strip_citations(unit):  # a second citation of the same statement
+            units[-1] = f"{units[-1]} {unit}"
+        else:
+            units.append(unit)
+        start = match.end()
+    if rest := text[start:].strip():
+        units.append(rest)
+    return units

@@ -13,7 +13,7 @@ from functools import cached_property
 from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
-from rabbithole_lab.evidence.citation_format import CITATION, strip_citations
+from rabbithole_lab.evidence.citation_format import cited_statements, strip_citations
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.engine import admit, ranking_below_cut
 from rabbithole_lab.reasoning.dialogue_terms import excluded
@@ -31,22 +31,6 @@ Progress = Callable[[int, int], None]
 
 def _silent(done: int, total: int) -> None:
     return None
-
-
-def cited_statements(text: str) -> list[str]:
-    """A summary's statements, each with the citations after it ("… im Kalenderjahr. [QStrG.pdf, S. 1]")."""
-    units: list[str] = []
-    start = 0
-    for match in CITATION.finditer(text):
-        unit = text[start:match.end()].strip()
-        if units and not strip_citations(unit):  # a second citation of the same statement
-            units[-1] = f"{units[-1]} {unit}"
-        else:
-            units.append(unit)
-        start = match.end()
-    if rest := text[start:].strip():
-        units.append(rest)
-    return units
 
 
 def without_excluded(summary: TaskSummary, exclusions: list[str]) -> TaskSummary:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from rabbithole_lab.batch.batch_run import run_batch
-from rabbithole_lab.messages.catalogue import reasoner_text, report_labels
+from rabbithole_lab.messages.catalogue import reasoner_text, report_labels, ui_text
 from tests.browser.conftest import ARTIFACTS, BROKEN_CELLS_JS, Shots
 from tests.conftest import DEMO_KB, REPO
 
@@ -294,12 +294,8 @@ def _research_run(jupyter_lab, page, shot) -> None:
     # what was off the question is counted in a task's summary, never listed
     assert not re.search(r"nicht zur Frage\s*:", page.locator(".jp-OutputArea-output").first.inner_text())
     # "Bericht speichern" writes the report folder under the project's reports/ and says where
-    page.locator("button", has_text="Bericht speichern").click()
-    saved = page.get_by_text(re.compile(r"Bericht gespeichert in "))
-    saved.wait_for(timeout=60_000)
-    folder = Path(saved.inner_text().split("Bericht gespeichert in ", 1)[1].strip())
+    folder = _save_report(page, "de")
     try:
-        assert folder.resolve().is_relative_to(REPO / "reports"), folder
         assert {"report.md", "report.html", "report.json", "graph.html"} <= {p.name for p in folder.iterdir()}
         _counts_agree(page, folder, "de")
         _lab_rooted_at_the_repository(page, jupyter_lab, shot)
@@ -330,6 +326,18 @@ def _session_options(page) -> list[str]:
     # an option of a closed list is not rendered: its text content, not its inner text (spaces shown unbroken)
     texts = page.locator(".jp-OutputArea-output select option").evaluate_all("els => els.map(e => e.textContent)")
     return [shown for text in texts if " · " in (shown := " ".join(text.replace("\xa0", " ").split()))]
+
+
+def _save_report(page, language: str) -> Path:
+    """Click the workbench's save button; the folder it says it saved to, which is under the project's reports/."""
+    said = ui_text(language)
+    page.locator("button", has_text=said["save_report"]).click()
+    prefix = said["saved_to"].split("{folder}")[0]
+    saved = page.get_by_text(re.compile(re.escape(prefix)))
+    saved.wait_for(timeout=60_000)
+    folder = Path(saved.inner_text().split(prefix, 1)[1].strip())
+    assert folder.resolve().is_relative_to(REPO / "reports"), folder
+    return folder
 
 
 def _collection_words() -> str:
@@ -533,12 +541,8 @@ def test_an_english_run_shows_no_german_ui_text(jupyter_lab, page):
         page.get_by_text("Done.").wait_for(timeout=SLOW_MS)
         assert ENGLISH_TASK in page.locator(".rh-answer").first.inner_text()
         assert not re.search(r"off the question\s*:", page.locator(".jp-OutputArea-output").first.inner_text())
-        page.locator("button", has_text="Save report").click()
-        saved = page.get_by_text(re.compile(r"Report saved in "))
-        saved.wait_for(timeout=60_000)
-        folder = Path(saved.inner_text().split("Report saved in ", 1)[1].strip())
+        folder = _save_report(page, "en")
         try:
-            assert folder.resolve().is_relative_to(REPO / "reports"), folder
             _counts_agree(page, folder, "en")
         finally:
             shutil.rmtree(folder, ignore_errors=True)

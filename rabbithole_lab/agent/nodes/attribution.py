@@ -95,6 +95,11 @@ def _quoted_sections(holders: list, quotes: list[str]) -> str:
     return ", ".join(dict.fromkeys(sections))
 
 
+def _quote_section(holders: list, quote: str) -> str:
+    """The section of the first passage on the page that holds the quotation ("" when none does)."""
+    return next((c.section for c in holders if c.section and find_span(c.chunk_text, quote)), "")
+
+
 def answer_status(answer: str, sources: list[LinkedSource], nothing_found: str) -> AnswerStatus:
     """What the answer is worth: it cites a page of the passages it was written from ("cited"), it says
     with its reason that nothing answers the question ("nothing_found"), or neither ("uncited": no claim of
@@ -131,8 +136,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             source.section = _quoted_sections(holders, quoted.get((doc, page), [])) or source.section
             sources[(doc, page)] = source
             quote_sections += [{"doc": doc, "page": page, "quote": quote, "section": section}
-                               for quote in quoted.get((doc, page), [])
-                               if (section := _quoted_sections(holders, [quote]).split(", ")[0])]
+                               for quote in quoted.get((doc, page), []) if (section := _quote_section(holders, quote))]
         else:
             invented.append(f"{doc} p. {page}")
     # then what the answer was written from without citing it: consulted, by relevance (text addressed to a model
