@@ -222,6 +222,11 @@ class HITLSettings(_Group):
     convergence_max_gaps: int = _env(
         "HITL_CONVERGENCE_MAX_GAPS", 2, "Most open knowledge gaps allowed at convergence", ge=0
     )
+    generic_term_share: float = _env(
+        "HITL_GENERIC_TERM_SHARE", 0.2,
+        "A one-word aspect the researcher adds that more than this share of the collection's chunks hold is too "
+        "general to steer the search ('Person' in a radiation-protection law) and is not added", gt=0, le=1
+    )
 
 
 class TodoSettings(_Group):

@@ -4,6 +4,8 @@ plan's approval. Everything the research searches and judges by reads the anchor
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.dialogue_terms import anchor_text
 from rabbithole_lab.schemas import AnchorTerms
@@ -19,6 +21,14 @@ def research_summary(anchor: dict, language: str) -> str:
         if anchor.get(key):
             lines.append(said[f"summary_{key}"].format(items="; ".join(anchor[key])))
     return "\n".join(lines)
+
+
+def specific(terms: AnchorTerms, share: Callable[[str], float], max_share: float) -> AnchorTerms:
+    """The terms without a one-word addition most of the collection speaks of ("Person", "Betrieb" in a law
+    corpus): `share` is the share of the collection's chunks holding a word. Phrases ("Kategorie A") and
+    exclusions stay as said."""
+    kept = [term for term in terms.additions if len(term.split()) > 1 or share(term) <= max_share]
+    return terms.model_copy(update={"additions": kept})
 
 
 def corrected(anchor: dict, correction: AnchorTerms, language: str) -> dict:

@@ -241,6 +241,15 @@ class Bm25Index:
         stems = _stemmer(self.language).stemWords([word for word in _WORD.findall(text.lower()) if word not in stop])
         return bool(stems) and all(stem in self._body.vocab_dict for stem in stems)
 
+    def chunks_holding(self, word: str) -> int:
+        """How many indexed chunks hold `word` (any inflection; as the whole word, not a compound's part)."""
+        tokens = analyze(word, self.language)
+        position = self._body.vocab_dict.get(tokens[0]) if self._body is not None and tokens else None
+        if position is None:
+            return 0
+        pointers = self._body.scores["indptr"]  # the score matrix is column-per-token: a column's length is its df
+        return int(pointers[position + 1] - pointers[position])
+
     def search(self, query: str, k: int, doc: str | None = None,
                fields: tuple[str, ...] = ("body", "heading")) -> list[tuple[str, float]]:
         """The best k chunks for `query`, optionally in one document. The score is the sum of the

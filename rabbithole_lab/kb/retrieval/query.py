@@ -67,27 +67,32 @@ def _glossary_by_words() -> tuple[dict[tuple[str, ...], list[str]], dict[tuple[s
             {key: terms for key, terms in by_singular.items() if key})
 
 
-def german_terms(query: str) -> str:
-    """The German glossary terms for an English query (longest phrases first), space-joined. A phrase the
-    glossary lists as written takes its own entry ("records": Aufzeichnungen); a plural or hyphenated form
-    it does not list takes the entries of its singular words."""
+def glossary_phrases(query: str) -> list[tuple[str, list[str]]]:
+    """The glossary's phrases an English query holds (longest first, as the query words them), each with its
+    German terms. A phrase the glossary lists as written takes its own entry ("records": Aufzeichnungen); a
+    plural or hyphenated form it does not list takes the entries of its singular words."""
     exact, by_singular = _glossary_by_words()
     longest = max((len(key) for key in by_singular), default=1)
     words = tuple(_ENGLISH_WORD.findall(query.lower()))
     singular = tuple(_singular(word) for word in words)
-    found: list[str] = []
+    found: list[tuple[str, list[str]]] = []
     position = 0
     while position < len(words):
         for size in range(min(longest, len(words) - position), 0, -1):
             end = position + size
             terms = exact.get(words[position:end]) or by_singular.get(singular[position:end])
             if terms:
-                found.extend(terms)
+                found.append((" ".join(words[position:end]), terms))
                 position += size
                 break
         else:
             position += 1
-    return " ".join(found)
+    return found
+
+
+def german_terms(query: str) -> str:
+    """The German glossary terms for an English query (longest phrases first), space-joined."""
+    return " ".join(term for _, terms in glossary_phrases(query) for term in terms)
 
 
 @lru_cache(maxsize=4096)

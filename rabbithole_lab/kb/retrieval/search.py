@@ -21,7 +21,13 @@ from rabbithole_lab.kb.ingest.sections import (
     section_key,
     shows_name,
 )
-from rabbithole_lab.kb.retrieval.query import clauses, german_terms, lexical_expansion, named_documents
+from rabbithole_lab.kb.retrieval.query import (
+    clauses,
+    german_terms,
+    glossary_phrases,
+    lexical_expansion,
+    named_documents,
+)
 from rabbithole_lab.kb.store.index import ChromaIndex
 from rabbithole_lab.kb.store.registry import DocumentRegistry
 from rabbithole_lab.language import repealed_pattern
@@ -230,15 +236,29 @@ class KnowledgeBase:
             return lexical_expansion(query, "german")
         return query
 
-    def holds_term(self, term: str, collection: str | None = None) -> bool:
+    def holds_term(self, term: str, collection: str | None = None, context: str = "") -> bool:
         """The collection's text holds the term's words (any inflection, or inside a compound), or, over German
-        text, the glossary's German term for it ("employee" -> "Beschäftigte")."""
+        text, the glossary's German term for it ("employee" -> "Beschäftigte") or for the phrase of `context`
+        (the question) the term is a word of ("effective" in "the effective dose" -> "effektive Dosis")."""
+        phrases = [" ".join(terms) for phrase, terms in glossary_phrases(context)
+                   if term.lower() in phrase.split()]
         for target in self._targets(collection, None):
             bm25 = self.index.bm25(target)
-            translated = german_terms(term) if bm25.language == "german" else ""
-            if any(bm25.holds_words(text) for text in (term, translated) if text):
+            renderings = [german_terms(term), *phrases] if bm25.language == "german" else []
+            if any(bm25.holds_words(text) for text in (term, *renderings) if text):
                 return True
         return False
+
+    def term_share(self, word: str, collection: str | None = None) -> float:
+        """The share of the collection's chunks that hold `word` (over German text, an English word by the
+        glossary's German term): how little the word tells one passage from another."""
+        holding = total = 0
+        for target in self._targets(collection, None):
+            bm25 = self.index.bm25(target)
+            translated = german_terms(word) if bm25.language == "german" else ""
+            holding += max(bm25.chunks_holding(text) for text in (word, translated) if text)
+            total += len(bm25.ids)
+        return holding / total if total else 0.0
 
     def embedder_reads(self, collection: str) -> bool:
         """Whether the embedder was trained on the language of `collection`. MiniLM reads English only: on
