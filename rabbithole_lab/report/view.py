@@ -210,6 +210,8 @@ def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
             notes += [f"{t['round']} {r['iteration']}: {r.get('reason', '')}" for r in rounds]
         if task.get("irrelevant_findings"):  # counted, not listed: a list of chunk names buried the summary
             notes.append(t["irrelevant"].format(count=len(task["irrelevant_findings"])))
+        if task.get("in_answer"):  # the summary shows what the task adds; what the answer quotes is counted
+            notes.append(t["in_answer"].format(count=task["in_answer"]))
         score = task.get("relevance_score")
         relevance = f"{t['relevance']} {score:.2f}" if isinstance(score, (int, float)) else ""
         rows.append(TaskRow(number, task["task"], relevance, task.get("summary", ""), notes))

@@ -13,7 +13,7 @@ from functools import cached_property
 from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
-from rabbithole_lab.evidence.citation_format import cited_statements, strip_citations
+from rabbithole_lab.evidence.citation_format import cited_statements, quotation_of, strip_citations
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.engine import admit, ranking_below_cut
 from rabbithole_lab.reasoning.dialogue_terms import excluded
@@ -27,6 +27,9 @@ logger = logging.getLogger(__name__)
 QUESTION_TASK_ID = 0  # the to-do item that is the question itself (planning adds it first)
 TITLE_LINE_RELEVANCE = 0.5  # a title line's relevance, as a share of its search score: a reader skips it
 Progress = Callable[[int, int], None]
+
+
+MIN_SHARED_QUOTE_CHARS = 30  # shorter quotations ("Beschäftigte", "§ 78") are words the answer and a task share
 
 
 def _silent(done: int, total: int) -> None:
@@ -44,6 +47,27 @@ def without_excluded(summary: TaskSummary, exclusions: list[str]) -> TaskSummary
 
     return summary.model_copy(update={"summary": " ".join(kept(cited_statements(summary.summary))),
                                       "key_findings": kept(summary.key_findings)})
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def beyond_answer(summary: str, answer: str) -> tuple[str, int]:
+    """What a task summary found that the answer does not already quote, and how many of its statements the
+    answer holds (a statement whose quotation the answer quotes, or that holds one of the answer's quotations)."""
+    quoted = [_plain(quotation_of(statement)) for statement in cited_statements(answer)]
+    quoted = [quotation for quotation in quoted if len(quotation) >= MIN_SHARED_QUOTE_CHARS]
+    plain_answer = _plain(strip_citations(answer))
+    kept: list[str] = []
+    for statement in cited_statements(summary):
+        quotation = _plain(quotation_of(statement))
+        if (len(quotation) >= MIN_SHARED_QUOTE_CHARS and quotation in plain_answer) or any(
+                shared in quotation for shared in quoted):
+            continue
+        kept.append(statement)
+    held = len(cited_statements(summary)) - len(kept)
+    return " ".join(kept), held
 
 
 def reading_anchor(task: str, origin: str, anchor: str) -> str:

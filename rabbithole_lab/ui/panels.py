@@ -257,6 +257,8 @@ class ResultsPanel:
             # what was off the question is counted, not listed (a list of 20 chunk names buried the summary)
             + (f"<br><i>{html.escape(t['irrelevant'].format(count=len(task['irrelevant_findings'])))}</i>"
                if task.get("irrelevant_findings") else "")
+            + (f"<br><i>{html.escape(t['in_answer'].format(count=task['in_answer']))}</i>"
+               if task.get("in_answer") else "")
             + "</li>" for task in report.get("metadata", {}).get("tasks", [])) + "</ol>"
         warnings = report.get("metadata", {}).get("warnings", [])
         self.warnings.value = (f"<h4>{t['warnings']}</h4><ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in warnings)

@@ -75,3 +75,40 @@ def test_a_task_summary_quotes_no_case_the_researcher_left_out():
     assert "20 Millisievert im Kalenderjahr. [QStrG.pdf, S. 1]" in kept.summary and "zwei Wochen" in kept.summary
     assert kept.key_findings == ["Die Behörde entscheidet binnen zwei Wochen. [QStrV.pdf, S. 1]"]
     assert without_excluded(summary, []) == summary
+
+
+def test_a_task_summary_shows_what_the_answer_does_not_quote_already():
+    from rabbithole_lab.steps.task import beyond_answer
+
+    summary = ("(1) Der Grenzwert beträgt 20 Millisievert im Kalenderjahr für beruflich tätige Personen. "
+               "[QStrG.pdf, S. 1] Die Behörde entscheidet binnen zwei Wochen über den Antrag auf Zulassung. "
+               "[QStrV.pdf, S. 1] Kurz: § 4. [QStrG.pdf, S. 2]")
+    answer = ("**Ergebnis:** Maßgeblich ist § 5 QStrG.\n- „Der Grenzwert beträgt 20 Millisievert im Kalenderjahr“ "
+              "[QStrG.pdf, S. 1]")
+    added, held = beyond_answer(summary, answer)
+    assert held == 1 and "20 Millisievert" not in added  # the answer quotes it (shortened): counted, not repeated
+    assert "binnen zwei Wochen" in added and "[QStrV.pdf, S. 1]" in added  # what the task adds, with its citation
+    assert "§ 4. [QStrG.pdf, S. 2]" in added  # a short quotation is too little to call it the answer's
+    assert beyond_answer(summary, "") == (summary, 0)
+
+
+def test_the_report_and_workbench_rows_count_what_the_answer_quotes(demo_kb, tmp_path):
+    from rabbithole_lab.records import FinalReport
+    from rabbithole_lab.report.view import report_view
+    from rabbithole_lab.usecase.research_case import Research
+
+    research = Research(services_with(demo_kb), tmp_path / "sessions.sqlite")
+    try:
+        status = research.run_unattended(GERMAN_QUESTION)
+    finally:
+        research.close()
+    report = status.state["final_report"]
+    rows = report["metadata"]["tasks"]
+    question_task = rows[0]
+    quoted = [line for line in report["answer"].splitlines() if "„" in line]
+    assert quoted and question_task["in_answer"] >= 1  # the question's own task found what the answer quotes
+    for line in quoted:
+        quotation = line.split("„", 1)[1].split("“", 1)[0]
+        assert len(quotation) < 30 or quotation not in question_task["summary"]
+    view = report_view(FinalReport.model_validate(report), [])
+    assert any(str(question_task["in_answer"]) in note for note in view.tasks[0].notes)

@@ -20,21 +20,24 @@ from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.checks.quality import statements
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.steps.synthesis_context import context_sources, stored_synthesis_context
+from rabbithole_lab.steps.task import beyond_answer
 
 _SOURCE_LABEL = r"(?P<doc>.+?)\s+p\.\s*(?P<page>\d+)$"
 
 
-def task_rows(state: AgentState) -> list[dict]:
-    """Each task with what its summary said: relevance, key findings, findings judged irrelevant."""
+def task_rows(state: AgentState, answer: str) -> list[dict]:
+    """Each task with what its summary said beyond the answer (and how many of its statements the answer
+    quotes already): relevance, key findings, findings judged irrelevant."""
     summaries = {summary.get("task_id"): summary for summary in state.get("task_summaries", [])}
     rounds = {stats.get("task_id"): stats.get("rounds", []) for stats in state.get("task_stats", [])}
     rows = []
     for task in state.get("todo_list", {}).get("items", []):
         summary = summaries.get(task["id"], {})
+        added, in_answer = beyond_answer(summary.get("summary", ""), answer)
         rows.append({"id": task["id"], "task": task["task"], "completed": task["completed"],
                      "origin": task.get("origin", "planned"), "added_reason": task.get("added_reason", ""),
                      "closed_reason": task.get("closed_reason", ""), "rounds": rounds.get(task["id"], []),
-                     "summary": summary.get("summary", ""), "relevance_score": summary.get("relevance_score"),
+                     "summary": added, "in_answer": in_answer, "relevance_score": summary.get("relevance_score"),
                      "relevance_assessment": summary.get("relevance_assessment", ""),
                      "irrelevant_findings": summary.get("irrelevant_findings", [])})
     return rows
@@ -169,7 +172,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "hitl_iterations": len(state.get("retrieval_history", [])),
             "hitl_context_summary": state.get("hitl_context_summary", ""),
             "clarification": clarification(state),
-            "tasks": task_rows(state),
+            "tasks": task_rows(state, answer),
             "task_stats": state.get("task_stats", []),
             "followed_references": followed_count(edges)[0],
             "skipped_references": sum(1 for e in edges if e["decision"] == "skipped"),
