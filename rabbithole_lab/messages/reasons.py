@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rabbithole_lab.messages.catalogue import run_text
+from rabbithole_lab.messages.catalogue import run_text, ui_text
 
 
 def reason_text(key: str, values: Mapping | None, words: str, language: str) -> str:
@@ -30,3 +30,11 @@ def stop_reason(stop: Mapping | str, language: str) -> str:
     if isinstance(stop, str):
         return stop
     return reason_text(stop.get("key", ""), stop.get("values"), "", language)
+
+
+def reached_by(depth: int | None, language: str) -> str:
+    """How a passage was reached, the same words in every table, the graph and the report: by search (depth
+    0), or by n references from the entry the search found."""
+    said = ui_text(language)
+    count = int(depth or 0)
+    return said["by_search"] if count <= 0 else said["by_references"].format(count=count)

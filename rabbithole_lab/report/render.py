@@ -110,8 +110,10 @@ def _markdown(view: ReportView) -> str:
         lines += ["", f"**{md(t['addressed_to_model'])}:** {passages}"]
     lines += ["", f"## {md(t['references'])} ({len(view.chains)})", ""]
     if view.chains:
-        lines += [f"| {md(t['from'])} | {md(t['via'])} | {md(t['to'])} | {md(t['why'])} |", "|---|---|---|---|"]
-        lines += [f"| {md(c.source)} | {md(c.reference)} | {md(c.target)} | {md(c.reason)} |" for c in view.chains]
+        lines += [f"| {md(t['from'])} | {md(t['via'])} | {md(t['to'])} | {md(t['found_by'])} | {md(t['why'])} |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {md(c.source)} | {md(c.reference)} | {md(c.target)} | {md(c.reached)} | {md(c.reason)} |"
+                  for c in view.chains]
     else:
         lines.append(md(t["none"]))
     if view.unresolved:

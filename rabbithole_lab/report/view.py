@@ -17,7 +17,7 @@ from rabbithole_lab.evidence.citation_format import CITATION, quotation_of, show
 from rabbithole_lab.evidence.reference_edges import distinct_references, reference_label, unresolved_references
 from rabbithole_lab.evidence.sources import page_link
 from rabbithole_lab.messages.catalogue import dialogue_end, reasoner_reason, report_labels, run_text
-from rabbithole_lab.messages.reasons import edge_reason
+from rabbithole_lab.messages.reasons import edge_reason, reached_by
 from rabbithole_lab.records import FinalReport, LinkedSource
 
 _PIECES = re.compile(rf"\*\*[^*]+\*\*|{CITATION.pattern}")  # emphasis, or a citation (its document and page)
@@ -65,6 +65,7 @@ class Chain:
     target: str
     reason: str
     resolution: str
+    reached: str = ""  # how the target was reached, in the words of the tables and the graph
 
 
 @dataclass
@@ -228,7 +229,7 @@ def _chains(edges: list[dict], language: str) -> list[Chain]:
                                                                strict=False))
         source = f"{edge.get('from_doc', '')} {edge.get('from_section', '')}".strip()
         chains.append(Chain(source, reference_label(edge["target"]), target, edge_reason(edge, language),
-                            edge.get("resolution", "")))
+                            edge.get("resolution", ""), reached_by(edge.get("depth") or 1, language)))
     return chains
 
 

@@ -11,7 +11,7 @@ import ipywidgets as w
 from IPython.display import HTML
 
 from rabbithole_lab.evidence.sources import links_relative_to
-from rabbithole_lab.messages.catalogue import column_headers, reasoner_reason, report_labels, ui_text
+from rabbithole_lab.messages.catalogue import reasoner_reason, report_labels, ui_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.view import run_counts
 from rabbithole_lab.support.shown_text import shorten
@@ -291,7 +291,7 @@ class ContextPanel:
             self.tables.set_title(index, f"{t[tier]} ({len(frame)})")
             output = self.tables.children[index]
             output.outputs = ()
-            table = tier_table_html(frame, column_headers(language), full_extracts(state, tier))
+            table = tier_table_html(frame, language, full_extracts(state, tier))
             output.append_display_data(HTML(table))
         self.tables.selected_index = 0
         self._draw_graph()

@@ -8,8 +8,8 @@ from urllib.parse import quote
 from IPython.display import HTML, Image, Markdown, display
 
 from rabbithole_lab.evidence.reference_edges import distinct_references, followed_count, reference_label
-from rabbithole_lab.messages.catalogue import column_headers, graph_text, ui_text
-from rabbithole_lab.messages.reasons import edge_reason
+from rabbithole_lab.messages.catalogue import graph_text, ui_text
+from rabbithole_lab.messages.reasons import edge_reason, reached_by
 from rabbithole_lab.viz.reference_graph import (
     graph_height_px,
     graph_html,
@@ -37,7 +37,7 @@ def show_tiers(state: dict) -> None:
     language = state.get("detected_language") or run_language(state)
     for tier, frame in tier_tables(state).items():
         display(Markdown(f"### {ui_text(language)[tier]} ({len(frame)})"))
-        display(HTML(tier_table_html(frame, column_headers(language), full_extracts(state, tier))))
+        display(HTML(tier_table_html(frame, language, full_extracts(state, tier))))
 
 
 def show_graph(state: dict, interactive: bool = True, include_skipped: bool = False,
@@ -76,7 +76,7 @@ def edge_table(state: dict, language: str | None = None):
     rows = [{"from": f"{e.get('from_doc', '')} {e.get('from_section', '')}".strip(),
              "reference": reference_label(e["target"]),
              "type": reference_kind(e, said), "decision": said.get(e["decision"], e["decision"]),
-             "reason": edge_reason(e, language), "depth": e.get("depth"),
+             "reason": edge_reason(e, language), "depth": reached_by(e.get("depth"), language),
              "to": ", ".join(f"{d} {s}".strip() for d, s in zip(e.get("to_docs", []), e.get("to_sections", []),
                                                                   strict=False))}
             for e in distinct_references(state.get("reference_edges", []) or [])]

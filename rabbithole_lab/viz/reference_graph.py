@@ -17,7 +17,7 @@ import networkx as nx
 
 from rabbithole_lab.evidence.reference_edges import reference_label, section_label, unresolved_references
 from rabbithole_lab.messages.catalogue import graph_text, report_labels
-from rabbithole_lab.messages.reasons import edge_reason
+from rabbithole_lab.messages.reasons import edge_reason, reached_by
 
 TIER_COLOURS = {"primary": "#1b7837", "secondary": "#5aae61", "tertiary": "#a6dba0", "unresolved": "#d9d9d9",
                 "absent": "#b0b0b0", "question": "#35618f"}
@@ -207,7 +207,7 @@ def graph_html(graph: nx.DiGraph, height: str | None = None, language: str = "de
         followed = data["decision"] in ("followed", "entry")
         chain = data.get("chain", followed)
         tooltip = t["entry"] if data["decision"] == "entry" else (
-            f"{data['target']} ({data['type']}, {t['depth']} {data['depth']})\n"
+            f"{data['target']} ({data['type']}, {reached_by(data['depth'], language)})\n"
             f"{_edge_label(data, t)}: {edge_reason(data, language)}")
         # solid green already says "followed" (the legend): a line is labelled only by what the colour does
         # not say, a skip or what the reference does ("gilt entsprechend"), so fewer labels cross each other

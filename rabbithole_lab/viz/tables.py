@@ -9,6 +9,8 @@ import pandas as pd
 
 from rabbithole_lab.evidence.findings import TIERS, context_entries, finding_tasks, tier_entries
 from rabbithole_lab.evidence.pages import find_span, page_at
+from rabbithole_lab.messages.catalogue import column_headers
+from rabbithole_lab.messages.reasons import reached_by
 from rabbithole_lab.support.shown_text import shorten
 from rabbithole_lab.viz.reference_graph import section_node
 
@@ -110,16 +112,19 @@ def _role(column: str) -> str:
     return "rh-extract" if column == "extract" else "rh-words" if column in _WRAPPING else "rh-whole"
 
 
-def tier_table_html(frame: pd.DataFrame, headers: dict[str, str], full_texts: list[str] | None = None) -> str:
-    """A tier table as HTML: `headers` names the columns in the reader's language (no field names), every
-    cell is left-aligned by an inline style (a notebook opened untrusted drops `<style>` blocks but keeps
-    inline styles), numbers and names are kept whole while the extract takes the remaining width and wraps,
-    and a cut extract shows its full text as a tooltip. Every cell and tooltip is escaped."""
+def tier_table_html(frame: pd.DataFrame, language: str, full_texts: list[str] | None = None) -> str:
+    """A tier table as HTML in the reader's language: headers (no field names), how each passage was found
+    ("Suche", "1 Verweis vom Einstieg") in the words the graph and the reference table use. Every cell is
+    left-aligned by an inline style (a notebook opened untrusted drops `<style>` blocks but keeps inline
+    styles), numbers and names are kept whole while the extract takes the remaining width and wraps, and a
+    cut extract shows its full text as a tooltip. Every cell and tooltip is escaped."""
+    headers = column_headers(language)
     tips = full_texts if full_texts is not None and len(full_texts) == len(frame) else None
 
     def cell(column: str, value: object, row: int) -> str:
         text = "" if value is None or (isinstance(value, float) and pd.isna(value)) else value
-        shown = f"{text:.3f}" if isinstance(text, float) else str(text)
+        shown = reached_by(int(text or 0), language) if column == "depth" else f"{text:.3f}" if isinstance(
+            text, float) else str(text)
         title = ""
         if column == "extract" and tips is not None:
             title = f' title="{html.escape(" ".join(tips[row].split()), quote=True)}"'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -9,7 +10,7 @@ import pandas as pd
 
 from rabbithole_lab.evidence.findings import context_entries
 from rabbithole_lab.evidence.sources import page_link, relative_page_link, resolve_source_path
-from rabbithole_lab.messages.catalogue import REPORT, column_headers, graph_text
+from rabbithole_lab.messages.catalogue import REPORT, graph_text
 from rabbithole_lab.records import FinalReport, Finding, LinkedSource
 from rabbithole_lab.report.folder import load_report_folder, report_folder_name, slugify, write_report_folder
 from rabbithole_lab.report.render import render_html, render_markdown
@@ -151,7 +152,7 @@ def test_tier_tables_name_sections_and_tasks_as_the_reader_sees_them():
     frame = tier_tables(state)["primary"]
     assert list(frame["cited_by"]) == ["", "a.pdf § 1"]  # the section, not the chunk's hash
     assert list(frame["task"]) == ["2, 3", "1, 2"]  # every task that found it, numbered 1..N in the plan, not ids
-    page = tier_table_html(frame, column_headers("de"), full_extracts(state, "primary"))
+    page = tier_table_html(frame, "de", full_extracts(state, "primary"))
     assert ">Auszug</th>" in page and ">erreicht über</th>" in page
     assert "task_id" not in page and "cited_by" not in page  # no field names in the reader's table
     assert "<prüft>" not in page and "&lt;prüft&gt;" in page
@@ -166,7 +167,7 @@ def test_tier_tables_name_sections_and_tasks_as_the_reader_sees_them():
     assert all("white-space:nowrap" in style.replace(" ", "") for style, _ in whole)
     shown = frame.loc[0, "extract"]  # cut at a word, ended with "…", the whole text in the tooltip
     assert shown.endswith("…") and len(shown) <= 300 and "jährlich." in shown and not shown.endswith(" …")
-    hostile = tier_table_html(frame, column_headers("en"), ['" onmouseover="alert(1)', "x"])
+    hostile = tier_table_html(frame, "en", ['" onmouseover="alert(1)', "x"])
     assert 'onmouseover="alert' not in hostile and ">Extract</th>" in hostile
 
 
@@ -271,3 +272,23 @@ def test_the_graph_is_shown_once_interactive_or_as_a_picture(tmp_path, monkeypat
         pictures = [item for item in shown if isinstance(item, Image)]
         frames = [item for item in shown if isinstance(item, shown_module.GraphFrame)]
         assert (len(frames), len(pictures)) == ((1, 0) if interactive else (0, 1))
+
+
+def test_how_a_passage_was_reached_reads_the_same_in_tables_graph_and_report(tmp_path):
+    from rabbithole_lab.messages.reasons import reached_by
+    from rabbithole_lab.viz.display import edge_table
+
+    state = _state(tmp_path)  # § 5 QStrV found by search, § 12 QStrG one reference on
+    by_search, one_on = reached_by(0, "de"), reached_by(1, "de")
+    assert by_search != one_on and "1" in one_on and reached_by(2, "en") != reached_by(1, "en")
+    tiers = tier_tables(state)
+    primary, secondary = (tier_table_html(tiers[tier], "de") for tier in ("primary", "secondary"))
+    assert f">{by_search}</td>" in primary and f">{html.escape(one_on)}</td>" in secondary
+    references = edge_table(state, "de").to_html()
+    assert html.escape(one_on) in references and "<td>1</td>" not in references.replace(" ", "")
+    graph_page = graph_html(reference_graph(state["reference_edges"], context_entries(state)), language="de")
+    assert one_on in json.loads(re.search(r"edges = new vis\.DataSet\((\[.*?\])\);", graph_page).group(1))[0]["title"]
+    report = FinalReport.model_validate(state["final_report"])
+    chains = render_markdown(report, state["reference_edges"]).split("## Verfolgte Verweise")[1].split("## ")[0]
+    assert f"| {one_on} |".replace("(", "\\(").replace(")", "\\)") in chains or f"| {one_on} |" in chains
+    assert f"<td>{html.escape(one_on)}</td>" in render_html(report, state["reference_edges"])
