@@ -103,7 +103,8 @@ _CELL_STYLE = "text-align:left; vertical-align:top; padding:2px 6px; border-bott
 # wraps anywhere), the labels of other sections wrap between their words only
 _BETWEEN_WORDS = " white-space:normal; overflow-wrap:normal; word-break:normal;"
 _WRAPPING = {"extract": " white-space:normal; overflow-wrap:anywhere; min-width:12em; width:100%;",
-             "task": _BETWEEN_WORDS, "cited_by": _BETWEEN_WORDS, "cites": _BETWEEN_WORDS}
+             "task": _BETWEEN_WORDS, "cited_by": _BETWEEN_WORDS, "cites": _BETWEEN_WORDS,
+             "depth": _BETWEEN_WORDS}  # "1 Verweis(e) vom Einstieg" is words, not a number
 _WHOLE = " white-space:nowrap;"
 
 
@@ -131,7 +132,9 @@ def tier_table_html(frame: pd.DataFrame, language: str, full_texts: list[str] | 
         style = _CELL_STYLE + _WRAPPING.get(column, _WHOLE)
         return f'<td class="{_role(column)}" style="{style}"{title}>{html.escape(shown)}</td>'
 
-    head = "".join(f'<th class="{_role(c)}" style="{_CELL_STYLE} vertical-align:bottom; white-space:nowrap;">'
+    # a header over words ("gefunden durch") wraps between them as its cells do; over a number it stays whole
+    head = "".join(f'<th class="{_role(c)}" style="{_CELL_STYLE} vertical-align:bottom;'
+                   f'{_BETWEEN_WORDS if _role(c) == "rh-words" else _WHOLE}">'
                    f"{html.escape(headers.get(c, c))}</th>" for c in frame.columns)
     body = "".join("<tr>" + "".join(cell(column, record[column], row) for column in frame.columns) + "</tr>"
                    for row, record in enumerate(frame.to_dict("records")))

@@ -23,7 +23,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
 
-# a cell kept whole (page, depth, relevance, file and section names) that wraps, or is wider than it shows,
+# a cell kept whole (page, relevance, file and section names) that wraps, or is wider than it shows,
 # in the rendered table: computed in the browser, from each cell's text lines and scroll width
 BROKEN_CELLS_JS = """() => [...document.querySelectorAll('table.rh-tier-table td.rh-whole')]
     .filter(td => td.offsetParent && td.textContent.trim())
@@ -52,46 +52,68 @@ def lab_command(port: int, token: str, home: Path) -> list[str]:
             f"LAB_ARGS={' '.join(options)}"]
 
 
+class RunningLab(dict):
+    """A JupyterLab server started with the README's command: `base`, `token` and `log` as keys, and `restart()`,
+    which stops the server and starts it again on the same port (what a researcher's restart of the Lab does)."""
+
+    def __init__(self, home: Path):
+        port, token = _free_port(), uuid.uuid4().hex
+        super().__init__(base=f"http://127.0.0.1:{port}", token=token, log=home / "lab.log")
+        self.port, self.home, self.server, self.log_file = port, home, None, None
+
+    def start(self) -> None:
+        # autosave stays on, as a researcher has it: the pre-save hook keeps the tracked notebooks without outputs
+        # HITL_CONVERGENCE_MAX_GAPS=0: a question with an aspect the demo KB lacks keeps the clarification going
+        env = os.environ | {"LLM_PROVIDER": "extractive", "HITL_CONVERGENCE_MAX_GAPS": "0",
+                            "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"), "TOKENIZERS_PARALLELISM": "false"}
+        self.log_file = open(self["log"], "a")  # noqa: SIM115 - closed in stop()
+        # its own process group: make's child, the Jupyter server, is stopped with it
+        self.server = subprocess.Popen(lab_command(self.port, self["token"], self.home), cwd=REPO, env=env,
+                                       stdout=self.log_file, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self['base']}/api/status?token={self['token']}", timeout=2):
+                    return
+            except OSError:
+                if self.server.poll() is not None:
+                    raise RuntimeError(self["log"].read_text()) from None
+                time.sleep(0.5)
+        self.stop()
+        raise RuntimeError("JupyterLab did not start: " + self["log"].read_text()[-2000:])
+
+    def stop(self) -> None:
+        if self.server is None:
+            return
+        os.killpg(self.server.pid, signal.SIGTERM)
+        try:
+            self.server.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.server.pid, signal.SIGKILL)
+            self.server.wait(20)
+        self.log_file.close()
+        self.server = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
 @pytest.fixture(scope="session")
 def jupyter_lab(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip("needs Debian's chromium (apt-get install chromium), which .ci/run installs")
     if not shutil.which("make"):
         pytest.skip("needs make: the browser tests start JupyterLab with the README's `make lab`")
-    port, token = _free_port(), uuid.uuid4().hex
     home = tmp_path_factory.mktemp("jupyter")
     settings = home / "user-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}), encoding="utf-8")
-    # autosave stays on, as a researcher has it: the pre-save hook keeps the tracked notebooks without outputs
-    # HITL_CONVERGENCE_MAX_GAPS=0: a question with an aspect the demo KB lacks keeps the clarification going
-    env = os.environ | {"LLM_PROVIDER": "extractive", "HITL_CONVERGENCE_MAX_GAPS": "0",
-                        "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "TOKENIZERS_PARALLELISM": "false"}
-    log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
-    # its own process group: make's child, the Jupyter server, is stopped with it
-    server = subprocess.Popen(lab_command(port, token, home), cwd=REPO, env=env, stdout=log,
-                              stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
-                break
-        except OSError:
-            if server.poll() is not None:
-                raise RuntimeError((home / "lab.log").read_text()) from None
-            time.sleep(0.5)
-    else:
-        os.killpg(server.pid, signal.SIGTERM)
-        raise RuntimeError("JupyterLab did not start: " + (home / "lab.log").read_text()[-2000:])
-    yield {"base": base, "token": token, "log": home / "lab.log"}
-    os.killpg(server.pid, signal.SIGTERM)
-    try:
-        server.wait(20)
-    except subprocess.TimeoutExpired:
-        os.killpg(server.pid, signal.SIGKILL)
-    log.close()
+    lab = RunningLab(home)
+    lab.start()
+    yield lab
+    lab.stop()
 
 
 @pytest.fixture(scope="session")

@@ -53,6 +53,12 @@ def _graph_reads_at_its_opening_scale(graph_page, browser) -> None:
         canvas = page.locator("canvas").first.bounding_box()
         root = page.evaluate("() => network.canvasToDOM(network.getPositions(['\u2753'])['\u2753'])")
         assert 0 <= root["x"] <= canvas["width"] and 0 <= root["y"] <= canvas["height"]  # the question in view
+        # no two sections' boxes (each holding its label) overlap
+        boxes = page.evaluate("() => network.body.nodeIndices.map(id => [id, network.getBoundingBox(id)])")
+        overlapping = [(a, b) for index, (a, box_a) in enumerate(boxes) for b, box_b in boxes[index + 1:]
+                       if box_a["left"] < box_b["right"] and box_b["left"] < box_a["right"]
+                       and box_a["top"] < box_b["bottom"] and box_b["top"] < box_a["bottom"]]
+        assert len(boxes) >= 5 and not overlapping, overlapping
         folder = ARTIFACTS / "corpus_graph"
         folder.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(folder / "graph.png"))

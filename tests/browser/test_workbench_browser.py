@@ -310,15 +310,16 @@ def _research_run(jupyter_lab, page, shot) -> None:
     shot("graph")
 
     _shut_down(page, jupyter_lab, shot)
-    # the session outlives its kernel: the workbench opened again, in a new kernel, lists it, newest first, from
-    # the project's store
+    # the session outlives its kernel and the Lab: after a restart of the server, the workbench opened again
+    # lists it, newest first, from the project's store
+    jupyter_lab.restart()
     _open_notebook(page, jupyter_lab, "notebooks/research.ipynb")
     _run_all(page)
     wait_for_workbench(page, jupyter_lab)
     sessions_after = _session_options(page)
     assert len(sessions_after) == len(sessions_before) + 1, (sessions_before, sessions_after)
     assert sessions_after[0].startswith(QUESTION[:40]), sessions_after[0]
-    shot("session_listed_in_a_new_kernel")
+    shot("session_listed_after_a_restart_of_the_lab")
 
 
 def _session_options(page) -> list[str]:
@@ -446,7 +447,7 @@ def _no_overflow(page, shot) -> None:
         if tabs.nth(index).is_visible():
             tabs.nth(index).click()
             assert page.evaluate(_OVERFLOW_JS) == [], tabs.nth(index).inner_text()
-            # page, depth, relevance and names whole, computed in the browser: the extract gives way
+            # page, relevance and names whole, computed in the browser: the extract gives way
             assert page.evaluate(BROKEN_CELLS_JS) == [], tabs.nth(index).inner_text()
     assert page.evaluate(_OVERFLOW_JS) == []
     shot("no_overflow")

@@ -21,6 +21,7 @@ from rabbithole_lab.reasoning.text import (
     concepts as query_concepts,
 )
 from rabbithole_lab.reasoning.text import (
+    is_title_line,
     passage_sentences,
     points_elsewhere,
     quote_reason,
@@ -89,10 +90,11 @@ class ExtractiveReader(ExtractiveBase):
     def summarize_task(self, task, anchor, findings, language):
         self._count()
         text = reasoner_words(language)
-        # a summary says what was found: a bibliography line or a web address is no finding
+        # a summary says what was found: a bibliography line, a web address or a document's title is no finding
         passages = "\n".join(f.chunk_text for f in findings)
         candidates = [(sentence, weight) for sentence, weight in cited_sentences(findings, language)
-                      if not points_elsewhere(strip_citations(sentence), passages)]
+                      if not points_elsewhere(strip_citations(sentence), passages)
+                      and not is_title_line(strip_citations(sentence))]
         picked = self._mmr(anchor, candidates, 5)
         relevant = [f for f in findings if f.extracted_info]
         ranked = sorted((f.relevance_score for f in relevant), reverse=True)[:3]
