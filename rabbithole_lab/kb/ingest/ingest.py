@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +63,11 @@ class _Ingest:
     registered: set[tuple[str, str]]
     touched: set[str] = field(default_factory=set)
     chunk_bar: object = None
+    # the chunk bar's total is the chunks written so far and an estimate for the files still to read, from the
+    # chunks each byte read so far gave: its time left holds for the whole ingest, not only the file at hand
+    bytes_left: int = 0
+    bytes_read: int = 0
+    chunks_written: int = 0
 
     def drop(self, collection: str, doc: str) -> None:
         """Take a document out of the index when it is in it (it left the folder or cannot be read); its
@@ -78,6 +84,8 @@ class _Ingest:
     def source(self, source: SourceFile, digest: str) -> None:
         """Ingest one file (or its fallback text when it is a PDF that cannot be read)."""
         collection, path = source.collection, source.path
+        file_bytes = _size_bytes(path)
+        self.bytes_left = max(0, self.bytes_left - file_bytes)
         stored_ids, stored_fingerprints = self.index.doc_state(collection, path.name)
         size, overlap = self.settings.chunking_for(collection)
         fingerprint = ingest_fingerprint(digest, size, overlap)
@@ -93,7 +101,7 @@ class _Ingest:
                 return
             # the registry entry goes in with its document, so no interruption loses it
             if not unchanged:
-                self.write(collection, document, fingerprint)
+                self.write(collection, document, fingerprint, file_bytes)
             save_auto_registry(self.index.auto_registry_path, [_auto_entry(collection, document)])
             self.registered.add((path.name, collection))
         if unchanged:
@@ -121,11 +129,14 @@ class _Ingest:
             failed = self.report.skipped.pop()
             issue.reason = f"{reason}; its text {fallback.name} cannot be used either ({failed.reason})"
 
-    def write(self, collection: str, document: ParsedDocument, fingerprint: str) -> None:
+    def write(self, collection: str, document: ParsedDocument, fingerprint: str, file_bytes: int = 0) -> None:
         size, overlap = self.settings.chunking_for(collection)
         chunks = chunk_document(document, collection, size, overlap)
+        self.bytes_read += file_bytes
+        self.chunks_written += len(chunks)
         if self.chunk_bar is not None:
-            self.chunk_bar.total = (self.chunk_bar.total or 0) + len(chunks)
+            per_byte = self.chunks_written / self.bytes_read if self.bytes_read else 0.0
+            self.chunk_bar.total = self.chunks_written + round(self.bytes_left * per_byte)
             self.chunk_bar.refresh()
         added, removed = self.index.replace_document(collection, document.doc, chunks, fingerprint,
                                                      progress=self.chunk_bar)
@@ -173,6 +184,7 @@ def ingest(
     changed, when its collection's chunk sizes changed, or when the chunker did; a file that left the
     folder leaves the index. With `reindex`, collections another embedder made are first re-embedded from
     their stored text (without it, they are an `EmbeddingMismatchError` that says so)."""
+    started = time.perf_counter()
     files, skipped = discover(kb_dir)
     folder_collections = [collection for collection, _ in collection_folders(kb_dir)]
     report = IngestReport(files_seen=len(files) + len(skipped) + sum(1 for f in files if f.fallback),
@@ -186,6 +198,7 @@ def ingest(
                     report.chunks_reembedded += index.reembed(collection, progress=bar)
                 run.touched.add(collection)
         kept = _first_of_each_content(files, report)
+        run.bytes_left = sum(_size_bytes(source.path) for source, _ in kept)
         in_folder = {(source.collection, name) for source, _ in kept for name in source.names}
         stored = set(index.collections())
         for collection in folder_collections:
@@ -209,7 +222,15 @@ def ingest(
             if collection in run.touched or not index.search_files_in_step(collection):
                 index.rebuild_bm25(collection)
     report.collections = sorted({source.collection for source in files})
+    report.seconds = round(time.perf_counter() - started, 1)
     return report
+
+
+def _size_bytes(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def ingest_pending(kb_dir: Path, index: ChromaIndex, settings: KBSettings) -> bool:
@@ -244,6 +265,8 @@ def format_report(report: IngestReport) -> str:
         f"chunks +{report.chunks_added} -{report.chunks_removed}; "
         f"collections: {', '.join(report.collections) or 'none'}"
     ]
+    if report.chunks_added and report.seconds:
+        lines.append(f"  {report.seconds:.0f} s, {report.chunks_added / report.seconds:.1f} chunks a second")
     if report.chunks_reembedded:
         lines.append(f"  re-embedded {report.chunks_reembedded} stored chunk(s) with the configured embedder")
     if report.removed:
