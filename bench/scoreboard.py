@@ -278,6 +278,18 @@ TABLES: dict[str, Table] = {
             Row("UKFIN: passages a second", ("ukfin", "chunks_per_s"), "≥ 26 (2× 13)", 13.0, kind="rate"),
             Row("UKFIN: wall time", ("ukfin", "wall_s"), "", 66 * 60.0, kind="seconds"),
             Row("UKFIN: peak RSS (MB)", ("ukfin", "peak_rss_mb"), kind="chars"))),
+    "ingest-shared": Table(
+        "Ingest beside competing processes", "`rabbithole ingest` of one law collection (EntsorgR) alone, beside "
+        "CPU-bound busy loops, and two at once; the fair share with k competitors is 1/(k+1) of the idle rate. Now: "
+        "threads from the free cores (the default); anchor: every core asked for (the behaviour before).",
+        "every core", (
+            Row("alone: chunks a second", ("free cores (default)", "idle", "chunks_per_s"), "",
+                ("every core (before)", "idle", "chunks_per_s"), kind="rate"),
+            *(Row(f"beside {k} busy process{'es' if k > 1 else ''}: share of the fair share",
+                  ("free cores (default)", f"beside {k}", "of_fair_share"), "≥ 0.8",
+                  ("every core (before)", f"beside {k}", "of_fair_share")) for k in (1, 2, 3)),
+            Row("two ingests at once: time against one alone", ("free cores (default)", "two at once", "of_one_idle"),
+                "≤ 2.5", ("every core (before)", "two at once", "of_one_idle"), kind="rate"))),
     "suite": Table(
         "Test suite (the README's test command on a clean clone, cold caches)", "`.ci/run` in a fresh clone; "
         "before: clean-clone CI at bbad4dd (session 28).", "before", (
@@ -287,7 +299,7 @@ TABLES: dict[str, Table] = {
             Row("tests failed", ("failed",), "0", ("before", "failed"), "chars"))),
 }
 ORDER = ("xref", "answers", "provision", "ranker", "obliqa-ukfin", "answers-ukfin", "first-stage-ukfin",
-         "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "suite")
+         "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "ingest-shared", "suite")
 
 
 def dig(numbers: dict, path: tuple):
