@@ -5,7 +5,9 @@ plan's approval. Everything the research searches and judges by reads the anchor
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
+from rabbithole_lab.agent.services import Services
 from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.dialogue_terms import anchor_text
 from rabbithole_lab.schemas import AnchorTerms
@@ -29,6 +31,15 @@ def specific(terms: AnchorTerms, share: Callable[[str], float], max_share: float
     exclusions stay as said."""
     kept = [term for term in terms.additions if len(term.split()) > 1 or share(term) <= max_share]
     return terms.model_copy(update={"additions": kept})
+
+
+def researcher_terms(services: Services, question: str, conversation: list[dict], language: str,
+                     collection: str | None) -> AnchorTerms:
+    """What the researcher's words add to `question`, as the reasoner reads them, less a one-word addition the
+    collection calls generic."""
+    terms = services.reasoner.anchor_terms(question, conversation, language)
+    return specific(terms, partial(services.kb.term_share, collection=collection),
+                    services.settings.hitl.generic_term_share)
 
 
 def corrected(anchor: dict, correction: AnchorTerms, language: str) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from functools import partial
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -18,7 +17,7 @@ from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND, a
 from rabbithole_lab.reasoning.text import concepts as query_concepts
 from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
 from rabbithole_lab.schemas import RetrievalAnalysis
-from rabbithole_lab.steps.query_anchor import research_summary, specific
+from rabbithole_lab.steps.query_anchor import research_summary, researcher_terms
 from rabbithole_lab.support.shown_text import shorten
 
 logger = logging.getLogger(__name__)
@@ -222,9 +221,7 @@ def hitl_finalize(state: AgentState, runtime: Runtime[Services]) -> dict:
     summary = reasoner.hitl_context_summary(query, state["hitl_conversation_history"], concepts, lang)
     research_queries = reasoner.research_queries(query, summary, concepts, lang)
     refinements = [t["content"] for t in state["hitl_conversation_history"] if t["role"] == "user"]
-    terms = specific(reasoner.anchor_terms(query, state["hitl_conversation_history"], lang),
-                     partial(runtime.context.kb.term_share, collection=state.get("collection")),
-                     settings.hitl.generic_term_share)
+    terms = researcher_terms(runtime.context, query, state["hitl_conversation_history"], lang, state.get("collection"))
     query_anchor = {"original_query": query, "detected_language": lang, "key_concepts": concepts,
                     "entities": state.get("entities", []), "scope": state.get("scope", ""),
                     "hitl_refinements": refinements, **terms.model_dump(), "text": anchor_text(query, terms)}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from functools import partial
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -16,7 +15,7 @@ from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.records import ToDoItem, ToDoList, VectorResult
 from rabbithole_lab.steps.plan_evidence import adds_to, found_provisions, question_context_keys
-from rabbithole_lab.steps.query_anchor import corrected, specific
+from rabbithole_lab.steps.query_anchor import corrected, researcher_terms
 from rabbithole_lab.steps.task import QUESTION_TASK_ID
 
 logger = logging.getLogger(__name__)
@@ -135,10 +134,8 @@ def process_hitl_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     correction = str(decision.get("anchor_correction", "")).strip() if isinstance(decision, dict) else ""
     if correction:  # read like a clarification answer, by the same rules or prompt
         lang = language(state)
-        terms = specific(
-            runtime.context.reasoner.anchor_terms(state["query"], [{"role": "user", "content": correction}], lang),
-            partial(runtime.context.kb.term_share, collection=state.get("collection")),
-            runtime.context.settings.hitl.generic_term_share)
+        terms = researcher_terms(runtime.context, state["query"], [{"role": "user", "content": correction}], lang,
+                                 state.get("collection"))
         anchor_record = corrected(state.get("query_anchor") or {"original_query": state["query"]}, terms, lang)
         update |= {"query_anchor": anchor_record,
                    "messages": [run_text(lang)["summary_corrected"].format(summary=anchor_record["summary"])]}
