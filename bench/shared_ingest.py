@@ -29,20 +29,12 @@ CHUNKS = re.compile(r"chunks \+(\d+)")
 BUSY_LOOP = "while True: pass"
 
 
-def _kb_folder(scratch: Path) -> Path:
-    """A knowledge-base folder holding the one collection (a link: nothing is copied or written into the corpus)."""
-    kb = scratch / "kb"
-    kb.mkdir()
-    (kb / COLLECTION).symlink_to(CORPUS / COLLECTION, target_is_directory=True)
-    return kb
-
-
 def _start_ingest(kb: Path, scratch: Path, name: str, threads: int) -> subprocess.Popen:
     env = {**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_VECTOR_CACHE": str(scratch / f"vectors-{name}"),
            "EMBEDDING_THREADS": str(threads)}
     return subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest", str(kb),
                              "--db", str(scratch / f"db-{name}"), "--no-progress"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
 
 
 def _finish(process: subprocess.Popen, started: float) -> dict:
@@ -60,7 +52,7 @@ def ingests(threads: int, count: int = 1, competitors: int = 0) -> list[dict]:
     """`count` ingests started together beside `competitors` busy loops; each one's chunks, time and rate."""
     with tempfile.TemporaryDirectory(prefix="bench-shared-ingest-") as folder:
         scratch = Path(folder)
-        kb = _kb_folder(scratch)
+        kb = CORPUS / COLLECTION  # one folder of files, read in place; the index and vectors go to scratch
         loops = [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(competitors)]
         try:
             time.sleep(SETTLE_S if loops else 0)
