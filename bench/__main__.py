@@ -26,7 +26,8 @@ from bench.common import BenchContext, BenchDataMissing
 QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers",
         "answers-ukfin")
-ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker", "provision", "ingest-shared")
+ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker", "provision", "ingest-shared",
+       "ocr")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
@@ -66,6 +67,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "ingest-shared":
         from bench import shared_ingest
         return shared_ingest.bench(context)
+    if name == "ocr":
+        from bench import ocr
+        return ocr.bench(context)
     if name == "ingest":
         from bench import ingest_speed
         return ingest_speed.bench(context)

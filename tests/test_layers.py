@@ -13,8 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rabbithole_lab"
 FRONT_ENDS = ("cli", "ui", "batch", "report", "viz")
 BELOW_THE_AGENT = ("kb", "rabbithole", "reasoning", "evidence", "support", "language")
-# what a front end may take from kb/: open and ingest a knowledge base, what its folder holds, which embedder
-KB_FACE = ("kb.kb_factory", "kb.ingest.ingest", "kb.ingest.kb_folder", "kb.embedding.embedder_choice")
+# what a front end may take from kb/: open and ingest a knowledge base, what its folder holds, which embedder, what
+# a page says as the ingest read it
+KB_FACE = ("kb.kb_factory", "kb.ingest.ingest", "kb.ingest.kb_folder", "kb.embedding.embedder_choice",
+           "kb.ingest.page_reading")
 # modules below the front ends that still turn reasons into catalogue words (issue 71 item 4 moves them to reason
 # codes); the list may only shrink. The reasoners write the answer and the dialogue in the reader's language, so
 # their words are their output, not a layer leak

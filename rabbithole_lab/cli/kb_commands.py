@@ -34,7 +34,8 @@ def cmd_ingest(args) -> int:
                          f"<Collection>__db_inserted/ subfolders){': ' + reasons if reasons else ''}")
     before = made_before(kb_dir, db)
     index = open_index(settings, kb_dir, db)
-    report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex)
+    report = ingest(kb_dir, index, settings.kb, show_progress=not args.no_progress, reindex=args.reindex,
+                    ocr=settings.ocr)
     if report.files_ingested:
         keep_citation_indexes(index, show_progress=not args.no_progress)
     print(format_report(report))
@@ -72,6 +73,7 @@ def cmd_search(args) -> int:
 
 def cmd_doctor(args) -> int:
     from rabbithole_lab.kb.embedding.embedder_choice import build_embedder, choose_embedder
+    from rabbithole_lab.kb.ingest.page_reading import ocr_unavailable
     from rabbithole_lab.reasoning.llm.model_window import read_model_window
     from rabbithole_lab.reasoning.llm.provider import choose_provider, probe_ollama
 
@@ -121,6 +123,9 @@ def cmd_doctor(args) -> int:
         except Exception as exc:
             problems += 1
             print(f"[fail] Chroma server {settings.chroma.host}:{settings.chroma.port}: {exc}")
+    ocr_missing = ocr_unavailable(settings.ocr)
+    print(f"[ok]   OCR: scanned pages are read by Tesseract ({settings.ocr.languages})" if not ocr_missing
+          else f"[warn] OCR unavailable: {ocr_missing}; scanned PDFs are skipped")
     # checked where it would be made, never made: the doctor changes nothing on disk
     existing = next(folder for folder in (db, *db.parents) if folder.exists())
     try:

@@ -113,4 +113,4 @@ def ingest_folder(kb_dir: str | Path, db: str | Path | None = None, env_file: st
 
     settings = load_settings(env_file)
     index = open_index(settings, Path(kb_dir), Path(db) if db else None)
-    return ingest(Path(kb_dir), index, settings.kb, show_progress=show_progress)
+    return ingest(Path(kb_dir), index, settings.kb, show_progress=show_progress, ocr=settings.ocr)

@@ -250,3 +250,11 @@ def repealed_pattern() -> re.Pattern:
     joins = _alternatives([*words_of("RANGE_WORDS"), "-", "–"])
     return re.compile(rf"(?P<unit>§§?|Art\.|Artikel|Anlage|Annex|[Ss]ections?|[Rr]ules?)\s*(?P<first>\d+[a-z]?)"
                       rf"(?:\s*(?:{joins})\s*(?P<last>\d+[a-z]?))?\s*[(\[]\s*(?:{marks})\s*[)\]]", re.IGNORECASE)
+
+
+def correct_ocr(text: str, language: str) -> str:
+    """`text` as Tesseract read it on a page in `language`, with that language's known misreads corrected."""
+    module = LANGUAGES.get(language)
+    for pattern, replacement in getattr(module, "OCR_MISREADS", []):
+        text = re.sub(pattern, replacement, text)
+    return text

@@ -190,3 +190,7 @@ GENERIC_ACT_WORDS = ["gesetz", "gesetzes", "verordnung", "richtlinie", "satzung"
                      "abkommen", "übereinkommen", "bekanntmachung", "vorschrift", "regel", "regeln", "norm"]
 # a compound that names an act by itself ("Kostenverordnung") ends in the act's type
 ACT_TYPE_ENDINGS = ["gesetz", "verordnung", "richtlinie", "satzung", "ordnung", "vertrag"]
+
+# what Tesseract misreads on German pages, corrected in its output: "§" read as "$" ("nach $ 12 des …"); German law
+# writes no dollar amounts
+OCR_MISREADS = [(r"(?<![\w$])\$\$\s?(?=\d)", "§§ "), (r"(?<![\w$§])\$\s?(?=\d)", "§ ")]

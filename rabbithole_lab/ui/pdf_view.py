@@ -16,7 +16,9 @@ from pathlib import Path
 
 import ipywidgets as w
 
+from rabbithole_lab.kb.ingest.page_reading import scanned_page, words_of
 from rabbithole_lab.messages.catalogue import ui_text
+from rabbithole_lab.settings import OcrSettings
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +66,11 @@ def _windows(quote: str) -> list[str]:
 
 
 def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOOM,
-                from_quote: bool = False) -> RenderedPage:
-    """Page `page` (1-based) of the PDF at `path` as PNG, the parts of `quote` found on it highlighted. With
-    `from_quote` the page is drawn from a little above the quote down (a zoomed page opens at the quote, not
-    at the page's top, which a frame scrolled to its start would show)."""
+                from_quote: bool = False, ocr: OcrSettings | None = None) -> RenderedPage:
+    """Page `page` (1-based) of the PDF at `path` as PNG, the parts of `quote` found on it highlighted (on a
+    scanned page, from the boxes of the words OCR read). With `from_quote` the page is drawn from a little above
+    the quote down (a zoomed page opens at the quote, not at the page's top, which a frame scrolled to its start
+    would show)."""
     import pymupdf
 
     path = Path(path)
@@ -87,8 +90,14 @@ def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOO
         highlights, windows, top = 0, _windows(quote), None
         # ligatures ("ﬀ") expanded and words hyphenated at a line end joined, as the indexed text has them
         flags = pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
+        scanned = None
+        if windows and not any(shown.search_for(window, flags=flags) for window in windows):
+            scanned = scanned_page(path, number, ocr or OcrSettings())
         for window in windows:
-            quads = shown.search_for(window, quads=True, flags=flags)
+            if scanned is not None:
+                quads = [pymupdf.Rect(word.x0, word.y0, word.x1, word.y1).quad for word in words_of(scanned, window)]
+            else:
+                quads = shown.search_for(window, quads=True, flags=flags)
             if quads and highlights < MAX_HIGHLIGHTS:
                 first = min(quad.rect.y0 for quad in quads)
                 top = first if top is None else min(top, first)

@@ -80,7 +80,8 @@ def open_knowledge(settings: Settings, kb_dir: Path, db_path: Path | None = None
         index.close()
         index = writable
         # another run may be bringing the same index up to date (batch workers share one): wait for it
-        report = ingest(kb_dir, index, settings.kb, show_progress=show_progress, lock_wait_s=PREPARE_LOCK_WAIT_S)
+        report = ingest(kb_dir, index, settings.kb, show_progress=show_progress, lock_wait_s=PREPARE_LOCK_WAIT_S,
+                        ocr=settings.ocr)
         if report.files_ingested:
             logger.info(format_report(report))
         # also when nothing changed: an index made before the citation index existed, or whose kept file was

@@ -131,7 +131,16 @@ def _pieces(line: Line, max_chars: int) -> list[Line]:
             current = f"{current} {sentence}".strip()
     if current:
         parts.append(current)
-    return [Line(text=part, page=line.page) for part in parts]
+    return [Line(text=part, page=line.page, table=line.table) for part in parts]
+
+
+def _table_chars(lines: list[Line]) -> dict[int, int]:
+    """The characters each table's rows take in a chunk."""
+    sizes: dict[int, int] = {}
+    for line in lines:
+        if line.table:
+            sizes[line.table] = sizes.get(line.table, 0) + len(line.text) + 1
+    return sizes
 
 
 def chunk_id(collection: str, doc: str, char_start: int, text: str) -> str:
@@ -159,8 +168,13 @@ def chunk_document(
         window_chars = 0
         window_start = block_start
         position = block_start + len(heading) + 1
+        table_chars = _table_chars(lines)
         for line in lines:
-            if window and window_chars + len(line.text) + 1 > budget:
+            # a table that fits in a chunk starts one rather than run over two
+            starts_table = line.table and (not window or window[-1].table != line.table)
+            whole_table = bool(starts_table) and table_chars[line.table] <= budget
+            needed = table_chars[line.table] if whole_table else len(line.text) + 1
+            if window and window_chars + needed > budget:
                 chunks.append(_make(collection, document, block, heading, window, window_start, first))
                 first = False
                 tail: list[Line] = []
@@ -168,6 +182,8 @@ def chunk_document(
                 for old in reversed(window):
                     if tail_chars + len(old.text) + 1 > overlap_chars:
                         break
+                    if whole_table and tail_chars + len(old.text) + 1 + needed > budget:
+                        break  # the overlap gives way to the whole table
                     tail.insert(0, old)
                     tail_chars += len(old.text) + 1
                 window, window_chars = tail, tail_chars

@@ -21,11 +21,12 @@ from rabbithole_lab.kb.ingest.auto_registry import forget_auto_entries, load_aut
 from rabbithole_lab.kb.ingest.chunking import chunk_document
 from rabbithole_lab.kb.ingest.ingest_lock import IngestBusyError, ingest_lock
 from rabbithole_lab.kb.ingest.kb_folder import KBFolderError, SourceFile, collection_folders, discover
+from rabbithole_lab.kb.ingest.ocr import OcrAccess
 from rabbithole_lab.kb.ingest.parse import DocumentError, ParsedDocument, file_sha256, parse_file
 from rabbithole_lab.kb.store.index import ChromaIndex
 from rabbithole_lab.kb.store.registry import RegistryEntry
 from rabbithole_lab.records import IngestIssue, IngestReport
-from rabbithole_lab.settings import KBSettings
+from rabbithole_lab.settings import KBSettings, OcrSettings
 from rabbithole_lab.support.progress_bars import progress
 
 logger = logging.getLogger(__name__)
@@ -40,8 +41,9 @@ __all__ = ["IngestBusyError", "KBFolderError", "format_report", "ingest", "inges
 # spans of their own (table rows read "0,5 0,25", not "0,50,25"). 7: a line is a page number only when the
 # number stands bare or between two dashes ("–10", an exponent in a table, stays). 8: a numbered block's section
 # key is its number ("4.1 (Chapter 4 …)" -> "4.1", "Footnote 53 (…)" -> "footnote53"). 9: also when a colon
-# follows its number ("Article 19: Annual Quantitative Template …" -> "19").
-CHUNKING_VERSION = 9
+# follows its number ("Article 19: Annual Quantitative Template …" -> "19"). 10: a ruled PDF table is read as rows
+# of cells joined by " | " and kept in one chunk where it fits; scanned pages are read by OCR.
+CHUNKING_VERSION = 10
 
 
 def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int) -> str:
@@ -68,6 +70,7 @@ class _Ingest:
     bytes_left: int = 0
     bytes_read: int = 0
     chunks_written: int = 0
+    ocr: OcrAccess | None = None
 
     def drop(self, collection: str, doc: str) -> None:
         """Take a document out of the index when it is in it (it left the folder or cannot be read); its
@@ -92,13 +95,14 @@ class _Ingest:
         unchanged = bool(stored_ids) and stored_fingerprints == {fingerprint}
         if not (unchanged and (path.name, collection) in self.registered):
             try:
-                document = parse_file(path)
+                document = parse_file(path, self.ocr)
             except DocumentError as exc:
                 self.unreadable(source, str(exc))
                 return
             except OSError as exc:
                 self.unreadable(source, f"unreadable: {exc.strerror or exc}")
                 return
+            self.note_pages(document)
             # the registry entry goes in with its document, so no interruption loses it
             if not unchanged:
                 self.write(collection, document, fingerprint, file_bytes)
@@ -109,6 +113,19 @@ class _Ingest:
         if source.fallback is not None:
             self.drop(collection, source.fallback.name)
             self.report.not_used.append(IngestIssue(path=str(source.fallback), reason=f"not used ({path.name} read)"))
+
+    def note_pages(self, document: ParsedDocument) -> None:
+        """The report counts the pages OCR read and names the poorly read and the unread ones."""
+        floor = self.ocr.settings.confidence_floor if self.ocr is not None else 0.0
+        for page, confidence in sorted(document.ocr_confidence.items()):
+            report = self.report
+            report.ocr_mean_confidence = round((report.ocr_mean_confidence * report.pages_ocr + confidence)
+                                               / (report.pages_ocr + 1), 1)
+            report.pages_ocr += 1
+            if confidence < floor:
+                report.ocr_poor_pages.append(f"{document.doc} p. {page} ({confidence:.0f})")
+        self.report.unread_pages.extend(f"{document.doc} p. {page}: {reason}"
+                                        for page, reason in sorted(document.unread_pages.items()))
 
     def unreadable(self, source: SourceFile, reason: str) -> None:
         self.drop(source.collection, source.path.name)
@@ -179,6 +196,7 @@ def ingest(
     show_progress: bool = True,
     lock_wait_s: float = 0.0,
     reindex: bool = False,
+    ocr: OcrSettings | None = None,
 ) -> IngestReport:
     """Bring `index` to the folder `kb_dir`; idempotent by content hash. A file is chunked again when it
     changed, when its collection's chunk sizes changed, or when the chunker did; a file that left the
@@ -191,7 +209,8 @@ def ingest(
                           skipped=list(skipped))
     with ingest_lock(index.db_path, lock_wait_s):
         registered = load_auto_registry(index.auto_registry_path)
-        run = _Ingest(index, settings, report, {(e.filename, e.collection) for e in registered})
+        run = _Ingest(index, settings, report, {(e.filename, e.collection) for e in registered},
+                      ocr=OcrAccess(ocr if ocr is not None else OcrSettings()))
         if reindex:
             for collection in index.stale_collections():
                 with progress(desc=f"Re-embedding {collection}", unit="chunk", show=show_progress) as bar:
@@ -267,6 +286,14 @@ def format_report(report: IngestReport) -> str:
     ]
     if report.chunks_added and report.seconds:
         lines.append(f"  {report.seconds:.0f} s, {report.chunks_added / report.seconds:.1f} chunks a second")
+    if report.pages_ocr:
+        lines.append(f"  OCR: {report.pages_ocr} scanned page(s) read by Tesseract, mean confidence "
+                     f"{report.ocr_mean_confidence:.0f} of 100")
+    if report.ocr_poor_pages:
+        lines.append(f"  OCR read poorly (confidence below the floor, OCR_CONFIDENCE_FLOOR): "
+                     f"{', '.join(report.ocr_poor_pages)}")
+    for page in report.unread_pages:
+        lines.append(f"  page without a text layer not read: {page}")
     if report.chunks_reembedded:
         lines.append(f"  re-embedded {report.chunks_reembedded} stored chunk(s) with the configured embedder")
     if report.removed:

@@ -15,6 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rabbithole_lab.kb.ingest.ocr import OcrAccess, OcrError
+from rabbithole_lab.kb.ingest.pdf_tables import PageTable, page_tables
+from rabbithole_lab.kb.ingest.scanned_pages import needs_ocr, ocr_lines
 from rabbithole_lab.kb.ingest.sections import markdown_heading_label
 from rabbithole_lab.language import patterns
 
@@ -42,6 +45,7 @@ class Line:
     page: int
     styled: bool = False  # bold, larger than body, or a Markdown heading
     markdown_level: int = 0
+    table: int = 0  # a table row's table (counted in the document from 1), 0 for text: a chunk keeps a table whole
 
 
 @dataclass
@@ -55,6 +59,8 @@ class ParsedDocument:
     repaired: bool = False  # PyMuPDF had to rebuild a damaged or truncated PDF's structure to open it
     file_hash: str = ""
     synonyms: list[str] = field(default_factory=list)
+    ocr_confidence: dict[int, float] = field(default_factory=dict)  # page -> mean word confidence, pages OCR read
+    unread_pages: dict[int, str] = field(default_factory=dict)  # page -> why a page without text was not read
 
     @property
     def doc(self) -> str:
@@ -69,8 +75,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def parse_file(path: Path) -> ParsedDocument:
-    """Parse one file or raise DocumentError saying why it cannot be used."""
+def parse_file(path: Path, ocr: OcrAccess | None = None) -> ParsedDocument:
+    """Parse one file or raise DocumentError saying why it cannot be used. Scanned PDF pages are read by `ocr`
+    where it can run (kb/ingest/ocr.py)."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise DocumentError(f"unsupported file type '{suffix or '(none)'}' (use .pdf, .md or .txt)")
@@ -83,23 +90,24 @@ def parse_file(path: Path) -> ParsedDocument:
         raise DocumentError("unreadable: permission denied") from None
     except OSError as exc:
         raise DocumentError(f"unreadable: {exc.strerror or exc}") from None
-    document = _parse_pdf(path) if suffix == ".pdf" else _parse_text(path, markdown=suffix == ".md")
+    document = _parse_pdf(path, file_hash, ocr) if suffix == ".pdf" else _parse_text(path, markdown=suffix == ".md")
     document.file_hash = file_hash
     text_chars = sum(len(line.text.strip()) for line in document.lines)
     if text_chars < MIN_TEXT_CHARS:
         if document.repaired:
             raise DocumentError(f"corrupt PDF: damaged or truncated, no text could be read ({text_chars} characters)")
         if suffix == ".pdf":
-            raise DocumentError(
-                f"no text layer ({document.page_count} page(s), {text_chars} characters): "
-                "scanned PDF? run OCR first"
-            )
+            reasons = "; ".join(sorted(set(document.unread_pages.values())))
+            scanned = f": {reasons}" if reasons else (
+                f", and OCR read no text on {len(document.ocr_confidence)} scanned page(s)"
+                if document.ocr_confidence else "")
+            raise DocumentError(f"no text layer ({document.page_count} page(s), {text_chars} characters){scanned}")
         raise DocumentError(f"no usable text ({text_chars} characters)")
     document.synonyms = _synonyms(document)
     return document
 
 
-def _parse_pdf(path: Path) -> ParsedDocument:
+def _parse_pdf(path: Path, file_hash: str, ocr: OcrAccess | None) -> ParsedDocument:
     import pymupdf
 
     with open(path, "rb") as handle:
@@ -119,34 +127,30 @@ def _parse_pdf(path: Path) -> ParsedDocument:
             raise DocumentError(f"corrupt PDF: damaged or truncated ({_first_line(exc)})") from None
         if page_count == 0:
             raise DocumentError("corrupt PDF: no readable pages")
-        raw: list[tuple[str, int, bool, float, int]] = []
+        raw: list[TextLine] = []
         size_chars: Counter[float] = Counter()
+        scanned: list[int] = []
+        tables = 0
         try:
             for page_index, page in enumerate(pdf, start=1):
-                for block in page.get_text("dict", sort=False).get("blocks", []):
-                    for line in block.get("lines", []):
-                        # a space between words can be a span of its own: it belongs to the text
-                        # ("0,5 0,25" in a table row) but says nothing about the line's style
-                        text = "".join(span.get("text", "") for span in line.get("spans", []))
-                        text = text.translate(_LIGATURES).strip()
-                        spans = [span for span in line.get("spans", []) if span.get("text", "").strip()]
-                        if not spans:
-                            continue
-                        bold = any(
-                            (span.get("flags", 0) & 16) or "bold" in span.get("font", "").lower()
-                            for span in spans
-                        )
-                        size = round(max(span.get("size", 0.0) for span in spans), 1)
-                        size_chars[size] += len(text)
-                        raw.append((text, page_index, bold, size, len(text)))
+                entries = text_layer_lines(page, page_index)
+                if needs_ocr(" ".join(entry.text for entry in entries), bool(page.get_images())):
+                    scanned.append(page_index)
+                    continue
+                found = page_tables(page)
+                entries = _with_tables(entries, found, tables + 1) if found else entries
+                tables += len(found)
+                for entry in entries:
+                    size_chars[entry.size] += len(entry.text)
+                raw.extend(entries)
         except Exception as exc:
             raise DocumentError(f"corrupt PDF: text extraction failed ({exc})") from None
         body_size = size_chars.most_common(1)[0][0] if size_chars else 0.0
-        lines = []
-        for text, page, bold, size, _ in raw:
-            if _FOOTER.match(text) or _PAGE_NUMBER_ONLY.match(text):
-                continue
-            lines.append(Line(text=text, page=page, styled=bold or size >= body_size * 1.15))
+        lines = [Line(text=entry.text, page=entry.page, table=entry.table,
+                      styled=not entry.table and (entry.bold or entry.size >= body_size * 1.15)) for entry in raw]
+        read = _read_scanned(pdf, scanned, file_hash, ocr)
+        lines = [line for line in sorted(lines + read.lines, key=lambda line: line.page)
+                 if not (_FOOTER.match(line.text) or _PAGE_NUMBER_ONLY.match(line.text))]
         metadata = pdf.metadata or {}
         try:
             toc = pdf.get_toc(simple=True)
@@ -161,9 +165,83 @@ def _parse_pdf(path: Path) -> ParsedDocument:
             title=(metadata.get("title") or "").strip(),
             first_heading=first_heading.strip(),
             has_styled_headings=any(line.styled for line in lines),
+            ocr_confidence=read.confidence,
+            unread_pages=read.unread,
         )
     finally:
         pdf.close()
+
+
+@dataclass(frozen=True)
+class TextLine:
+    """A text-layer line as PyMuPDF gives it, before headings are told apart."""
+
+    text: str
+    page: int
+    bold: bool
+    size: float
+    box: tuple[float, float, float, float]
+    table: int = 0  # a table row's table, counted in the document from 1; 0 for text
+
+
+def text_layer_lines(page, page_index: int) -> list[TextLine]:
+    """A page's text-layer lines in reading order."""
+    entries = []
+    for block in page.get_text("dict", sort=False).get("blocks", []):
+        for line in block.get("lines", []):
+            # a space between words can be a span of its own: it belongs to the text
+            # ("0,5 0,25" in a table row) but says nothing about the line's style
+            text = "".join(span.get("text", "") for span in line.get("spans", []))
+            text = text.translate(_LIGATURES).strip()
+            spans = [span for span in line.get("spans", []) if span.get("text", "").strip()]
+            if not spans:
+                continue
+            bold = any((span.get("flags", 0) & 16) or "bold" in span.get("font", "").lower() for span in spans)
+            size = round(max(span.get("size", 0.0) for span in spans), 1)
+            entries.append(TextLine(text, page_index, bold, size, tuple(line.get("bbox", (0, 0, 0, 0)))))
+    return entries
+
+
+def _with_tables(entries: list[TextLine], tables: list[PageTable], first_table: int) -> list[TextLine]:
+    """The page's lines with each table's rows in place of the text lines inside its box."""
+    out: list[TextLine] = []
+    placed: set[int] = set()
+    for entry in entries:
+        inside = next((number for number, table in enumerate(tables) if table.holds(entry.box)), None)
+        if inside is None:
+            out.append(entry)
+            continue
+        if inside not in placed:  # the rows stand where the table's first line stood
+            placed.add(inside)
+            table = tables[inside]
+            out.extend(TextLine(row, entry.page, False, entry.size, table.box, first_table + inside)
+                       for row in table.rows)
+    return out
+
+
+@dataclass
+class _ScannedRead:
+    lines: list[Line] = field(default_factory=list)
+    confidence: dict[int, float] = field(default_factory=dict)
+    unread: dict[int, str] = field(default_factory=dict)
+
+
+def _read_scanned(pdf, pages: list[int], file_hash: str, ocr: OcrAccess | None) -> _ScannedRead:
+    """The scanned pages read by OCR where it can run; the others named with the reason."""
+    read = _ScannedRead()
+    if not pages:
+        return read
+    if ocr is None or ocr.reader is None:
+        reason = ocr.missing if ocr is not None else "OCR is not set up"
+        read.unread = dict.fromkeys(pages, reason)
+        return read
+    for number, result in ocr.reader.read_pages(pdf, pages, file_hash, workers=ocr.workers()):
+        if isinstance(result, OcrError):
+            read.unread[number] = str(result)
+            continue
+        read.confidence[number] = result.confidence
+        read.lines.extend(Line(text=text, page=number, styled=heading) for text, heading in ocr_lines(result))
+    return read
 
 
 def _first_line(exc: Exception) -> str:
