@@ -68,8 +68,8 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
         from bench import shared_ingest
         return shared_ingest.bench(context)
     if name == "ocr":
-        from bench import ocr
-        return ocr.bench(context)
+        from bench import ocr_scans
+        return ocr_scans.bench(context)
     if name == "ingest":
         from bench import ingest_speed
         return ingest_speed.bench(context)

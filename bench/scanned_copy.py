@@ -1,7 +1,7 @@
 """A scanned copy of a PDF: every page rendered to a grayscale image and put back into a PDF with no text layer.
 
-Used by the OCR benchmark (`bench/ocr.py`) and the tests to make scans of the demo knowledge base and of corpus
-laws where they are needed (a temporary folder); a copy is never put into the repository. The pages are clean
+Used by the OCR benchmark (`bench/ocr_scans.py`) and the tests to make scans of the demo knowledge base and of
+corpus laws where they are needed (a temporary folder); a copy is never put into the repository. The pages are clean
 renderings: a real scan adds skew, speckle and blur, so the accuracy measured on them is an upper bound.
 
     .venv/bin/python -m bench.scanned_copy SOURCE.pdf TARGET.pdf [--dpi 200] [--pages 1-5]

@@ -291,9 +291,9 @@ TABLES: dict[str, Table] = {
             Row("two ingests at once: time against one alone", ("free cores (default)", "two at once", "of_one_idle"),
                 "≤ 2.5", ("every core (before)", "two at once", "of_one_idle"), kind="rate"))),
     "ocr": Table(
-        "Scanned PDFs read by OCR", "bench/ocr.py: scanned copies (every page an image, clean renderings at 200 dpi) "
-        "of the demo KB's PDFs and of StrlSchG and StrlSchV, ingested by `rabbithole ingest` with Tesseract; labels "
-        "and entry rates against the text copies. Anchor: the text copy.", "text copy", (
+        "Scanned PDFs read by OCR", "bench/ocr_scans.py: scanned copies (every page an image, clean renderings at "
+        "200 dpi) of the demo KB's PDFs and of StrlSchG and StrlSchV, ingested by `rabbithole ingest` with Tesseract; "
+        "labels and entry rates against the text copies. Anchor: the text copy.", "text copy", (
             Row("demo KB: section labels found", ("demo", "labels_found", "share")),
             Row("demo KB: pages a second (whole ingest)", ("demo", "pages_per_s"), "≥ 1", kind="rate"),
             Row("StrlSchG + StrlSchV: pages a second (whole ingest)", ("laws", "pages_per_s"), "≥ 1", kind="rate"),

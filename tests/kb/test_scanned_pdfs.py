@@ -212,7 +212,9 @@ def _table_law(path: Path, filler_paragraphs: int = 0) -> Path:
 
 
 def test_a_ruled_table_becomes_rows_that_keep_their_header_and_stays_in_one_chunk(tmp_path):
-    document = parse_file(_table_law(tmp_path / "HafenDosisV.pdf", filler_paragraphs=6))
+    assert "Organ | Grenzwert im Kalenderjahr" not in [  # the default reads the text layer as it stands
+        line.text for line in parse_file(_table_law(tmp_path / "Text.pdf")).lines]
+    document = parse_file(_table_law(tmp_path / "HafenDosisV.pdf", filler_paragraphs=6), tables=True)
     texts = [line.text for line in document.lines]
     assert "Organ | Grenzwert im Kalenderjahr" in texts and "Augenlinse | 20 Millisievert" in texts
     assert "Hände und Füße | 500 Millisievert" in texts
@@ -227,3 +229,27 @@ def test_a_ruled_table_becomes_rows_that_keep_their_header_and_stays_in_one_chun
     holding = [chunk for chunk in chunks if "Millisievert" in chunk.text]
     assert len(holding) == 1 and all(line.text in holding[0].text for line in rows)
     assert holding[0].section == "§ 7" and holding[0].text.startswith("§ 7 Organgrenzwerte")
+
+
+def test_switching_tables_to_rows_chunks_the_pdf_again_and_back(tmp_path):
+    from rabbithole_lab.kb.ingest.ingest import ingest
+    from rabbithole_lab.kb.kb_factory import open_index
+    from rabbithole_lab.settings import load_settings
+
+    kb = tmp_path / "kb"
+    (kb / "Hafen__db_inserted").mkdir(parents=True)
+    _table_law(kb / "Hafen__db_inserted" / "HafenDosisV.pdf", filler_paragraphs=2)
+    as_text = load_settings(env_file=None, embedding={"vector_cache": str(tmp_path / "vectors")})
+    as_rows = load_settings(env_file=None, embedding={"vector_cache": str(tmp_path / "vectors")},
+                            kb={"pdf_tables": "rows"})
+
+    def texts(settings) -> tuple[int, str]:
+        index = open_index(settings, kb, tmp_path / "db")
+        report = ingest(kb, index, settings.kb, show_progress=False, ocr=settings.ocr)
+        return report.files_ingested, "\n".join(chunk.text for chunk in index.get_chunks("Hafen"))
+
+    assert texts(as_text)[0] == 1 and "Augenlinse | 20 Millisievert" not in texts(as_text)[1]
+    ingested, rows = texts(as_rows)
+    assert ingested == 1 and "Augenlinse | 20 Millisievert" in rows
+    assert texts(as_rows)[0] == 0  # unchanged: not read again
+    assert texts(as_text)[0] == 1

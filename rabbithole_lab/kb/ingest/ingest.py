@@ -41,14 +41,15 @@ __all__ = ["IngestBusyError", "KBFolderError", "format_report", "ingest", "inges
 # spans of their own (table rows read "0,5 0,25", not "0,50,25"). 7: a line is a page number only when the
 # number stands bare or between two dashes ("–10", an exponent in a table, stays). 8: a numbered block's section
 # key is its number ("4.1 (Chapter 4 …)" -> "4.1", "Footnote 53 (…)" -> "footnote53"). 9: also when a colon
-# follows its number ("Article 19: Annual Quantitative Template …" -> "19"). 10: a ruled PDF table is read as rows
-# of cells joined by " | " and kept in one chunk where it fits; scanned pages are read by OCR.
-CHUNKING_VERSION = 10
+# follows its number ("Article 19: Annual Quantitative Template …" -> "19"). Tables read as rows (PDF_TABLES=rows)
+# are in the fingerprint on their own: the text copies' chunks stay as they were.
+CHUNKING_VERSION = 9
 
 
-def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int) -> str:
-    """What decides a document's chunks: its bytes, the chunker's version and the chunk sizes."""
-    return f"{file_hash}:chunking-v{CHUNKING_VERSION}:{max_chunk_chars}:{overlap_chars}"
+def ingest_fingerprint(file_hash: str, max_chunk_chars: int, overlap_chars: int, tables: str = "text") -> str:
+    """What decides a document's chunks: its bytes, the chunker's version, the chunk sizes and how tables are read."""
+    read_as = "" if tables == "text" else f":tables-{tables}"
+    return f"{file_hash}:chunking-v{CHUNKING_VERSION}:{max_chunk_chars}:{overlap_chars}{read_as}"
 
 
 def _auto_entry(collection: str, document: ParsedDocument) -> RegistryEntry:
@@ -91,11 +92,11 @@ class _Ingest:
         self.bytes_left = max(0, self.bytes_left - file_bytes)
         stored_ids, stored_fingerprints = self.index.doc_state(collection, path.name)
         size, overlap = self.settings.chunking_for(collection)
-        fingerprint = ingest_fingerprint(digest, size, overlap)
+        fingerprint = ingest_fingerprint(digest, size, overlap, self.settings.pdf_tables)
         unchanged = bool(stored_ids) and stored_fingerprints == {fingerprint}
         if not (unchanged and (path.name, collection) in self.registered):
             try:
-                document = parse_file(path, self.ocr)
+                document = parse_file(path, self.ocr, tables=self.settings.pdf_tables == "rows")
             except DocumentError as exc:
                 self.unreadable(source, str(exc))
                 return
@@ -267,7 +268,7 @@ def ingest_pending(kb_dir: Path, index: ChromaIndex, settings: KBSettings) -> bo
             return True
         stored_ids, fingerprints = index.doc_state(source.collection, source.path.name)
         size, overlap = settings.chunking_for(source.collection)
-        if not stored_ids or fingerprints != {ingest_fingerprint(digest, size, overlap)} \
+        if not stored_ids or fingerprints != {ingest_fingerprint(digest, size, overlap, settings.pdf_tables)} \
                 or (source.path.name, source.collection) not in registered:
             return True
     for collection, _ in collection_folders(kb_dir):

@@ -75,9 +75,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def parse_file(path: Path, ocr: OcrAccess | None = None) -> ParsedDocument:
+def parse_file(path: Path, ocr: OcrAccess | None = None, tables: bool = False) -> ParsedDocument:
     """Parse one file or raise DocumentError saying why it cannot be used. Scanned PDF pages are read by `ocr`
-    where it can run (kb/ingest/ocr.py)."""
+    where it can run (kb/ingest/ocr.py); with `tables`, a ruled table is read as rows (kb/ingest/pdf_tables.py)."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise DocumentError(f"unsupported file type '{suffix or '(none)'}' (use .pdf, .md or .txt)")
@@ -90,7 +90,10 @@ def parse_file(path: Path, ocr: OcrAccess | None = None) -> ParsedDocument:
         raise DocumentError("unreadable: permission denied") from None
     except OSError as exc:
         raise DocumentError(f"unreadable: {exc.strerror or exc}") from None
-    document = _parse_pdf(path, file_hash, ocr) if suffix == ".pdf" else _parse_text(path, markdown=suffix == ".md")
+    if suffix == ".pdf":
+        document = _parse_pdf(path, file_hash, ocr, tables)
+    else:
+        document = _parse_text(path, markdown=suffix == ".md")
     document.file_hash = file_hash
     text_chars = sum(len(line.text.strip()) for line in document.lines)
     if text_chars < MIN_TEXT_CHARS:
@@ -107,7 +110,7 @@ def parse_file(path: Path, ocr: OcrAccess | None = None) -> ParsedDocument:
     return document
 
 
-def _parse_pdf(path: Path, file_hash: str, ocr: OcrAccess | None) -> ParsedDocument:
+def _parse_pdf(path: Path, file_hash: str, ocr: OcrAccess | None, tables: bool) -> ParsedDocument:
     import pymupdf
 
     with open(path, "rb") as handle:
@@ -130,16 +133,16 @@ def _parse_pdf(path: Path, file_hash: str, ocr: OcrAccess | None) -> ParsedDocum
         raw: list[TextLine] = []
         size_chars: Counter[float] = Counter()
         scanned: list[int] = []
-        tables = 0
+        tables_read = 0
         try:
             for page_index, page in enumerate(pdf, start=1):
                 entries = text_layer_lines(page, page_index)
                 if needs_ocr(" ".join(entry.text for entry in entries), bool(page.get_images())):
                     scanned.append(page_index)
                     continue
-                found = page_tables(page)
-                entries = _with_tables(entries, found, tables + 1) if found else entries
-                tables += len(found)
+                found = page_tables(page) if tables else []
+                entries = _with_tables(entries, found, tables_read + 1) if found else entries
+                tables_read += len(found)
                 for entry in entries:
                     size_chars[entry.size] += len(entry.text)
                 raw.extend(entries)
