@@ -46,10 +46,10 @@ def _ingest(kb: Path, db: Path, env: dict) -> dict:
             "pages_per_s": round(pages / wall_s, 2) if wall_s else 0.0}
 
 
-def _labels(db: Path, settings) -> set[tuple[str, str, str]]:
+def _labels(kb: Path, db: Path, settings) -> set[tuple[str, str, str]]:
     from rabbithole_lab.kb.kb_factory import open_index
 
-    index = open_index(settings, db.parent, db)
+    index = open_index(settings, kb, db, read_only=True)
     return {(collection, chunk.doc, chunk.section) for collection in index.collections()
             for chunk in index.get_chunks(collection) if chunk.section}
 
@@ -113,13 +113,15 @@ def bench(context: BenchContext) -> dict:
         _copy_kb(demo, demo_scan, {folder.name: tuple(p.name for p in folder.glob("*.pdf"))
                                    for folder in demo.glob("*__db_inserted")})
         numbers["demo"] = _ingest(demo_scan, scratch / "demo-db", env)
-        numbers["demo"]["labels_found"] = _share(_labels(context.index(demo), context.settings),
-                                                 _labels(scratch / "demo-db", context.settings))
+        numbers["demo"]["labels_found"] = _share(_labels(demo, context.index(demo), context.settings),
+                                                 _labels(demo_scan, scratch / "demo-db", context.settings))
         corpus_scan = scratch / "corpus"
         pages = _copy_kb(CORPUS, corpus_scan, {LAW_COLLECTION: SCANNED_LAWS})
         law = _ingest(corpus_scan, scratch / "corpus-db", env)
-        text_labels = {label for label in _labels(context.index(CORPUS), context.settings) if label[1] in SCANNED_LAWS}
-        scan_labels = {label for label in _labels(scratch / "corpus-db", context.settings) if label[1] in SCANNED_LAWS}
+        text_labels = {label for label in _labels(CORPUS, context.index(CORPUS), context.settings)
+                       if label[1] in SCANNED_LAWS}
+        scan_labels = {label for label in _labels(corpus_scan, scratch / "corpus-db", context.settings)
+                       if label[1] in SCANNED_LAWS}
         law |= {"pages": pages, "labels_found": _share(text_labels, scan_labels),
                 "page_exact": {name: _page_exact(CORPUS / LAW_COLLECTION / name,
                                                  corpus_scan / LAW_COLLECTION / name, ocr) for name in SCANNED_LAWS}}

@@ -258,3 +258,8 @@ def correct_ocr(text: str, language: str) -> str:
     for pattern, replacement in getattr(module, "OCR_MISREADS", []):
         text = re.sub(pattern, replacement, text)
     return text
+
+
+def tesseract_code(language: str) -> str:
+    """Tesseract's model name for `language` ("de" -> "deu"), "" when there is none."""
+    return getattr(LANGUAGES.get(language), "TESSERACT_CODE", "")

@@ -194,3 +194,4 @@ ACT_TYPE_ENDINGS = ["gesetz", "verordnung", "richtlinie", "satzung", "ordnung", 
 # what Tesseract misreads on German pages, corrected in its output: "§" read as "$" ("nach $ 12 des …"); German law
 # writes no dollar amounts
 OCR_MISREADS = [(r"(?<![\w$])\$\$\s?(?=\d)", "§§ "), (r"(?<![\w$§])\$\s?(?=\d)", "§ ")]
+TESSERACT_CODE = "deu"  # Tesseract's model for German (Debian package tesseract-ocr-deu)

@@ -149,3 +149,4 @@ GENERIC_ACT_WORDS = ["act", "law", "regulation", "regulations", "directive", "ru
                      "guidance", "standard"]
 ACT_TYPE_ENDINGS: list[str] = []  # English first words ("Financial …") are only modifiers, never a name alone
 OCR_MISREADS: list[tuple[str, str]] = []  # "$ 12" on an English page is an amount
+TESSERACT_CODE = "eng"  # Tesseract's model for English (Debian package tesseract-ocr-eng)

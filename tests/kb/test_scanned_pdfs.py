@@ -253,3 +253,20 @@ def test_switching_tables_to_rows_chunks_the_pdf_again_and_back(tmp_path):
     assert ingested == 1 and "Augenlinse | 20 Millisievert" in rows
     assert texts(as_rows)[0] == 0  # unchanged: not read again
     assert texts(as_text)[0] == 1
+
+
+def test_the_first_page_read_narrows_tesseract_to_the_documents_language():
+    from rabbithole_lab.kb.ingest.ocr import OcrPage, OcrWord, _narrowed
+
+    def page(text: str) -> OcrPage:
+        return OcrPage(1, tuple(OcrWord(word, 0, 0, 1, 1, 95.0, 1, 1, 1) for word in text.split()))
+
+    german = page("Der Betreiber hat dafür zu sorgen, dass die Grenzwerte für beruflich exponierte Personen im "
+                  "Hafen nicht überschritten werden. Die Überschreitung ist der Behörde unverzüglich mitzuteilen; "
+                  "die weitere Beschäftigung ist nur mit Zustimmung der Behörde zulässig.")
+    english = page("The operator shall ensure that the limits for occupationally exposed persons in the harbour "
+                   "are not exceeded. Any exceedance shall be reported to the authority without delay; further "
+                   "employment is only permitted with the consent of the authority.")
+    assert _narrowed(german, "deu+eng") == "deu" and _narrowed(english, "deu+eng") == "eng"
+    assert _narrowed(english, "deu+fra") == "deu+fra"  # a language not configured is never chosen
+    assert _narrowed(page("§ 3 Kran"), "deu+eng") == "deu+eng"  # too little text to tell

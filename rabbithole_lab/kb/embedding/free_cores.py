@@ -7,8 +7,9 @@ before each batch from what the others actually use keeps the ingest on the core
 when none is.
 
 What the others use is measured, not guessed: the machine's busy time (`/proc/stat`) less this process's own CPU
-time, over the time since the last reading. The load average would count this process's own threads and lag by a
-minute. Where `/proc/stat` cannot be read (not Linux) every core is used, as before.
+time (and its finished children's), over the time since the last reading. The load average would count this
+process's own threads and lag by a minute. Where `/proc/stat` cannot be read (not Linux) every core is used, as
+before.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def machine_busy_s(path: Path = PROC_STAT) -> float | None:
     return sum(ticks[index] for index in BUSY_FIELDS if index < len(ticks)) / os.sysconf("SC_CLK_TCK")
 
 
+def own_cpu_s() -> float:
+    """This process's CPU seconds and those of its children that ended (the Tesseract processes an ingest runs for
+    scanned pages are its own work, not another's)."""
+    spent = os.times()
+    return spent.user + spent.system + spent.children_user + spent.children_system
+
+
 def usable_cores() -> int:
     """The cores this process may run on (its affinity, e.g. a container's cpuset), else the machine's."""
     try:
@@ -47,7 +55,7 @@ class FreeCores:
     """Called before each batch: the threads it should use, 1 .. the usable cores. Readers are injectable so the
     arithmetic is tested on written numbers."""
 
-    def __init__(self, busy: Callable[[], float | None] = machine_busy_s, own: Callable[[], float] = time.process_time,
+    def __init__(self, busy: Callable[[], float | None] = machine_busy_s, own: Callable[[], float] = own_cpu_s,
                  clock: Callable[[], float] = time.monotonic, cores: Callable[[], int] = usable_cores,
                  sleep: Callable[[float], None] = time.sleep):
         self._busy, self._own, self._clock, self._cores, self._sleep = busy, own, clock, cores, sleep

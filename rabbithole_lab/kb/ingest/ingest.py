@@ -211,7 +211,7 @@ def ingest(
     with ingest_lock(index.db_path, lock_wait_s):
         registered = load_auto_registry(index.auto_registry_path)
         run = _Ingest(index, settings, report, {(e.filename, e.collection) for e in registered},
-                      ocr=OcrAccess(ocr if ocr is not None else OcrSettings()))
+                      ocr=OcrAccess(ocr if ocr is not None else OcrSettings(), show_progress=show_progress))
         if reindex:
             for collection in index.stale_collections():
                 with progress(desc=f"Re-embedding {collection}", unit="chunk", show=show_progress) as bar:

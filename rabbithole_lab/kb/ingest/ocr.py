@@ -19,11 +19,13 @@ import subprocess
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import fmean
 
+from rabbithole_lab.language import tesseract_code
+from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.settings import OcrSettings
 
 logger = logging.getLogger(__name__)
@@ -31,6 +33,7 @@ logger = logging.getLogger(__name__)
 INSTALL_HINT = "apt-get install tesseract-ocr tesseract-ocr-deu tesseract-ocr-eng"
 OCR_CACHE_VERSION = 1  # raised when what a cache file holds changes: older files are read again
 WORD_LEVEL = "5"  # Tesseract TSV: 1 page, 2 block, 3 paragraph, 4 line, 5 word
+NARROW_AFTER_CHARS = 200  # a first page with less text does not tell the document's language
 
 
 class OcrError(Exception):
@@ -148,6 +151,15 @@ def _words_from_tsv(tsv: str, scale: float, derotate) -> tuple[OcrWord, ...]:
     return tuple(words)
 
 
+def _narrowed(page: OcrPage, languages: str) -> str:
+    """The one configured model for the language `page` is written in, else all of `languages`."""
+    text = " ".join(word.text for word in page.words)
+    if len(text) < NARROW_AFTER_CHARS:
+        return languages
+    code = tesseract_code(detect_language(text))
+    return code if code in languages.split("+") else languages
+
+
 class TesseractReader:
     """Reads scanned PDF pages with Tesseract, through the cache."""
 
@@ -169,14 +181,26 @@ class TesseractReader:
                    ) -> Iterator[tuple[int, OcrPage | OcrError]]:
         """Pages `numbers` (1-based) of the open document `pdf`, in order, each read or the reason it was not;
         rendered one after another (PyMuPDF is not thread-safe) and read by `workers` Tesseract processes side
-        by side, with a few rendered pages waiting at most (a long scan is never held in memory whole)."""
-        workers = max(1, workers)
+        by side, with a few rendered pages waiting at most (a long scan is never held in memory whole). The first
+        page read tells the document's language: the others are read with that language's model alone (a fifth
+        faster than all configured languages at once)."""
+        workers, languages = max(1, workers), ""
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: deque = deque()
             for number in numbers:
-                cached = self.cache.get(file_hash, number)
-                pending.append((number, cached if cached is not None else pool.submit(
-                    self._run_and_store, *self._image(pdf[number - 1]), number, file_hash)))
+                item: OcrPage | Future | None = self.cache.get(file_hash, number)
+                if item is None and not languages:
+                    item = pool.submit(self._run_and_store, *self._image(pdf[number - 1]), number, file_hash)
+                    found = self._done(number, item)[1]
+                    languages = _narrowed(found, self.settings.languages) if isinstance(found, OcrPage) \
+                        else self.settings.languages
+                    item = found if isinstance(found, OcrPage) else item
+                elif item is None:
+                    item = pool.submit(self._run_and_store, *self._image(pdf[number - 1]), number, file_hash,
+                                       languages)
+                elif not languages:
+                    languages = _narrowed(item, self.settings.languages)
+                pending.append((number, item))
                 while len(pending) > 2 * workers:
                     yield self._done(*pending.popleft())
             while pending:
@@ -192,8 +216,10 @@ class TesseractReader:
         self.pages_read += 1
         return number, result
 
-    def _run_and_store(self, png: bytes, scale: float, derotate, number: int, file_hash: str) -> OcrPage:
-        result = OcrPage(number, _words_from_tsv(self._run(png), scale, derotate))
+    def _run_and_store(self, png: bytes, scale: float, derotate, number: int, file_hash: str,
+                       languages: str = "") -> OcrPage:
+        result = OcrPage(number, _words_from_tsv(self._run(png, languages or self.settings.languages), scale,
+                                                 derotate))
         self.cache.put(file_hash, result)
         return result
 
@@ -203,11 +229,13 @@ class TesseractReader:
         pixmap = pdf_page.get_pixmap(dpi=self.settings.dpi, colorspace=pymupdf.csGRAY)
         return pixmap.tobytes("png"), 72.0 / self.settings.dpi, pdf_page.derotation_matrix
 
-    def _run(self, png: bytes) -> str:
+    def _run(self, png: bytes, languages: str) -> str:
         binary = shutil.which("tesseract")
         if binary is None:
             raise OcrError(f"Tesseract is not installed ({INSTALL_HINT})")
-        command = [binary, "stdin", "stdout", "-l", self.settings.languages, "--dpi", str(self.settings.dpi), "tsv"]
+        # no search for white-on-black text: a scanned document has none, and it takes a tenth of the time
+        command = [binary, "stdin", "stdout", "-l", languages, "--dpi", str(self.settings.dpi),
+                   "-c", "tessedit_do_invert=0", "tsv"]
         try:
             done = subprocess.run(command, input=png, capture_output=True, timeout=self.settings.page_timeout_s,
                                   env={**os.environ, "OMP_THREAD_LIMIT": "1"})
@@ -224,10 +252,11 @@ class OcrAccess:
     """What an ingest reads scanned pages with: the reader, or why there is none (asked once, at the first scanned
     page: an ingest of text files never starts Tesseract), and how many pages at once."""
 
-    def __init__(self, settings: OcrSettings, workers: Callable[[], int] | None = None):
+    def __init__(self, settings: OcrSettings, workers: Callable[[], int] | None = None, show_progress: bool = False):
         from rabbithole_lab.kb.embedding.free_cores import FreeCores
 
         self.settings = settings
+        self.show_progress = show_progress  # a bar over the pages of a long scan
         self.workers = workers or FreeCores()  # one page per core other processes leave free
         self._missing: str | None = None
         self._reader: TesseractReader | None = None

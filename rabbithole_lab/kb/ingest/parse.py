@@ -20,6 +20,7 @@ from rabbithole_lab.kb.ingest.pdf_tables import PageTable, page_tables
 from rabbithole_lab.kb.ingest.scanned_pages import needs_ocr, ocr_lines
 from rabbithole_lab.kb.ingest.sections import markdown_heading_label
 from rabbithole_lab.language import patterns
+from rabbithole_lab.support.progress_bars import progress
 
 logger = logging.getLogger(__name__)
 
@@ -238,7 +239,10 @@ def _read_scanned(pdf, pages: list[int], file_hash: str, ocr: OcrAccess | None) 
         reason = ocr.missing if ocr is not None else "OCR is not set up"
         read.unread = dict.fromkeys(pages, reason)
         return read
-    for number, result in ocr.reader.read_pages(pdf, pages, file_hash, workers=ocr.workers()):
+    pages_read = ocr.reader.read_pages(pdf, pages, file_hash, workers=ocr.workers())
+    bar = progress(pages_read, desc=f"OCR {Path(pdf.name).name}", unit="page", total=len(pages),
+                   show=ocr.show_progress and len(pages) > 1)
+    for number, result in bar:
         if isinstance(result, OcrError):
             read.unread[number] = str(result)
             continue
