@@ -252,10 +252,11 @@ def repealed_pattern() -> re.Pattern:
                       rf"(?:\s*(?:{joins})\s*(?P<last>\d+[a-z]?))?\s*[(\[]\s*(?:{marks})\s*[)\]]", re.IGNORECASE)
 
 
-def correct_ocr(text: str, language: str) -> str:
-    """`text` as Tesseract read it on a page in `language`, with that language's known misreads corrected."""
+def correct_ocr(text: str, language: str, heading: bool = False) -> str:
+    """`text` as Tesseract read it on a page in `language`, with that language's known misreads corrected; with
+    `heading`, also those only a line read as a heading can have."""
     module = LANGUAGES.get(language)
-    for pattern, replacement in getattr(module, "OCR_MISREADS", []):
+    for pattern, replacement in getattr(module, "OCR_HEADING_MISREADS" if heading else "OCR_MISREADS", []):
         text = re.sub(pattern, replacement, text)
     return text
 

@@ -191,7 +191,13 @@ GENERIC_ACT_WORDS = ["gesetz", "gesetzes", "verordnung", "richtlinie", "satzung"
 # a compound that names an act by itself ("Kostenverordnung") ends in the act's type
 ACT_TYPE_ENDINGS = ["gesetz", "verordnung", "richtlinie", "satzung", "ordnung", "vertrag"]
 
-# what Tesseract misreads on German pages, corrected in its output: "§" read as "$" ("nach $ 12 des …"); German law
-# writes no dollar amounts
-OCR_MISREADS = [(r"(?<![\w$])\$\$\s?(?=\d)", "§§ "), (r"(?<![\w$§])\$\s?(?=\d)", "§ ")]
+# what Tesseract misreads on German pages, corrected line by line in its output: "§" read as "$", "&" or (in a bold
+# heading) "8" ("& 13 Allgemeine …", "8 14 Besondere …", "nach $ 12 des …"); German law writes no dollar amounts and
+# no ampersand before a number, and a heading's "8 14" followed by a capitalised word is no figure
+OCR_MISREADS = [(r"^(?:[$&][$&8]|8[$&8](?=\s))\s?(?=\d)", "§§ "), (r"^[$&]\s?(?=\d)", "§ "),
+                (r"^8\s(?=\d{1,3}[a-z]?\s+[A-ZÄÖÜ])", "§ "),
+                (r"(?<![\w$§])\$\$\s?(?=\d)", "§§ "), (r"(?<![\w$§&])[$&]\s?(?=\d)", "§ ")]
+# ... and in a line that stands alone like a heading: "§55" read as "855" ("855 Zutritt zu …"), tried only where the
+# corrected line then reads as a section heading
+OCR_HEADING_MISREADS = [(r"^8(?=\d{1,3}[a-z]?\s+[A-ZÄÖÜ])", "§ ")]
 TESSERACT_CODE = "deu"  # Tesseract's model for German (Debian package tesseract-ocr-deu)

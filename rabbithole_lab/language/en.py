@@ -148,5 +148,6 @@ INFLECTION_ENDINGS: list[str] = []
 GENERIC_ACT_WORDS = ["act", "law", "regulation", "regulations", "directive", "rules", "rulebook", "code", "ordinance",
                      "guidance", "standard"]
 ACT_TYPE_ENDINGS: list[str] = []  # English first words ("Financial …") are only modifiers, never a name alone
-OCR_MISREADS: list[tuple[str, str]] = []  # "$ 12" on an English page is an amount
+OCR_MISREADS: list[tuple[str, str]] = []
+OCR_HEADING_MISREADS: list[tuple[str, str]] = []  # "$ 12" on an English page is an amount
 TESSERACT_CODE = "eng"  # Tesseract's model for English (Debian package tesseract-ocr-eng)

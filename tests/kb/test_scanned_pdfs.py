@@ -270,3 +270,20 @@ def test_the_first_page_read_narrows_tesseract_to_the_documents_language():
     assert _narrowed(german, "deu+eng") == "deu" and _narrowed(english, "deu+eng") == "eng"
     assert _narrowed(english, "deu+fra") == "deu+fra"  # a language not configured is never chosen
     assert _narrowed(page("§ 3 Kran"), "deu+eng") == "deu+eng"  # too little text to tell
+
+
+def test_german_ocr_misreads_of_the_section_sign_are_corrected_and_list_items_are_no_headings():
+    from rabbithole_lab.kb.ingest.ocr import OcrPage, OcrWord
+    from rabbithole_lab.kb.ingest.scanned_pages import ocr_lines
+
+    lines = ["Die Stilllegung ist der Hafenbehörde unverzüglich zu melden und im Kranbuch einzutragen.",
+             "& 13 Prüfer", "(1) Ein Prüfer nach $ 12 des Hafenkrangesetzes prüft, ob die Krane",
+             "1. Seile und Haken,", "2. Bremsen", "in Ordnung sind.", "88 14 bis 16 (weggefallen)",
+             "855 Zutritt zum Kai", "Es gelten 855 Plätze als Liegeplätze im Hafen der Stadt."]
+    words = tuple(OcrWord(word, 0, 10.0 * number, 10, 10.0 * number + 9, 95.0, 1, number, 1)
+                  for number, line in enumerate(lines, start=1) for word in line.split())
+    read = dict(ocr_lines(OcrPage(1, words)))
+    assert read["§ 13 Prüfer"] and read["§§ 14 bis 16 (weggefallen)"] and read["§ 55 Zutritt zum Kai"]
+    assert "(1) Ein Prüfer nach § 12 des Hafenkrangesetzes prüft, ob die Krane" in read
+    assert not read["1. Seile und Haken,"] and not read["2. Bremsen"]  # items of a list, each a paragraph
+    assert "Es gelten 855 Plätze als Liegeplätze im Hafen der Stadt." in read  # a figure in a sentence stays

@@ -15,6 +15,7 @@ import json
 import logging
 import os
 import shutil
+import statistics
 import subprocess
 import tempfile
 from collections import deque
@@ -79,7 +80,7 @@ class OcrPage:
         out, previous_paragraph = [], None
         for (block, paragraph, _), words in grouped.items():
             text = " ".join(word.text for word in words)
-            height = max(word.y1 - word.y0 for word in words)
+            height = statistics.median(word.y1 - word.y0 for word in words)  # one "Ü" or "(" makes no title
             out.append(OcrLine(text, height, fmean(word.confidence for word in words),
                                (block, paragraph) != previous_paragraph))
             previous_paragraph = (block, paragraph)
