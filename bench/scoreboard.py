@@ -295,8 +295,9 @@ TABLES: dict[str, Table] = {
         "200 dpi) of the demo KB's PDFs and of StrlSchG and StrlSchV, ingested by `rabbithole ingest` with Tesseract; "
         "labels and entry rates against the text copies. Anchor: the text copy.", "text copy", (
             Row("demo KB: section labels found", ("demo", "labels_found", "share")),
-            Row("demo KB: pages a second (whole ingest)", ("demo", "pages_per_s"), "≥ 1", kind="rate"),
-            Row("StrlSchG + StrlSchV: pages a second (whole ingest)", ("laws", "pages_per_s"), "≥ 1", kind="rate"),
+            Row("demo KB: scanned pages a second over its whole ingest", ("demo", "pages_per_s"), kind="rate"),
+            Row("law corpus with the two laws scanned: scanned pages a second over its whole ingest (1,808 chunks "
+                "embedded too)", ("laws", "pages_per_s"), kind="rate"),
             Row("StrlSchG + StrlSchV: Tesseract's mean confidence", ("laws", "mean_confidence"), kind="chars"),
             Row("StrlSchG + StrlSchV: section labels found", ("laws", "labels_found", "share"), "≥ 0.95"),
             Row("StrlSchG + StrlSchV: chunks whose every page piece stands on its page (page-exact)",
