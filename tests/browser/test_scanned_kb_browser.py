@@ -60,18 +60,20 @@ def test_a_scanned_ordinance_is_researched_followed_and_its_quote_marked_in_the_
         answer.scroll_into_view_if_needed()
         shot("answer")
 
-        # the scanned ordinance's "nach § 12" was followed into the text law
-        tiers = " ".join(page.locator("table.rh-tier-table").all_inner_texts())
-        assert re.search(r"QStrG[^\n]*§ 12[^\n]*Verweis", tiers), tiers[:2000]
+        # the scanned ordinance's "nach § 12" was followed into the text law: § 12's row names the scan's
+        # sections it was reached over
+        tiers = "\n".join(page.locator("table.rh-tier-table").all_inner_texts())
+        assert re.search(r"^QStrG\.pdf\t§ 12\t.*QStrV\.pdf § \d", tiers, re.MULTILINE), tiers[:2000]
         # a quote from the scan is cited with its section and page, and opens its page with the quote marked
         citation = page.locator("a.rh-cite", has_text=re.compile(r"^\[QStrV ")).first
         citation.wait_for(timeout=30_000)
         assert re.fullmatch(r"\[QStrV § \d+, S\. 1\]", citation.inner_text().strip())
         citation.click()
         viewer = page.locator(".rh-pdf-view").first
-        viewer.locator("img").first.wait_for(timeout=60_000)
+        viewer.locator(".rh-pdf-title").first.wait_for(timeout=60_000)  # drawn with the page, after the image
         viewer.scroll_into_view_if_needed()
         shot("scan_quote_marked")
+        assert "QStrV" in viewer.locator(".rh-pdf-title").first.inner_text()
         assert "Zitat markiert" in viewer.inner_text(), viewer.inner_text()
     except Exception:
         shot("failure")
