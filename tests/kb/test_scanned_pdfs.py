@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pymupdf
 import pytest
@@ -287,3 +288,25 @@ def test_german_ocr_misreads_of_the_section_sign_are_corrected_and_list_items_ar
     assert "(1) Ein Prüfer nach § 12 des Hafenkrangesetzes prüft, ob die Krane" in read
     assert not read["1. Seile und Haken,"] and not read["2. Bremsen"]  # items of a list, each a paragraph
     assert "Es gelten 855 Plätze als Liegeplätze im Hafen der Stadt." in read  # a figure in a sentence stays
+
+
+def test_on_a_scanned_page_only_a_first_or_last_bare_number_is_a_page_number():
+    from rabbithole_lab.kb.ingest.ocr import OcrPage, OcrWord
+    from rabbithole_lab.kb.ingest.parse import _read_scanned
+
+    lines = ["12", "§ 9 Kranlasten", "Kran A", "5", "Kran B", "7", "- 13 -"]
+    words = tuple(OcrWord(line, 0, 10.0 * number, 10, 10.0 * number + 9, 95.0, 1, number, 1)
+                  for number, line in enumerate(lines, start=1))
+
+    class Cached:  # the reader's answer for the page, as its cache would give it
+        def read_pages(self, pdf, pages, file_hash, workers=1):
+            yield 1, OcrPage(1, words)
+
+    class Access:
+        reader, missing, show_progress = Cached(), "", False
+
+        def workers(self):
+            return 1
+
+    read = _read_scanned(SimpleNamespace(name="Kran.pdf"), [1], "hash", Access())
+    assert [line.text for line in read.lines] == ["§ 9 Kranlasten", "Kran A", "5", "Kran B", "7"]

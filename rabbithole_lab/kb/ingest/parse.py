@@ -153,8 +153,8 @@ def _parse_pdf(path: Path, file_hash: str, ocr: OcrAccess | None, tables: bool) 
         lines = [Line(text=entry.text, page=entry.page, table=entry.table,
                       styled=not entry.table and (entry.bold or entry.size >= body_size * 1.15)) for entry in raw]
         read = _read_scanned(pdf, scanned, file_hash, ocr)
-        lines = [line for line in sorted(lines + read.lines, key=lambda line: line.page)
-                 if not (_FOOTER.match(line.text) or _PAGE_NUMBER_ONLY.match(line.text))]
+        lines = [line for line in lines if not _page_furniture(line.text)]
+        lines = sorted(lines + read.lines, key=lambda line: line.page)
         metadata = pdf.metadata or {}
         try:
             toc = pdf.get_toc(simple=True)
@@ -247,8 +247,17 @@ def _read_scanned(pdf, pages: list[int], file_hash: str, ocr: OcrAccess | None) 
             read.unread[number] = str(result)
             continue
         read.confidence[number] = result.confidence
-        read.lines.extend(Line(text=text, page=number, styled=heading) for text, heading in ocr_lines(result))
+        page_lines = ocr_lines(result)
+        # a page number or footer stands first or last on a page; a bare number inside it is a table's cell
+        read.lines.extend(Line(text=text, page=number, styled=heading) for position, (text, heading)
+                          in enumerate(page_lines)
+                          if not (position in (0, len(page_lines) - 1) and _page_furniture(text)))
     return read
+
+
+def _page_furniture(text: str) -> bool:
+    """A running footer ("Seite 3 von 12") or a bare page number."""
+    return bool(_FOOTER.match(text) or _PAGE_NUMBER_ONLY.match(text))
 
 
 def _first_line(exc: Exception) -> str:
