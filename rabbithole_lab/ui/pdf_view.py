@@ -90,14 +90,13 @@ def render_page(path: Path, page: int, quote: str = "", zoom: float = RENDER_ZOO
         highlights, windows, top = 0, _windows(quote), None
         # ligatures ("ﬀ") expanded and words hyphenated at a line end joined, as the indexed text has them
         flags = pymupdf.TEXT_DEHYPHENATE | pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_MEDIABOX_CLIP
-        scanned = None
-        if windows and not any(shown.search_for(window, flags=flags) for window in windows):
-            scanned = scanned_page(path, number, ocr or OcrSettings())
-        for window in windows:
-            if scanned is not None:
-                quads = [pymupdf.Rect(word.x0, word.y0, word.x1, word.y1).quad for word in words_of(scanned, window)]
-            else:
-                quads = shown.search_for(window, quads=True, flags=flags)
+        found = [shown.search_for(window, quads=True, flags=flags) for window in windows]
+        # nothing of the quote in the page's text: a scanned page marks it from the words OCR read
+        scanned = scanned_page(path, number, ocr or OcrSettings()) if windows and not any(found) else None
+        if scanned is not None:
+            found = [[pymupdf.Rect(word.x0, word.y0, word.x1, word.y1).quad for word in words_of(scanned, window)]
+                     for window in windows]
+        for quads in found:
             if quads and highlights < MAX_HIGHLIGHTS:
                 first = min(quad.rect.y0 for quad in quads)
                 top = first if top is None else min(top, first)

@@ -10,12 +10,18 @@ from __future__ import annotations
 import shutil
 from datetime import date
 
-import nbformat
 import pytest
 
 from rabbithole_lab.batch.batch_run import run_batch
 from tests.browser.conftest import ARTIFACTS, Shots
-from tests.browser.test_workbench_browser import SLOW_MS, _open_notebook, _run_all, wait_for_workbench
+from tests.browser.test_workbench_browser import (
+    SLOW_MS,
+    _open_notebook,
+    _run_all,
+    research_unattended,
+    wait_for_workbench,
+    workbench_on,
+)
 from tests.conftest import DEMO_KB, REPO
 
 pytestmark = pytest.mark.browser
@@ -62,17 +68,6 @@ def hostile_batch(hostile_kb):
     return item.folder
 
 
-def _workbench_on(kb) -> str:
-    """The workbench notebook with its parameters cell pointed at `kb`; its path below JupyterLab's root."""
-    book = nbformat.read(REPO / "notebooks" / "research.ipynb", as_version=4)
-    parameters = next(cell for cell in book.cells if "parameters" in cell.metadata.get("tags", []))
-    parameters.source = f"kb: str = {str(kb)!r}\ndb: str = {str(kb / 'database')!r}\n"
-    path = OUT / "hostile_workbench.ipynb"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(book, path)
-    return path.relative_to(REPO).as_posix()
-
-
 def test_a_hostile_report_opens_without_running_anything(hostile_batch, page):
     opened = _watch_dialogs(page)
     shot = Shots(page, ARTIFACTS / "hostile")
@@ -105,17 +100,11 @@ def test_a_hostile_batch_notebook_opens_without_running_anything(hostile_batch, 
 def test_a_hostile_question_over_a_hostile_document_in_the_workbench_runs_nothing(hostile_kb, jupyter_lab, page):
     opened = _watch_dialogs(page)
     shot = Shots(page, ARTIFACTS / "hostile")
-    _open_notebook(page, jupyter_lab, _workbench_on(hostile_kb))
+    _open_notebook(page, jupyter_lab, workbench_on(hostile_kb, OUT / "hostile_workbench.ipynb",
+                                                   hostile_kb / "database"))
     _run_all(page)
-    question = wait_for_workbench(page, jupyter_lab)
-    question.fill(HOSTILE_QUESTION)
-    page.locator("button", has_text="Start").first.click()
-    page.get_by_text("Klärung · Runde 1").wait_for(timeout=SLOW_MS)
-    page.locator("button", has_text="/end").click()
-    approve = page.locator("button", has_text="Genehmigen")
-    approve.wait_for(timeout=SLOW_MS)
-    approve.click()
-    page.get_by_text("Fertig.").wait_for(timeout=SLOW_MS)
+    wait_for_workbench(page, jupyter_lab)
+    research_unattended(page, HOSTILE_QUESTION)
     answer = page.locator(".rh-answer", has_text='alert("q1")').first  # the answer view (anywidget)
     answer.scroll_into_view_if_needed()
     page.wait_for_timeout(1500)

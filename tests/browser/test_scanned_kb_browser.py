@@ -8,7 +8,6 @@ project's own, with its knowledge-base parameter pointed at the scratch folder.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 
@@ -16,23 +15,19 @@ import pytest
 
 from bench.scanned_copy import scanned_copy
 from tests.browser.conftest import ARTIFACTS, Shots
-from tests.browser.test_workbench_browser import SLOW_MS, _open_notebook, _run_all, wait_for_workbench
+from tests.browser.test_workbench_browser import (
+    _open_notebook,
+    _run_all,
+    research_unattended,
+    wait_for_workbench,
+    workbench_on,
+)
 from tests.conftest import DEMO_KB, REPO
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(shutil.which("tesseract") is None, reason=(
     "needs Tesseract (apt-get install tesseract-ocr tesseract-ocr-deu tesseract-ocr-eng; .ci/run installs it)"))]
 QUESTION = "Was gilt, wenn ein Grenzwert für beruflich exponierte Personen überschritten wird?"
 NOTEBOOK_FOLDER = REPO / "test-artifacts" / "scanned-kb"  # inside the Lab's root (git-ignored)
-
-
-def _workbench_on(kb) -> str:
-    """The project's workbench notebook with its knowledge base set to `kb`; its path below the Lab's root."""
-    notebook = json.loads((REPO / "notebooks" / "research.ipynb").read_text(encoding="utf-8"))
-    parameters = next(cell for cell in notebook["cells"] if "".join(cell["source"]).startswith("kb: str"))
-    parameters["source"] = [f"kb: str = {str(kb)!r}\n", 'db: str = ""\n']
-    NOTEBOOK_FOLDER.mkdir(parents=True, exist_ok=True)
-    (NOTEBOOK_FOLDER / "research_scanned.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
-    return "test-artifacts/scanned-kb/research_scanned.ipynb"
 
 
 def test_a_scanned_ordinance_is_researched_followed_and_its_quote_marked_in_the_workbench(jupyter_lab, page,
@@ -44,18 +39,11 @@ def test_a_scanned_ordinance_is_researched_followed_and_its_quote_marked_in_the_
     shutil.copy2(DEMO_KB / "document_registry.json", kb / "document_registry.json")
     shot = Shots(page, ARTIFACTS / "scanned_kb")
     try:
-        _open_notebook(page, jupyter_lab, _workbench_on(kb))
+        _open_notebook(page, jupyter_lab, workbench_on(kb, NOTEBOOK_FOLDER / "research_scanned.ipynb"))
         _run_all(page)
-        question = wait_for_workbench(page, jupyter_lab)
+        wait_for_workbench(page, jupyter_lab)
         shot("workbench_ready")
-        question.fill(QUESTION)
-        page.locator("button", has_text=re.compile(r"^\s*Start\s*$")).click()
-        page.get_by_text("Klärung · Runde 1").wait_for(timeout=SLOW_MS)
-        page.locator("button", has_text="/end").click()
-        approve = page.locator("button", has_text="Genehmigen")
-        approve.wait_for(timeout=SLOW_MS)
-        approve.click()
-        page.get_by_text("Fertig.").wait_for(timeout=SLOW_MS)
+        research_unattended(page, QUESTION)
         answer = page.locator(".rh-answer").first
         answer.scroll_into_view_if_needed()
         shot("answer")

@@ -16,6 +16,7 @@ import uuid
 from datetime import date
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from rabbithole_lab.batch.batch_run import run_batch
@@ -37,6 +38,29 @@ def _open_notebook(page, lab, path: str) -> None:
     page.goto(f"{lab['base']}/lab/workspaces/{uuid.uuid4().hex[:8]}/tree/{path}?token={lab['token']}")
     page.wait_for_selector(".jp-Notebook", timeout=90_000)
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle'] >> visible=true").first.wait_for(timeout=90_000)
+
+
+def workbench_on(kb: Path, notebook: Path, db: Path | None = None) -> str:
+    """The workbench notebook with its parameters cell pointed at `kb` (and `db`), written to `notebook` below
+    JupyterLab's root; its path from the root."""
+    book = nbformat.read(REPO / "notebooks" / "research.ipynb", as_version=4)
+    parameters = next(cell for cell in book.cells if "parameters" in cell.metadata.get("tags", []))
+    parameters.source = f"kb: str = {str(kb)!r}\ndb: str = {str(db or '')!r}\n"
+    notebook.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(book, notebook)
+    return notebook.relative_to(REPO).as_posix()
+
+
+def research_unattended(page, question: str) -> None:
+    """Ask `question` in the open workbench, end the clarification at once, approve the plan, wait until done."""
+    page.get_by_placeholder("Ihre Forschungsfrage …").fill(question)
+    page.locator("button", has_text=re.compile(r"^\s*Start\s*$")).click()
+    page.get_by_text("Klärung · Runde 1").wait_for(timeout=SLOW_MS)
+    page.locator("button", has_text="/end").click()
+    approve = page.locator("button", has_text="Genehmigen")
+    approve.wait_for(timeout=SLOW_MS)
+    approve.click()
+    page.get_by_text("Fertig.").wait_for(timeout=SLOW_MS)
 
 
 def _no_blocking_dialog(page, timeout_ms: int = 60_000) -> None:

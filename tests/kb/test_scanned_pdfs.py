@@ -116,6 +116,16 @@ def test_a_mixed_pdf_reads_its_text_pages_and_ocrs_only_the_scanned_one(tmp_path
     assert any("Stilllegung" in line.text and line.page == 2 for line in document.lines)
 
 
+def _crane_kb(tmp_path: Path) -> tuple[Path, Path]:
+    """A knowledge base of the crane act as a text PDF and its ordinance scanned; the KB and its one collection."""
+    kb = tmp_path / "kb"
+    folder = kb / "Hafen__db_inserted"
+    folder.mkdir(parents=True)
+    _law(folder / "HKranG.pdf", "Hafenkrangesetz (HKranG)", CRANE_ACT)
+    scanned_copy(_law(tmp_path / "KranV-text.pdf", "Kranverordnung (KranV)", CRANE_ORDINANCE), folder / "KranV.pdf")
+    return kb, folder
+
+
 def _cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(RABBITHOLE), "--env-file", "none", *args], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=600)
@@ -123,11 +133,7 @@ def _cli(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProc
 
 @needs_tesseract
 def test_the_cli_ingests_a_scanned_ordinance_follows_its_reference_into_a_text_law_and_quotes_page_exactly(tmp_path):
-    kb = tmp_path / "kb"
-    folder = kb / "Hafen__db_inserted"
-    folder.mkdir(parents=True)
-    _law(folder / "HKranG.pdf", "Hafenkrangesetz (HKranG)", CRANE_ACT)
-    scanned_copy(_law(tmp_path / "KranV-text.pdf", "Kranverordnung (KranV)", CRANE_ORDINANCE), folder / "KranV.pdf")
+    kb, folder = _crane_kb(tmp_path)
     cache = tmp_path / "ocr-cache"
     env = {**os.environ, "OCR_CACHE": str(cache), "LLM_PROVIDER": "extractive",
            "EMBEDDING_VECTOR_CACHE": str(tmp_path / "vectors")}
@@ -166,11 +172,7 @@ def test_the_page_viewer_marks_a_quote_on_a_scanned_page_from_the_ocr_word_boxes
 
 
 def test_without_tesseract_a_scan_is_skipped_with_the_install_command_and_the_doctor_says_so(tmp_path):
-    kb = tmp_path / "kb"
-    folder = kb / "Hafen__db_inserted"
-    folder.mkdir(parents=True)
-    _law(folder / "HKranG.pdf", "Hafenkrangesetz (HKranG)", CRANE_ACT)
-    scanned_copy(_law(tmp_path / "text.pdf", "Kranverordnung (KranV)", CRANE_ORDINANCE), folder / "KranV.pdf")
+    kb, folder = _crane_kb(tmp_path)
     env = {**os.environ, "PATH": str(tmp_path / "no-tools"), "OCR_CACHE": str(tmp_path / "ocr-cache"),
            "LLM_PROVIDER": "extractive", "EMBEDDING_VECTOR_CACHE": str(tmp_path / "vectors")}
 
