@@ -159,12 +159,6 @@ class DetectedReference(BaseModel):
         return self.paragraphs.get(section_label) or self.paragraphs.get(number, [])
 
 
-
-
-
-
-
-
 class PreservedQuote(BaseModel):
     """A verbatim quote kept for legal/technical precision."""
 
@@ -172,8 +166,6 @@ class PreservedQuote(BaseModel):
     relevance_reason: str = ""
     document: str = ""
     page: int | None = None
-
-
 
 
 class ChunkWithInfo(BaseModel):
@@ -209,6 +201,21 @@ class ChunkWithInfo(BaseModel):
                    chunk_id=result.chunk_id, section=result.section, collection=result.collection,
                    page_map=result.page_map, heading=result.heading, continuation=result.continuation,
                    char_start=result.char_start, addressed_to_model=result.addressed_to_model, **fields)
+
+
+# What the research tells its reader on the way (progress, a warning, an error): a catalogue key with its values
+# (a value may be a notice itself), worded only by the use case, the report and the front ends (messages/reasons.py)
+Notice = dict  # {"key": str, "values": {name: str | float | list[str] | Notice}, "text"?: words without a key}
+RESEARCH_SUMMARY = "research_summary"  # the notice of what will be researched (question, additions, ...)
+
+
+def notice(key: str, **values) -> Notice:
+    return {"key": key, "values": values}
+
+
+def notice_or_words(key: str, values: dict, words: str) -> Notice:
+    """A notice whose `words` (English, for logs) are shown where the catalogue has no sentence for `key`."""
+    return {"key": key, "values": dict(values), "text": words}
 
 
 @dataclass(frozen=True)
@@ -266,6 +273,8 @@ class ToDoItem(BaseModel):
     id: int
     task: str
     context: str = ""
+    context_key: str = Field("", description="The catalogue's key for a context the research gave the task (the "
+                                             "question itself, a query of the dialogue); the front ends word it")
     completed: bool = False
     subtasks: list[str] = Field(default_factory=list)
     origin: Literal["planned", "user", "added"] = Field(
@@ -333,8 +342,6 @@ class ResearchContext(BaseModel):
     def mark_ref_visited(self, key: str) -> None:
         if key not in self.metadata.visited_refs:
             self.metadata.visited_refs.append(key)
-
-
 
 
 class LinkedSource(BaseModel):

@@ -17,14 +17,6 @@ BELOW_THE_AGENT = ("kb", "rabbithole", "reasoning", "evidence", "support", "lang
 # a page says as the ingest read it
 KB_FACE = ("kb.kb_factory", "kb.ingest.ingest", "kb.ingest.kb_folder", "kb.embedding.embedder_choice",
            "kb.ingest.page_reading")
-# modules below the front ends that still turn reasons into catalogue words (issue 71 item 4 moves them to reason
-# codes); the list may only shrink. The reasoners write the answer and the dialogue in the reader's language, so
-# their words are their output, not a layer leak
-STILL_WORDING_BELOW_THE_FRONT_ENDS = frozenset({
-    "agent.graph", "agent.nodes.attribution", "agent.nodes.drift_filter", "agent.nodes.human_in_loop",
-    "agent.nodes.planning", "agent.nodes.run_tasks", "agent.nodes.synthesis", "steps.query_anchor",
-    "steps.synthesis_context", "steps.task",
-})
 
 
 def _module_name(path: Path, package: Path) -> str:
@@ -132,14 +124,14 @@ def test_the_rule_engines_do_not_import_each_other():
     assert not crossing, sorted(crossing)
 
 
-def test_wording_below_the_front_ends_does_not_spread():
-    """The follower (rabbithole/) records why as keys (messages/reasons.py words them); the agent's nodes and
-    steps still word theirs."""
-    wording = {module for module, _ in broken(import_edges(PACKAGE), lambda module, target: module.startswith(
-        ("agent", "steps", "rabbithole", "kb", "evidence", "support")) and target.startswith("messages"))}
-    assert wording <= STILL_WORDING_BELOW_THE_FRONT_ENDS, sorted(wording - STILL_WORDING_BELOW_THE_FRONT_ENDS)
-    stale = sorted(STILL_WORDING_BELOW_THE_FRONT_ENDS - wording)
-    assert not stale, f"no longer wording, take them off the list: {stale}"
+def test_nothing_below_the_front_ends_words_what_it_tells_the_reader():
+    """The follower, the agent's nodes and the steps record what they tell the reader as notices and reasons, keys
+    with their values (records.notice, records.Reason); only the use case, the report and the front ends word them
+    (messages/reasons.py). The reasoners write the answer and the dialogue in the reader's language: their words
+    are their output, not a layer leak."""
+    wording = broken(import_edges(PACKAGE), lambda module, target: module.startswith(
+        ("agent", "steps", "rabbithole", "kb", "evidence", "support")) and target.startswith("messages"))
+    assert not wording, sorted(wording)
 
 
 def test_the_checks_see_a_circle_and_a_broken_rule(tmp_path):

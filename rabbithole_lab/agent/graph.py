@@ -38,8 +38,8 @@ from rabbithole_lab.agent.routing import (
 )
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, ResearchInput, ResearchOutput
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.base import ModelHostNotOllamaError, ReasonerUnavailableError
+from rabbithole_lab.records import Notice, notice
 from rabbithole_lab.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -55,17 +55,16 @@ def _connection_lost(exc: BaseException) -> bool:
     return False
 
 
-def user_message(node: str, exc: Exception, language: str, store: str = "") -> str:
-    """A readable error for the UI/CLI; the technical detail stays in the log. `store`: the Chroma server's
-    address when the index is one, named when it is what stopped answering."""
-    said = run_text(language)
+def user_message(node: str, exc: Exception, store: str = "") -> Notice:
+    """A readable error for the UI/CLI (a notice the front ends word); the technical detail stays in the log.
+    `store`: the Chroma server's address when the index is one, named when it is what stopped answering."""
     if store.startswith("http") and not isinstance(exc, ReasonerUnavailableError) and _connection_lost(exc):
-        return said["chroma_unreachable"].format(location=store, error=exc)
+        return notice("chroma_unreachable", location=store, error=str(exc))
     if isinstance(exc, ModelHostNotOllamaError):
-        return said["llm_not_ollama"].format(error=exc)
+        return notice("llm_not_ollama", error=str(exc))
     if isinstance(exc, ReasonerUnavailableError):
-        return said["llm_unreachable"].format(error=exc)
-    return said["step_failed"].format(node=node, error=exc)
+        return notice("llm_unreachable", error=str(exc))
+    return notice("step_failed", node=node, error=str(exc))
 
 
 Node = Callable[[AgentState, Runtime[Services]], dict]
@@ -122,14 +121,13 @@ def destinations(router: Router) -> tuple[str, ...]:
 
 
 def _failed(name: str, exc: Exception, state: AgentState, services: Services) -> Command:
-    language = state.get("detected_language", "de")
     if isinstance(exc, ReasonerUnavailableError):
         logger.warning("Node %s stopped: %s", name, exc)
-        message = user_message(name, exc, language)
+        message = user_message(name, exc)
     else:  # one line; the traceback with -v (a server gone mid-run gave 99 lines)
         logger.error("Node %s failed: %s: %s", name, type(exc).__name__, exc)
         logger.debug("Node %s failed", name, exc_info=True)
-        message = user_message(name, exc, language, getattr(services.kb.index, "location", ""))
+        message = user_message(name, exc, getattr(services.kb.index, "location", ""))
     return Command(goto=END, update={"error": message, "failed_node": name,
                                      "warnings": services.reasoner.drain_warnings()})
 

@@ -181,7 +181,8 @@ def saved_values(checkpoint_path: Path, thread_id: str) -> dict:
 
 
 def list_sessions(checkpoint_path: Path) -> list[dict]:
-    """Saved sessions in a checkpoint file, newest first: thread id, question, phase, error."""
+    """Saved sessions in a checkpoint file, newest first: thread id, question, phase, error (a notice, or words
+    in a run saved before), language."""
     path = Path(checkpoint_path)
     if not path.is_file():
         return []
@@ -196,6 +197,7 @@ def list_sessions(checkpoint_path: Path) -> list[dict]:
             values = item.checkpoint.get("channel_values", {})
             latest[thread] = {"thread_id": thread, "query": values.get("query", ""),
                               "phase": values.get("phase", ""), "error": values.get("error", ""),
+                              "language": values.get("detected_language") or "de",
                               "updated_at": item.checkpoint.get("ts", "")}
         return sorted(latest.values(), key=lambda s: s["updated_at"], reverse=True)
     finally:

@@ -45,7 +45,7 @@ class TaskRound(TypedDict):
     new_chunks: int
     answered: bool
     missing: list[str]
-    reason: str
+    reason: str | dict  # the judge's words, or a notice (records.notice) when the search found nothing
 
 
 class TaskStats(TypedDict):
@@ -184,10 +184,10 @@ class AgentState(TypedDict, total=False):
     # run-wide
     phase: str
     reasoner: dict  # provider, model, reason
-    error: str
+    error: str | dict  # a notice (records.notice) the front ends word; words in a run saved before
     failed_node: str
-    warnings: Annotated[list[str], operator.add]
-    messages: Annotated[list[str], operator.add]
+    warnings: Annotated[list[str | dict], operator.add]  # notices, or a reasoner's own words
+    messages: Annotated[list[str | dict], operator.add]  # notices (progress for the reader)
 
 
 class ResearchInput(TypedDict, total=False):
@@ -200,8 +200,8 @@ class ResearchInput(TypedDict, total=False):
     db_path: str
     run_options: dict
     requested_language: str
-    warnings: Annotated[list[str], operator.add]
-    messages: Annotated[list[str], operator.add]
+    warnings: Annotated[list[str | dict], operator.add]  # notices, or a reasoner's own words
+    messages: Annotated[list[str | dict], operator.add]  # notices (progress for the reader)
 
 
 class ResearchOutput(TypedDict, total=False):
@@ -216,6 +216,6 @@ class ResearchOutput(TypedDict, total=False):
     task_summaries: Annotated[list[dict], operator.add]
     reference_edges: Annotated[list[dict], operator.add]
     detected_language: str
-    error: str
+    error: str | dict  # a notice (records.notice) the front ends word; words in a run saved before
     failed_node: str
-    warnings: Annotated[list[str], operator.add]
+    warnings: Annotated[list[str | dict], operator.add]  # notices, or a reasoner's own words

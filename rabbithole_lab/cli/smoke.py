@@ -42,6 +42,7 @@ def smoke_run(settings: Settings, kb_dir: Path, db_path: Path | None, question: 
     """Run `question` unattended over `kb_dir` with the configured model; raises SmokeUnavailable when no
     model answers (the extractive reasoner is not what a smoke run is for)."""
     from rabbithole_lab.agent.session import STEP_EVENT, ScriptedAnswers
+    from rabbithole_lab.messages.reasons import notice_text
     from rabbithole_lab.reasoning.dialogue_terms import SKIP_COMMAND
     from rabbithole_lab.usecase.research_case import Research
 
@@ -75,7 +76,7 @@ def smoke_run(settings: Settings, kb_dir: Path, db_path: Path | None, question: 
     meta = (status.report or {}).get("metadata", {})
     result.answer_status = meta.get("answer_status", "")
     result.invented_citations = list(meta.get("invented_citations", []))
-    result.warnings = list(meta.get("warnings", []))
+    result.warnings = [notice_text(warning, meta.get("language", "de")) for warning in meta.get("warnings", [])]
     return result
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rabbithole_lab.messages.catalogue import run_text, ui_text
+from rabbithole_lab.records import RESEARCH_SUMMARY
 
 
 def reason_text(key: str, values: Mapping | None, words: str, language: str) -> str:
@@ -18,6 +19,28 @@ def reason_text(key: str, values: Mapping | None, words: str, language: str) -> 
         return template.format(**(values or {}))
     except (KeyError, IndexError, ValueError):
         return words or key
+
+
+def notice_text(item: Mapping | str, language: str) -> str:
+    """A notice (records.notice: a key with its values, a value possibly a notice itself) in `language`; words
+    (a run saved before notices were keys, a model's or a reasoner's own words) as they are."""
+    if isinstance(item, str):
+        return item
+    values = {name: notice_text(value, language) if isinstance(value, Mapping) else value
+              for name, value in (item.get("values") or {}).items()}
+    if item.get("key") == RESEARCH_SUMMARY:
+        return research_summary(values, language)
+    return reason_text(item.get("key", ""), values, item.get("text", ""), language)
+
+
+def research_summary(anchor: Mapping, language: str) -> str:
+    """What will be researched, line by line: the question, then what was added, left out and named."""
+    said = run_text(language)
+    lines = [said["summary_question"].format(question=anchor.get("question", ""))]
+    for key in ("additions", "exclusions", "provisions"):
+        if anchor.get(key):
+            lines.append(said[f"summary_{key}"].format(items="; ".join(anchor[key])))
+    return "\n".join(lines)
 
 
 def edge_reason(edge: Mapping, language: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from rabbithole_lab.records import ChunkWithInfo, PreservedQuote, ToDoItem, VectorResult
+from rabbithole_lab.records import ChunkWithInfo, Notice, PreservedQuote, ToDoItem, VectorResult, notice_or_words
 from rabbithole_lab.schemas import (
     AnchorTerms,
     ExtractedReferenceList,
@@ -108,6 +108,12 @@ class ReasonerInfo:
     reason_values: dict = field(default_factory=dict)
     window_tokens: int | None = None  # the num_ctx every call is sized to (a model's reasoner only)
     context_tokens: int | None = None  # the model's own context length, as Ollama reported it
+
+    def reason_notice(self) -> Notice | str:
+        """Why this reasoner runs, for the reader (the catalogue's `reason_<key>`), else the English words."""
+        if not self.reason_key:
+            return self.reason
+        return notice_or_words(f"reason_{self.reason_key}", self.reason_values, self.reason)
 
 
 class Clarifier(Protocol):

@@ -17,7 +17,7 @@ from rabbithole_lab.evidence.citation_format import CITATION, quotation_of, show
 from rabbithole_lab.evidence.reference_edges import distinct_references, reference_label, unresolved_references
 from rabbithole_lab.evidence.sources import page_link
 from rabbithole_lab.messages.catalogue import dialogue_end, reasoner_reason, report_labels, run_text
-from rabbithole_lab.messages.reasons import edge_reason, reached_by
+from rabbithole_lab.messages.reasons import edge_reason, notice_text, reached_by
 from rabbithole_lab.records import FinalReport, LinkedSource
 
 _PIECES = re.compile(rf"\*\*[^*]+\*\*|{CITATION.pattern}")  # emphasis, or a citation (its document and page)
@@ -198,7 +198,7 @@ def run_counts(report: FinalReport) -> RunCounts:
                      followed=int(report.metadata.get("followed_references", 0) or 0))
 
 
-def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
+def _task_rows(tasks: list[dict], t: dict[str, str], language: str) -> list[TaskRow]:
     rows = []
     for number, task in enumerate(tasks, start=1):  # numbered 1..N, as in the workbench
         notes = []
@@ -208,7 +208,7 @@ def _task_rows(tasks: list[dict], t: dict[str, str]) -> list[TaskRow]:
             notes.append(f"{t['closed']}: {task['closed_reason']}")
         rounds = task.get("rounds", [])
         if len(rounds) > 1:
-            notes += [f"{t['round']} {r['iteration']}: {r.get('reason', '')}" for r in rounds]
+            notes += [f"{t['round']} {r['iteration']}: {notice_text(r.get('reason', ''), language)}" for r in rounds]
         if task.get("irrelevant_findings"):  # counted, not listed: a list of chunk names buried the summary
             notes.append(t["irrelevant"].format(count=len(task["irrelevant_findings"])))
         if task.get("in_answer"):  # the summary shows what the task adds; what the answer quotes is counted
@@ -295,13 +295,13 @@ def report_view(report: FinalReport, edges: list[dict], graph_file: str | None =
                     for e in unresolved_references(edges)],
         citations=numbered,
         chains=_chains(edges, language),
-        tasks=_task_rows(report.metadata.get("tasks", []), t),
+        tasks=_task_rows(report.metadata.get("tasks", []), t, language),
         run=[
             (t["reasoner"], reasoner),
             (t["hitl"], dialogue_end(report.metadata.get("hitl_termination_reason", ""), language)),
             (t["llm_calls"], str(report.metadata.get("llm_calls", 0))),
         ],
-        warnings=list(report.metadata.get("warnings", [])),
+        warnings=[notice_text(warning, language) for warning in report.metadata.get("warnings", [])],
         graph_file=graph_file,
         clarification=[(t[f"clarified_{kind}"], "; ".join(items))
                        for kind, items in (report.metadata.get("clarification") or {}).items() if items],

@@ -8,21 +8,18 @@ from collections.abc import Callable
 from functools import partial
 
 from rabbithole_lab.agent.services import Services
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.dialogue_terms import anchor_text
+from rabbithole_lab.records import RESEARCH_SUMMARY, Notice, notice
 from rabbithole_lab.schemas import AnchorTerms
 
 _TERM_KEYS = ("additions", "exclusions", "provisions")
 
 
-def research_summary(anchor: dict, language: str) -> str:
-    """What will be researched, line by line: the question, then what was added, left out and named."""
-    said = run_text(language)
-    lines = [said["summary_question"].format(question=anchor.get("original_query", ""))]
-    for key in _TERM_KEYS:
-        if anchor.get(key):
-            lines.append(said[f"summary_{key}"].format(items="; ".join(anchor[key])))
-    return "\n".join(lines)
+def anchor_notice(anchor: dict) -> Notice:
+    """What will be researched, for the reader (messages/reasons.py words it line by line): the question, then
+    what was added, left out and named."""
+    return notice(RESEARCH_SUMMARY, question=anchor.get("original_query", ""),
+                  **{key: list(anchor.get(key) or []) for key in _TERM_KEYS})
 
 
 def specific(terms: AnchorTerms, share: Callable[[str], float], max_share: float) -> AnchorTerms:
@@ -42,7 +39,7 @@ def researcher_terms(services: Services, question: str, conversation: list[dict]
                     services.settings.hitl.generic_term_share)
 
 
-def corrected(anchor: dict, correction: AnchorTerms, language: str) -> dict:
+def corrected(anchor: dict, correction: AnchorTerms) -> dict:
     """The anchor with a correction's terms: an added aspect or provision joins its list (and leaves the
     exclusions), an exclusion joins the exclusions (and leaves the additions)."""
     updated = {key: list(anchor.get(key) or []) for key in _TERM_KEYS}
@@ -56,5 +53,4 @@ def corrected(anchor: dict, correction: AnchorTerms, language: str) -> dict:
     updated["additions"] = [term for term in updated["additions"]
                             if term.lower() not in excluded or term.lower() in newly_added]
     terms = AnchorTerms(**updated)
-    result = anchor | terms.model_dump() | {"text": anchor_text(anchor.get("original_query", ""), terms)}
-    return result | {"summary": research_summary(result, language)}
+    return anchor | terms.model_dump() | {"text": anchor_text(anchor.get("original_query", ""), terms)}

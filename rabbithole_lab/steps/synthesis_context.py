@@ -9,7 +9,6 @@ from collections.abc import Callable, Mapping
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.evidence.findings import TIERS, tier_chunks
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.assemble import assemble
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.rabbithole.resolve import section_labels
@@ -80,14 +79,12 @@ def reference_chains(state: Mapping, context: dict[str, list[ChunkWithInfo]],
     # the same reference (same target, same document) pointed when it was followed
     located = {edge["target"]: list(zip(edge["to_docs"], edge["to_sections"], strict=False))
                for edge in edges if edge.get("to_docs") and edge.get("decision") != IN_TEXT}
-    # a run saved before reasons were keys holds the words
-    visited = {run_text(language)["already_visited"] for language in ("de", "en")}
     chains: dict[tuple[str, str, str], dict] = {}
     for edge in edges:
         citing = (edge.get("from_doc", ""), edge.get("from_section", ""))
         cited = [(doc, section) for doc, section in zip(edge.get("to_docs", []), edge.get("to_sections", []),
                                                         strict=False)]
-        if not cited and (edge.get("reason_key") == "already_visited" or edge.get("reason") in visited):
+        if not cited and edge.get("reason_key") == "already_visited":
             cited = located.get(edge["target"], [])
         if edge.get("decision") == "followed":
             if edge.get("from_chunk") not in ids or not ids & set(edge.get("to_chunks", [])):

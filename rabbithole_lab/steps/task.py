@@ -14,11 +14,10 @@ from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
 from rabbithole_lab.evidence.citation_format import cited_statements, quotation_of, strip_citations
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.engine import admit, ranking_below_cut
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.text import is_title_line
-from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, ToDoItem, VectorResult
+from rabbithole_lab.records import ChunkWithInfo, ReferenceEdge, ToDoItem, VectorResult, notice
 from rabbithole_lab.schemas import TaskSummary
 from rabbithole_lab.steps.plan_evidence import named_sections
 
@@ -217,7 +216,7 @@ class ResearchTask:
             hits_total += len(hits)
             if not hits:
                 rounds.append(TaskRound(iteration=iteration, queries=round_queries, new_chunks=0, answered=False,
-                                        missing=[], reason=run_text(self.language)["nothing_new"]))
+                                        missing=[], reason=notice("nothing_new")))
                 break
             trail = self.services.follower().run(hits, self.anchor, self.language, visited=self.visited,
                                                  progress=self.follow_progress, below_cut=self.below_cut)

@@ -12,6 +12,7 @@ from IPython.display import HTML
 
 from rabbithole_lab.evidence.sources import links_relative_to
 from rabbithole_lab.messages.catalogue import reasoner_reason, report_labels, ui_text
+from rabbithole_lab.messages.reasons import notice_text
 from rabbithole_lab.records import FinalReport
 from rabbithole_lab.report.view import run_counts
 from rabbithole_lab.support.shown_text import shorten
@@ -251,8 +252,8 @@ class ResultsPanel:
                if task.get("origin") == "added" else "")
             + (f"<br><i>{t['closed_early']}: {html.escape(task['closed_reason'])}</i>"
                if task.get("closed_reason") else "")
-            + (f"<br>{len(task['rounds'])} {t['rounds']}: " + "; ".join(html.escape(r.get("reason", ""))
-                                                                       for r in task["rounds"])
+            + (f"<br>{len(task['rounds'])} {t['rounds']}: " + "; ".join(
+                html.escape(notice_text(r.get("reason", ""), language)) for r in task["rounds"])
                if len(task.get("rounds", [])) > 1 else "")
             # what was off the question is counted, not listed (a list of 20 chunk names buried the summary)
             + (f"<br><i>{html.escape(t['irrelevant'].format(count=len(task['irrelevant_findings'])))}</i>"
@@ -260,7 +261,7 @@ class ResultsPanel:
             + (f"<br><i>{html.escape(t['in_answer'].format(count=task['in_answer']))}</i>"
                if task.get("in_answer") else "")
             + "</li>" for task in report.get("metadata", {}).get("tasks", [])) + "</ol>"
-        warnings = report.get("metadata", {}).get("warnings", [])
+        warnings = [notice_text(x, language) for x in report.get("metadata", {}).get("warnings", [])]
         self.warnings.value = (f"<h4>{t['warnings']}</h4><ul>" + "".join(f"<li>{html.escape(x)}</li>" for x in warnings)
                                + "</ul>") if warnings else ""
         self.widget.layout.display = "flex"

@@ -7,11 +7,14 @@
     status = research.resume(thread_id)                             # after a stop, a crash or an error
     status = research.run_unattended(question, answers=[...])       # every interrupt answered by script
 
-A front end keeps only its input and its display: it reads `RunStatus` and the run's state.
+A front end keeps only its input and its display: it reads `RunStatus` and the run's state. What the run tells
+its reader (progress lines, warnings, an error, the summary the plan's approval shows) the graph records as
+notices, catalogue keys with their values; the use case gives them to the front ends worded in the run's language.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,6 +31,7 @@ from rabbithole_lab.agent.session import (
     saved_values,
 )
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
+from rabbithole_lab.messages.reasons import notice_text
 from rabbithole_lab.project import sessions_file
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND
 from rabbithole_lab.settings import Settings
@@ -104,9 +108,10 @@ class Research:
     def __init__(self, services: Services, sessions_path: Path, on_progress: ProgressCallback | None = None):
         self.services = services
         self.sessions_path = Path(sessions_path)
-        self.on_progress = on_progress
+        self.on_progress = on_progress  # a front end's (progress events with their notices worded)
         self.session: ResearchSession | None = None
         self.run_facts: dict = {}  # kept in every run's state: the folders a run from another front end resumes on
+        self.language = "de"  # the active run's: its notices are worded in it
 
     @classmethod
     def open(cls, settings: Settings, kb_dir: Path, db_path: Path | None = None,
@@ -125,8 +130,23 @@ class Research:
     def _open_session(self, thread_id: str | None = None) -> ResearchSession:
         self.close()
         self.session = ResearchSession(self.services, self.sessions_path, thread_id=thread_id,
-                                       on_progress=self.on_progress)
+                                       on_progress=self._progress)
+        if thread_id:
+            self.language = self.session.state().get("detected_language") or "de"
         return self.session
+
+    def _progress(self, node: str, update: dict) -> None:
+        self.language = update.get("detected_language") or self.language
+        if self.on_progress:
+            self.on_progress(node, worded_update(update, self.language))
+
+    def _worded(self, status: RunStatus) -> RunStatus:
+        """The status with its error and its interrupt's notices in the run's language."""
+        self.language = status.state.get("detected_language") or self.language
+        interrupt = status.interrupt
+        if interrupt and isinstance(interrupt.get("research_summary"), dict):
+            interrupt = interrupt | {"research_summary": notice_text(interrupt["research_summary"], self.language)}
+        return dataclasses.replace(status, interrupt=interrupt, error=notice_text(status.error, self.language))
 
     def _active(self) -> ResearchSession:
         if self.session is None:
@@ -145,15 +165,16 @@ class Research:
         if language in ("de", "en"):
             extra["requested_language"] = language
         session = self._open_session(thread_id)
-        return session.start(question, collection, extra=extra or None)
+        self.language = language if language in ("de", "en") else "de"
+        return self._worded(session.start(question, collection, extra=extra or None))
 
     def answer(self, value: Any) -> RunStatus:
         """Answer the pending clarification question (text, or "/end")."""
-        return self._active().answer(value)
+        return self._worded(self._active().answer(value))
 
     def approve(self, decision: Any = "approve") -> RunStatus:
         """Approve the to-do list, or change it: {"removed_ids", "edited_items", "new_items"}."""
-        return self._active().answer(decision)
+        return self._worded(self._active().answer(decision))
 
     def stop(self) -> None:
         """Stop the active run at the next node boundary (the checkpoint keeps everything)."""
@@ -163,7 +184,7 @@ class Research:
     def resume(self, thread_id: str | None = None) -> RunStatus:
         """Continue a saved run (the active one when no id is given)."""
         session = self._open_session(thread_id) if thread_id else self._active()
-        return session.resume()
+        return self._worded(session.resume())
 
     def run_unattended(self, question: str, collection: str | None = None, answers: Sequence[str] = (),
                        todo_decision: Any = "approve", thread_id: str | None = None,
@@ -184,14 +205,18 @@ class Research:
             if not (question or "").strip():
                 raise ValueError("The question is empty.")
             first = self.start(question or "", collection, thread_id=thread_id, facts=facts)
-        return run_to_end(self._active(), first, answerer)
+        ended = run_to_end(self._active(), first, lambda interrupt: answerer(
+            self._worded(RunStatus("interrupt", interrupt)).interrupt))
+        return self._worded(ended)
 
     def _saved(self, thread_id: str) -> bool:
         return bool(saved_values(self.sessions_path, thread_id))
 
     # ---- facts ----------------------------------------------------------------------------------
     def sessions(self) -> list[dict]:
-        return list_sessions(self.sessions_path)
+        """Saved sessions, newest first, an error worded in the session's language."""
+        return [session | {"error": notice_text(session.get("error", ""), session["language"])}
+                for session in list_sessions(self.sessions_path)]
 
     def state(self) -> dict:
         return self.session.state() if self.session else {}
@@ -200,3 +225,14 @@ class Research:
         if self.session is not None:
             self.session.close()
             self.session = None
+
+
+def worded_update(update: dict, language: str) -> dict:
+    """A node's update with the notices it tells the reader (messages, warnings, an error) in `language`."""
+    worded = dict(update)
+    for key in ("messages", "warnings"):
+        if update.get(key):
+            worded[key] = [notice_text(item, language) for item in update[key]]
+    if update.get("error"):
+        worded["error"] = notice_text(update["error"], language)
+    return worded

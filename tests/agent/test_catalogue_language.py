@@ -8,7 +8,7 @@ import re
 import pytest
 
 from rabbithole_lab.messages import catalogue as messages
-from rabbithole_lab.messages.reasons import edge_reason
+from rabbithole_lab.messages.reasons import edge_reason, notice_text
 from rabbithole_lab.report.folder import write_report_folder
 from rabbithole_lab.usecase.research_case import Research
 from rabbithole_lab.viz.display import edge_table
@@ -61,12 +61,14 @@ def test_a_run_writes_only_its_own_languages_catalogue_text(extractive_services,
     paths = write_report_folder(state, tmp_path / "report")
     written = {
         "report.md": paths["report.md"].read_text(encoding="utf-8"),
-        "log": "\n".join([*state.get("messages", []), *state.get("warnings", [])]),
+        "log": "\n".join(notice_text(item, language)
+                          for item in [*state.get("messages", []), *state.get("warnings", [])]),
         "edge table": edge_table(state).to_html(),
         "skip reasons": "\n".join(edge_reason(edge, language) for edge in state["reference_edges"]),
     }
     assert state["reference_edges"], "the run followed no reference: the edge table shows nothing"
     # the run's records hold why as keys, no words: the front ends word them in the session's language
+    assert all(isinstance(item, dict) and item["key"] for item in state["messages"])
     assert all(edge["reason_key"] and not edge["reason"] for edge in state["reference_edges"])
     # the check is not vacuous: the run's own catalogue text is found by the same test
     own = only_in(language)
@@ -88,7 +90,36 @@ def test_the_session_line_gives_the_reasoners_reason_in_the_runs_language(settin
                                  "ollama_down", {"url": "http://127.0.0.1:9", "error": "refused"})
     seen: list[str] = []
     session = session_factory(Services(settings, demo_kb, reasoner, DEMO_KB),
-                              on_progress=lambda node, update: seen.extend(update.get("messages", []) or []))
+                              on_progress=lambda node, update: seen.extend(
+                                  notice_text(item, "de") for item in update.get("messages", []) or []))
     session.start(GERMAN_QUESTION)
     line = next(message for message in seen if message.startswith("Sprache: de"))
     assert "antwortet nicht" in line and "does not answer" not in line
+
+
+def test_the_use_case_gives_its_front_end_the_runs_notices_in_the_runs_language(extractive_services, tmp_path):
+    """The graph records notices (keys with values); what a front end receives from the use case, progress and
+    the plan's summary alike, is text in the session's language."""
+    shown: list[str] = []
+    summaries: list[str] = []
+
+    def answer(interrupt: dict):
+        if interrupt.get("type") == "todo_approval":
+            summaries.append(interrupt["research_summary"])
+            return "approve"
+        return "/end"
+
+    research = Research(extractive_services, tmp_path / "sessions.sqlite",
+                        on_progress=lambda node, update: shown.extend(
+                            [*update.get("messages", []), *update.get("warnings", [])]))
+    try:
+        status = research.run_with(answer, ENGLISH_QUESTION)
+    finally:
+        research.close()
+    assert status.kind == "done", status.error
+    assert all(isinstance(item, dict) for item in status.state["messages"])  # the record keeps keys
+    assert shown and all(isinstance(text, str) for text in shown)
+    assert summaries and summaries[0].startswith("To be researched: ")
+    german = only_in("de")
+    assert not [piece for piece in german for text in shown + summaries if piece in text]
+    assert any(piece in text for piece in only_in("en") for text in shown)

@@ -19,6 +19,7 @@ from rabbithole_lab.agent.session import (
 )
 from rabbithole_lab.evidence.findings import tier_entries
 from rabbithole_lab.kb.store.index import UnknownCollectionError
+from rabbithole_lab.messages.reasons import notice_text
 from rabbithole_lab.reasoning.llm.llm_reasoner import LLMReasoner
 from rabbithole_lab.settings import load_settings
 from tests.agent.conftest import GERMAN_QUESTION, SMALL_QUESTION_CONTEXT, fake_llm, services_with
@@ -160,7 +161,9 @@ def test_refused_ollama_gives_a_clear_error_and_a_resumable_checkpoint(demo_kb, 
     session = session_factory(services_with(demo_kb, down))
     status = session.start(GERMAN_QUESTION)
     assert status.kind == "error"
-    assert "nicht erreichbar" in status.error and "Sitzung fort" in status.error
+    assert status.error["key"] == "llm_unreachable" and "could not be reached" in status.error["values"]["error"]
+    worded = notice_text(status.error, "de")  # what the front ends show
+    assert "nicht erreichbar" in worded and "Sitzung fort" in worded
     assert status.state["failed_node"] == "hitl_generate_queries"
     assert status.state["detected_language"] == "de"  # what was done is kept
 

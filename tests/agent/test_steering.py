@@ -289,18 +289,20 @@ def test_a_provision_named_in_an_exclusion_is_left_out_whole_and_is_no_addition(
 
 
 def test_the_summary_says_what_will_be_researched_and_a_correction_moves_a_term_between_its_lists():
-    from rabbithole_lab.steps.query_anchor import corrected, research_summary
+    from rabbithole_lab.messages.reasons import notice_text
+    from rabbithole_lab.steps.query_anchor import anchor_notice, corrected
 
     anchor = {"original_query": "Welche Fristen gelten?", "additions": ["Altanlagen"], "exclusions": ["Kinder"],
               "provisions": [], "text": "Welche Fristen gelten? Altanlagen"}
-    assert research_summary(anchor, "de") == ("Recherchiert wird: Welche Fristen gelten?\nZusätzlich: Altanlagen\n"
-                                              "Ausgenommen: Kinder")
-    assert research_summary(anchor, "en").startswith("To be researched: Welche Fristen gelten?\nAlso: Altanlagen")
-    fixed = corrected(anchor, anchor_terms("Welche Fristen gelten?", ["ohne Altanlagen, auch § 7 AtG"], "de"), "de")
+    assert notice_text(anchor_notice(anchor), "de") == (
+        "Recherchiert wird: Welche Fristen gelten?\nZusätzlich: Altanlagen\nAusgenommen: Kinder")
+    assert notice_text(anchor_notice(anchor), "en").startswith(
+        "To be researched: Welche Fristen gelten?\nAlso: Altanlagen")
+    fixed = corrected(anchor, anchor_terms("Welche Fristen gelten?", ["ohne Altanlagen, auch § 7 AtG"], "de"))
     assert fixed["exclusions"] == ["Kinder", "Altanlagen"] and fixed["additions"] == []
     assert fixed["provisions"] == ["§ 7 AtG"] and fixed["text"] == "Welche Fristen gelten? § 7 AtG"
-    assert "Ausgenommen: Kinder; Altanlagen" in fixed["summary"]
-    back = corrected(fixed, anchor_terms("Welche Fristen gelten?", ["auch Kinder"], "de"), "de")
+    assert "Ausgenommen: Kinder; Altanlagen" in notice_text(anchor_notice(fixed), "de")
+    back = corrected(fixed, anchor_terms("Welche Fristen gelten?", ["auch Kinder"], "de"))
     assert back["exclusions"] == ["Altanlagen"] and back["additions"] == ["Kinder"]
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from rabbithole_lab.cli.main import main
 from rabbithole_lab.evidence.citation_format import citations_in
+from rabbithole_lab.messages.reasons import notice_text
 from rabbithole_lab.reasoning.llm.model_window import read_model_window
 from rabbithole_lab.settings import load_settings
 from tests.ollama_double import MODEL, OllamaDouble
@@ -169,7 +170,7 @@ def test_the_default_configuration_finishes_a_demo_run_on_a_server_answering_one
                      "--no-progress", "--no-hitl", "--out", str(tmp_path / "r")])
     assert code == 0, capsys.readouterr().err[-2000:]
     report = json.loads((tmp_path / "r" / "report.json").read_text(encoding="utf-8"))["report"]
-    warnings = " ".join(report["metadata"]["warnings"])
+    warnings = " ".join(notice_text(warning, "en") for warning in report["metadata"]["warnings"])
     assert "no complete answer" not in warnings and "could not be reached" not in warnings  # no timeout
     assert server.max_in_flight == 1 and server.truncated == []
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import pytest
 
 from rabbithole_lab.language import addresses_a_model
-from rabbithole_lab.messages.catalogue import reasoner_text
 from rabbithole_lab.prompts import QUOTED_OPEN, UNTRUSTED_NOTE
 from rabbithole_lab.reasoning.checks.quality import MODEL_TEXT_CEILING, lowered_for_model_text, quoted_model_text
 from rabbithole_lab.reasoning.llm.prompt_inputs import findings_text
@@ -76,10 +75,9 @@ def test_the_check_scores_an_answer_that_quotes_text_addressed_to_a_model_down(l
     bad = "„Die Gebühr beträgt stets null Euro für jede Prüfung.“ [Merkblatt.md, S. 1]"
     full = QualityAssessment(factual_accuracy=95, semantic_validity=90, structural_integrity=90,
                              citation_correctness=100, query_relevance=95)
-    issue = reasoner_text(language)["issue_model_text"]
     assert quoted_model_text(good, [HOSTILE, LAW]) == []
-    assert lowered_for_model_text(full, good, [HOSTILE, LAW], issue) == full
-    lowered = lowered_for_model_text(full, bad, [HOSTILE, LAW], issue)
+    assert lowered_for_model_text(full, good, [HOSTILE, LAW], language) == full
+    lowered = lowered_for_model_text(full, bad, [HOSTILE, LAW], language)
     assert quoted_model_text(bad, [HOSTILE, LAW]) == ["Merkblatt.md § 1"]
     assert lowered.factual_accuracy == lowered.query_relevance == MODEL_TEXT_CEILING
     assert lowered.overall_score < full.overall_score and any("Merkblatt.md § 1" in i for i in lowered.issues_found)

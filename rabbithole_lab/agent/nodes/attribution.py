@@ -16,9 +16,8 @@ from rabbithole_lab.evidence.findings import preserved_quotes
 from rabbithole_lab.evidence.pages import find_span
 from rabbithole_lab.evidence.reference_edges import followed_count
 from rabbithole_lab.evidence.sources import page_link, resolve_source_path
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.checks.quality import statements
-from rabbithole_lab.records import FinalReport, Finding, LinkedSource
+from rabbithole_lab.records import FinalReport, Finding, LinkedSource, notice
 from rabbithole_lab.steps.synthesis_context import context_sources, stored_synthesis_context
 from rabbithole_lab.steps.task import beyond_answer
 
@@ -186,7 +185,7 @@ def attribute_sources(state: AgentState, runtime: Runtime[Services]) -> dict:
             "invented_citations": invented,
             "addressed_to_model": addressed_to_model(state, services.kb_dir),
             "warnings": list(state.get("warnings", [])) + (
-                [run_text(language(state))["answer_uncited"]] if status == "uncited" else []),
+                [notice("answer_uncited")] if status == "uncited" else []),
             # how the views name a cited document and the section of each quotation ("[StrlSchV § 73, S. 56]")
             "document_names": services.kb.registry.display_names(doc for doc, _ in cited),
             "quote_sections": quote_sections,

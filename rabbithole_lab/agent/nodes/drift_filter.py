@@ -10,8 +10,8 @@ from rabbithole_lab.agent.nodes.node_common import anchor, concurrent_map, langu
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.evidence.findings import TIERS, as_chunk, tier_entries
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.rabbithole.relevance import Scored, filter_by_relevance
+from rabbithole_lab.records import notice
 from rabbithole_lab.steps.task import QUESTION_TASK_ID, reading_anchor
 
 DRIFT_WARNING_RATIO = 0.3
@@ -73,7 +73,7 @@ def validate_relevance(state: AgentState, runtime: Runtime[Services]) -> dict:
                      "section": entries[s.item]["section"], "page": entries[s.item]["page"], "score": s.score,
                      "reason": verdicts[s.item]["validation_reason"]} for s in drop]
     drift = round(len(removed) / total, 3) if total else 0.0
-    warnings = [run_text(lang)["drift"].format(share=drift)] if drift > DRIFT_WARNING_RATIO else []
+    warnings = [notice("drift", share=drift)] if drift > DRIFT_WARNING_RATIO else []
     findings = [entry | verdict_of.get(id(entry), {}) for entry in state.get("findings", [])]
     return {
         "findings": Overwrite(findings),

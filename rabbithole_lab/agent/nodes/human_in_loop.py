@@ -11,13 +11,12 @@ from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map, la
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, RetrievalRound, RetrievedPreview
 from rabbithole_lab.language.detection import question_language
-from rabbithole_lab.messages.catalogue import reasoner_reason, run_text
 from rabbithole_lab.rabbithole.tiers import classify_tier
 from rabbithole_lab.reasoning.dialogue_terms import END_COMMAND, SKIP_COMMAND, anchor_text
 from rabbithole_lab.reasoning.text import concepts as query_concepts
-from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult
+from rabbithole_lab.records import ChunkWithInfo, QueryAnalysis, VectorResult, notice
 from rabbithole_lab.schemas import RetrievalAnalysis
-from rabbithole_lab.steps.query_anchor import research_summary, researcher_terms
+from rabbithole_lab.steps.query_anchor import anchor_notice, researcher_terms
 from rabbithole_lab.support.shown_text import shorten
 
 logger = logging.getLogger(__name__)
@@ -51,8 +50,8 @@ def hitl_init(state: AgentState, runtime: Runtime[Services]) -> dict:
         "phase": "hitl",
         "reasoner": {"provider": reasoner.info.provider, "model": reasoner.info.model, "reason": reasoner.info.reason,
                      "reason_key": reasoner.info.reason_key, "reason_values": reasoner.info.reason_values},
-        "messages": [run_text(lang)["session_line"].format(  # the reason in the run's language too
-            language=lang, provider=reasoner.info.provider, reason=reasoner_reason(vars(reasoner.info), lang))],
+        "messages": [notice("session_line", language=lang, provider=reasoner.info.provider,
+                            reason=reasoner.info.reason_notice())],
     }
 
 
@@ -132,9 +131,8 @@ def hitl_analyze_retrieval(state: AgentState, runtime: Runtime[Services]) -> dic
     dedup = state["retrieval_dedup_ratios"][-1] if state.get("retrieval_dedup_ratios") else 0.0
     if converged(runtime.context.settings, analysis.coverage_score, dedup, len(gaps)):
         # the rule the panel states ends the dialogue here, before another round of questions is asked
-        said = run_text(language(state))
         update |= {"hitl_termination_reason": "convergence",
-                   "messages": [said["hitl_ended"].format(reason=said["hitl_convergence"])]}
+                   "messages": [notice("hitl_ended", reason=notice("hitl_convergence"))]}
     return update
 
 
@@ -207,8 +205,7 @@ def hitl_process_response(state: AgentState, runtime: Runtime[Services]) -> dict
             update["hitl_iteration"] = iteration
     update["hitl_termination_reason"] = reason
     if reason:
-        said = run_text(language(state))
-        update["messages"] = [said["hitl_ended"].format(reason=said[f"hitl_{reason}"])]
+        update["messages"] = [notice("hitl_ended", reason=notice(f"hitl_{reason}"))]
     return update
 
 
@@ -225,7 +222,6 @@ def hitl_finalize(state: AgentState, runtime: Runtime[Services]) -> dict:
     query_anchor = {"original_query": query, "detected_language": lang, "key_concepts": concepts,
                     "entities": state.get("entities", []), "scope": state.get("scope", ""),
                     "hitl_refinements": refinements, **terms.model_dump(), "text": anchor_text(query, terms)}
-    query_anchor["summary"] = research_summary(query_anchor, lang)
     analysis = QueryAnalysis(original_query=query, key_concepts=concepts, entities=state.get("entities", []),
                              scope=state.get("scope", ""), hitl_refinements=refinements,
                              clarification_needed=False, detected_language=lang)
@@ -248,7 +244,7 @@ def hitl_finalize(state: AgentState, runtime: Runtime[Services]) -> dict:
         "findings": [t for t in tertiary if t["extracted_info"]],
         "seen_chunks": [],  # HITL chunks may still become primary in a task
         "phase": "planning",
-        "messages": [query_anchor["summary"]],
+        "messages": [anchor_notice(query_anchor)],
     }
 
 

@@ -11,11 +11,10 @@ from rabbithole_lab.agent.nodes.node_common import anchor, chunk_key, language
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState, TaskChange, TodoChange
 from rabbithole_lab.evidence.findings import context_entries
-from rabbithole_lab.messages.catalogue import run_text
 from rabbithole_lab.reasoning.text import contains_concept, stems
-from rabbithole_lab.records import ToDoItem, ToDoList, VectorResult
+from rabbithole_lab.records import Notice, ToDoItem, ToDoList, VectorResult, notice
 from rabbithole_lab.steps.plan_evidence import adds_to, found_provisions, question_context_keys
-from rabbithole_lab.steps.query_anchor import corrected, researcher_terms
+from rabbithole_lab.steps.query_anchor import anchor_notice, corrected, researcher_terms
 from rabbithole_lab.steps.task import QUESTION_TASK_ID
 
 logger = logging.getLogger(__name__)
@@ -24,14 +23,13 @@ MIN_INITIAL_TASKS = 3
 MAX_INITIAL_TASKS = 5
 
 
-def apply_todo_decision(todo: ToDoList, decision, language: str = "de") -> tuple[ToDoList, list[str]]:
-    """Apply approve / removed_ids / edited_items / new_items and renumber; returns warnings.
+def apply_todo_decision(todo: ToDoList, decision) -> tuple[ToDoList, list[Notice]]:
+    """Apply approve / removed_ids / edited_items / new_items and renumber; returns warnings (notices).
 
     `decision` is "approve" (or True/None), or a dict with any of those keys; new items may be
     strings or {"task", "context"} dicts, edited items {"id", "task", "context"?}.
     """
-    warnings: list[str] = []
-    said = run_text(language)
+    warnings: list[Notice] = []
     result = todo.model_copy(deep=True)
     if not isinstance(decision, dict):
         if decision in (None, True, "approve", "approved", "ok", ""):
@@ -41,12 +39,12 @@ def apply_todo_decision(todo: ToDoList, decision, language: str = "de") -> tuple
     removed = {int(i) for i in decision.get("removed_ids", [])}
     unknown = removed - {item.id for item in result.items}
     if unknown:
-        warnings.append(said["todo_unknown_remove"].format(ids=", ".join(map(str, sorted(unknown)))))
+        warnings.append(notice("todo_unknown_remove", ids=", ".join(map(str, sorted(unknown)))))
     result.items = [item for item in result.items if item.id not in removed]
     for edit in decision.get("edited_items", []):
         target = next((item for item in result.items if item.id == int(edit["id"])), None)
         if target is None:
-            warnings.append(said["todo_unknown_edit"].format(id=edit["id"]))
+            warnings.append(notice("todo_unknown_edit", id=edit["id"]))
             continue
         if str(edit.get("task", "")).strip():
             target.task = str(edit["task"]).strip()
@@ -58,7 +56,7 @@ def apply_todo_decision(todo: ToDoList, decision, language: str = "de") -> tuple
         if not str(task).strip():
             continue
         if len(result.items) >= result.max_items:
-            warnings.append(said["todo_full"].format(max_items=result.max_items, task=task))
+            warnings.append(notice("todo_full", max_items=result.max_items, task=task))
             continue
         result.add_task(str(task).strip(), str(context)).origin = "user"
     result.renumber()
@@ -81,18 +79,17 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     plan = services.reasoner.generate_todo(state["query"], state.get("hitl_context_summary", ""),
                                            state.get("research_queries", []), state.get("key_concepts", []), lang,
                                            count, found=tuple(found))
-    said = run_text(lang)
     todo = ToDoList(max_items=settings.todo.max_items)
-    todo.items.append(ToDoItem(id=0, task=state["query"], context=said["original_question"]))
+    todo.items.append(ToDoItem(id=0, task=state["query"], context_key="original_question"))
     seen = {state["query"].lower()}
-    tasks = [(t.task, t.context, True, t.focus, t.kinds) for t in plan.tasks]
+    tasks = [(t.task, t.context, "", True, t.focus, t.kinds) for t in plan.tasks]
     # the dialogue's search strings only fill a plan short of the minimum: as tasks they repeat the question's
     # words, and are proposed only where they find something new
-    tasks += [(q, said["dialogue_query"], False, "", []) for q in state.get("research_queries", [])]
+    tasks += [(q, "", "dialogue_query", False, "", []) for q in state.get("research_queries", [])]
     known = question_context_keys(services, question_anchor, collection)
     concepts = state.get("key_concepts", [])
     planned = repeating = 0
-    for task, context, proposed, focus, kinds in tasks:
+    for task, context, context_key, proposed, focus, kinds in tasks:
         if planned >= count - 1 or len(todo.items) >= todo.max_items:
             break
         if not proposed and len(todo.items) >= MIN_INITIAL_TASKS:
@@ -103,11 +100,11 @@ def generate_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
         if not adds_to(services, task, concepts, known, question_anchor, lang, collection):
             repeating += proposed
             continue
-        todo.add_task(task.strip(), context, focus=focus, kinds=kinds)
+        todo.add_task(task.strip(), context, focus=focus, kinds=kinds).context_key = context_key
         planned += 1
     update = {"todo_list": todo.model_dump(), "phase": "todo_approval"}
     if repeating:
-        update["messages"] = [said["plan_repeats"].format(count=repeating)]
+        update["messages"] = [notice("plan_repeats", count=repeating)]
     return update
 
 
@@ -117,16 +114,16 @@ def hitl_approve_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     decision = interrupt({"type": "todo_approval", "todo_list": state["todo_list"], "language": language(state),
                           "max_items": settings.todo.max_items,
                           # what the clarification settled, which the researcher can correct with the plan
-                          "research_summary": anchor_record.get("summary", "")})
+                          "research_summary": anchor_notice(anchor_record) if anchor_record else ""})
     return {"todo_decision": decision if isinstance(decision, dict) else {}}  # {} = approve as is
 
 
 def process_hitl_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     todo = ToDoList.model_validate(state["todo_list"])
     decision = state.get("todo_decision") or {}
-    todo, warnings = apply_todo_decision(todo, decision, language(state))
+    todo, warnings = apply_todo_decision(todo, decision)
     if not todo.items:
-        warnings.append(run_text(language(state))["all_removed"])
+        warnings.append(notice("all_removed"))
         todo.items.append(ToDoItem(id=0, task=state["query"]))
     first = todo.get_next_task()
     update = {"todo_list": todo.model_dump(), "todo_approved": True, "phase": "research",
@@ -136,9 +133,9 @@ def process_hitl_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
         lang = language(state)
         terms = researcher_terms(runtime.context, state["query"], [{"role": "user", "content": correction}], lang,
                                  state.get("collection"))
-        anchor_record = corrected(state.get("query_anchor") or {"original_query": state["query"]}, terms, lang)
+        anchor_record = corrected(state.get("query_anchor") or {"original_query": state["query"]}, terms)
         update |= {"query_anchor": anchor_record,
-                   "messages": [run_text(lang)["summary_corrected"].format(summary=anchor_record["summary"])]}
+                   "messages": [notice("summary_corrected", summary=anchor_notice(anchor_record))]}
     return update
 
 
@@ -204,9 +201,8 @@ def adapt_todo(state: AgentState, runtime: Runtime[Services]) -> dict:
     if not closed and not added:
         return {}
     next_task = todo.get_next_task()
-    said = run_text(language(state))
-    messages = [said["task_added"].format(task=a["task"], reason=a["reason"]) for a in added]
-    messages += [said["task_closed"].format(task=c["task"], reason=c["reason"]) for c in closed]
+    messages = [notice("task_added", task=a["task"], reason=a["reason"]) for a in added]
+    messages += [notice("task_closed", task=c["task"], reason=c["reason"]) for c in closed]
     return {"todo_list": todo.model_dump(), "current_task_id": next_task.id if next_task else None,
             "todo_changes": [TodoChange(after_task=last["task_id"], added=added, closed=closed)],
             "messages": messages}

@@ -9,8 +9,7 @@ from langgraph.runtime import Runtime
 from rabbithole_lab.agent.nodes.node_common import anchor, exclusions, language, step_reporter
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
-from rabbithole_lab.messages.catalogue import run_text
-from rabbithole_lab.records import ToDoList
+from rabbithole_lab.records import ToDoList, notice
 from rabbithole_lab.steps.task import ResearchTask
 
 logger = logging.getLogger(__name__)
@@ -22,10 +21,9 @@ def execute_task(state: AgentState, runtime: Runtime[Services]) -> dict:
     if task is None:
         return {"current_task_id": None}
     lang = language(state)
-    said = run_text(lang)
     number, total = todo.run_position(task)
-    progress = said["task_progress"].format(n=number, total=total, task=task.task)
-    logger.debug(progress)
+    progress = notice("task_progress", n=number, total=total, task=task.task)
+    logger.debug("Task %d of %d: %s", number, total, task.task)
     seen_before = set(state.get("seen_chunks", []))
     # a task the researcher wrote reads every passage its own search finds, also those another task read:
     # its finding is its own (the others' passages stay unread a second time)
@@ -46,6 +44,5 @@ def execute_task(state: AgentState, runtime: Runtime[Services]) -> dict:
         "visited_refs": sorted(outcome.visited),
         "seen_chunks": sorted(seen_before | outcome.seen),
         "task_stats": [outcome.stats],
-        "messages": [progress, *[said["round_line"].format(n=r["iteration"], reason=r["reason"])
-                                 for r in outcome.rounds]],
+        "messages": [progress, *[notice("round_line", n=r["iteration"], reason=r["reason"]) for r in outcome.rounds]],
     }

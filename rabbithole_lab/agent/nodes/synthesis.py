@@ -8,13 +8,12 @@ from rabbithole_lab.agent.nodes.node_common import anchor, asked_parts, exclusio
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import AgentState
 from rabbithole_lab.evidence.findings import TIERS, finding_tasks, preserved_quotes
-from rabbithole_lab.evidence.reference_edges import mark_unresolved
-from rabbithole_lab.messages.catalogue import reasoner_text, run_text
-from rabbithole_lab.messages.reasons import edge_reason
 from rabbithole_lab.reasoning.base import AnswerTask, AskedFor, SynthesisInput
+from rabbithole_lab.reasoning.checks.answer_notes import nothing_found, with_unresolved_notes
 from rabbithole_lab.reasoning.checks.claim_check import checked_answer
 from rabbithole_lab.reasoning.checks.quality import lowered_for_model_text
-from rabbithole_lab.schemas import QualityAssessment, SynthesisOutput
+from rabbithole_lab.records import notice
+from rabbithole_lab.schemas import QualityAssessment
 from rabbithole_lab.steps.synthesis_context import (
     build_synthesis_context,
     context_sources,
@@ -60,15 +59,13 @@ def synthesize(state: AgentState, runtime: Runtime[Services]) -> dict:
     if request.all_chunks():
         output = runtime.context.reasoner.synthesize(request)
     else:  # nothing was found: said so, with its reason, and no model is asked to write from nothing
-        nothing = reasoner_text(request.language)["no_answer"].format(anchor=request.question or request.anchor)
-        output = SynthesisOutput(answer=nothing, nothing_found=nothing)
+        output = nothing_found(request)
     # a claim whose citation or quotation is not in what was retrieved is removed and named
     checked = checked_answer(output.answer, request.all_chunks())
     if checked.invented:
         output = output.model_copy(update={"answer": checked.answer, "invented_citations": checked.invented})
     # a quoted passage's reference to a section its law does not have is said where the quote stands
-    marked = mark_unresolved(output.answer, state.get("reference_edges", []),
-                             lambda edge: edge_reason(edge, request.language))
+    marked = with_unresolved_notes(output.answer, state.get("reference_edges", []), request.language)
     if marked != output.answer:
         output = output.model_copy(update={"answer": marked})
     stored = {tier: [chunk.model_dump() for chunk in getattr(request, tier)] for tier in TIERS}
@@ -85,8 +82,7 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
                      verdict=state["synthesis"].get("verdict") or {})
     assessment = runtime.context.reasoner.assess_quality(anchor(state), state["synthesis"]["answer"], sources,
                                                          language(state), asked=asked)
-    assessment = lowered_for_model_text(assessment, state["synthesis"]["answer"], sources,
-                                        reasoner_text(language(state))["issue_model_text"])
+    assessment = lowered_for_model_text(assessment, state["synthesis"]["answer"], sources, language(state))
     record = assessment.model_dump() | {"passes": assessment.passes(settings.quality.threshold),
                                         "reflection": state.get("reflection_count", 0)}
     return {"quality_assessment": record, "quality_history": [record]}
@@ -94,12 +90,11 @@ def quality_check(state: AgentState, runtime: Runtime[Services]) -> dict:
 
 def remediate(state: AgentState, runtime: Runtime[Services]) -> dict:
     settings = runtime.context.settings
-    said = run_text(language(state))
     assessment = QualityAssessment.model_validate(
         {k: v for k, v in state["quality_assessment"].items() if k not in ("passes", "reflection", "overall_score")})
     decision = runtime.context.reasoner.decide_remediation(anchor(state), assessment, settings.quality.threshold,
                                                            language(state))
     return {"reflection_count": state.get("reflection_count", 0) + 1,
             "remediation_instructions": decision.instructions if decision.retry else "",
-            "messages": [said["remediation_line"].format(instructions=decision.instructions) if decision.retry
-                         else said["remediation_none"]]}
+            "messages": [notice("remediation_line", instructions=decision.instructions) if decision.retry
+                         else notice("remediation_none")]}

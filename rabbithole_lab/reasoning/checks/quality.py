@@ -16,6 +16,7 @@ from pathlib import Path
 from rabbithole_lab.evidence.citation_format import CITATION, citations_in, quotation_of, strip_citations
 from rabbithole_lab.evidence.pages import find_span, page_at
 from rabbithole_lab.evidence.reference_edges import READER_NOTE
+from rabbithole_lab.messages.catalogue import reasoner_text
 from rabbithole_lab.reasoning.extractive.writer.answer import Provision
 from rabbithole_lab.reasoning.text import is_list_item
 from rabbithole_lab.records import ChunkWithInfo
@@ -116,17 +117,18 @@ def quoted_model_text(answer: str, sources: list[ChunkWithInfo]) -> list[str]:
     return found
 
 
-def lowered_for_model_text(assessment, answer: str, sources: list[ChunkWithInfo], issue: str):
+def lowered_for_model_text(assessment, answer: str, sources: list[ChunkWithInfo], language: str):
     """The assessment of an answer that quotes text addressed to a model, its factual accuracy and relevance
     capped (`MODEL_TEXT_CEILING`) with the issue named; whichever reasoner judged it, for a model may quote
-    what the extractive writer never does."""
+    what the extractive writer never does. The issue is said in `language`."""
     found = quoted_model_text(answer, sources)
     if not found:
         return assessment
     return assessment.model_copy(update={
         "factual_accuracy": min(assessment.factual_accuracy, MODEL_TEXT_CEILING),
         "query_relevance": min(assessment.query_relevance, MODEL_TEXT_CEILING),
-        "issues_found": [*assessment.issues_found, issue.format(where=", ".join(found))]})
+        "issues_found": [*assessment.issues_found,
+                         reasoner_text(language)["issue_model_text"].format(where=", ".join(found))]})
 
 
 def label(doc: str, section: str) -> str:
