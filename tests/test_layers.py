@@ -111,6 +111,14 @@ def test_the_knowledge_base_imports_nothing_above_it():
     assert not upward, sorted(upward)
 
 
+def test_the_language_profiles_import_nothing_above_them():
+    """Each language's words, patterns and citation grammar stand below every layer that reads them: they import
+    only each other and the shared records."""
+    upward = broken(import_edges(PACKAGE), lambda module, target: module.startswith("language") and target.split(
+        ".")[0] in {path.stem for path in PACKAGE.iterdir()} - {"language", "records"})
+    assert not upward, sorted(upward)
+
+
 def test_the_rule_engines_do_not_import_each_other():
     """The reference follower judges with what the reasoner gives it; the LLM adapter never runs extractive rules
     and meets the follower only through the gate's contract in records.py."""

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from rabbithole_lab.kb.ingest.sections import canonical_section, parent_keys, passage_body, section_key
-from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT, shown_rule_name
+from rabbithole_lab.language.citations_en import NAMED_RULE_UNIT, shown_rule_name
 from rabbithole_lab.rabbithole.resolve import MAX_SECTIONS_PER_REFERENCE, section_labels
 from rabbithole_lab.records import DetectedReference
 

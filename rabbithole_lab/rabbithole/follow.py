@@ -16,9 +16,9 @@ import logging
 from collections.abc import Callable
 
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase, result_of
+from rabbithole_lab.language.citations_de import opens_paragraph
 from rabbithole_lab.rabbithole.backlinks import seed_keys, shown_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, Trail
-from rabbithole_lab.rabbithole.citation_grammar import opens_paragraph
 from rabbithole_lab.rabbithole.citation_index import CLOSEST_INDEXED_CITERS, CitationIndex
 from rabbithole_lab.rabbithole.collect import (
     Detect,

@@ -25,9 +25,8 @@ from rabbithole_lab.kb.ingest.sections import (
     section_key,
 )
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
-from rabbithole_lab.rabbithole.citation_grammar import MAX_RANGE_EXPANSION
-from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT, name_variants
-from rabbithole_lab.rabbithole.references import unit_kind
+from rabbithole_lab.language.citations_en import NAMED_RULE_UNIT, name_variants, unit_kind
+from rabbithole_lab.language.section_units import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
 
 logger = logging.getLogger(__name__)

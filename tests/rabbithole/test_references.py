@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from rabbithole_lab.cli.main import main as cli_main
 from rabbithole_lab.kb.ingest.sections import shows_name
 from rabbithole_lab.kb.store.registry import DocumentRegistry, RegistryEntry
-from rabbithole_lab.rabbithole.english_grammar import NAMED_RULE_UNIT
+from rabbithole_lab.language.citations_en import NAMED_RULE_UNIT
 from rabbithole_lab.rabbithole.reference_merge import detect_references, merge_hybrid
 from rabbithole_lab.rabbithole.references import detect_references_regex, is_own_label, overlaps
 from rabbithole_lab.rabbithole.resolve import ReferenceResolver

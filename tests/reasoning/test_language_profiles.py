@@ -64,13 +64,6 @@ def test_an_english_exclusion_applies_to_german_text_word_by_word():
 _ALTERNATION = re.compile(r"(?<![\\\w])([a-zäöüß]{2,})\|([a-zäöüß]{2,})(?![\w])")
 # alternations of a format's or a program's words, not of a language
 _NOT_LANGUAGE = {"pdf", "md", "txt", "auto", "ollama", "link", "script"}
-# modules that still hold a language's words in their patterns: the citation grammars, which issue 71 item 3 makes
-# each language's plug-in; the list may only shrink
-STILL_HOLDING_WORDS = frozenset({
-    "rabbithole/citation_grammar.py", "rabbithole/english_grammar.py", "rabbithole/references.py",
-})
-
-
 def modules_with_word_alternations(package: Path) -> set[str]:
     """Modules outside language/ whose string literals hold an alternation of two or more words ("und|oder")."""
     found = set()
@@ -87,10 +80,10 @@ def modules_with_word_alternations(package: Path) -> set[str]:
 
 
 def test_words_of_a_language_live_in_its_profile():
+    """Every alternation of a language's words is in language/: its word lists, the patterns built from them, and
+    each language's citation grammar (citations_de.py, citations_en.py)."""
     holding = modules_with_word_alternations(Path(language.__file__).parents[1])
-    assert holding <= STILL_HOLDING_WORDS, sorted(holding - STILL_HOLDING_WORDS)
-    stale = sorted(STILL_HOLDING_WORDS - holding)
-    assert not stale, f"no longer holding words, take them off the list: {stale}"
+    assert not holding, sorted(holding)
 
 
 def test_the_word_check_sees_an_alternation(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from rabbithole_lab.language import patterns
+from rabbithole_lab.language.section_units import is_roman_item, normal_unit
 
 # "§ 78 Grenzwerte ...", "§§ 8 und 9 (weggefallen)", "Art. 3 ...", "Artikel 3", "Anlage 4 (zu § 8)"
 _LEGAL_HEADING = re.compile(
@@ -42,19 +43,8 @@ def shows_name(chunk_text: str, name: str) -> bool:
     return re.match(rf"\s*{re.escape(name)}\s*:", passage_body(chunk_text)) is not None
 
 
-# The one normaliser of section labels: headings at ingestion, references, lookups and BM25 tokens
-# all name a section the same way ("§ 78", "Art. 3", "Anlage 4", "Anhang II").
-_UNITS = {"art": "Art.", "artikel": "Art.", "artikeln": "Art.", "artt": "Art.", "anlage": "Anlage", "anlagen": "Anlage",
-          "anhang": "Anhang", "anh": "Anhang"}
+# the one normaliser of a section's unit is language/section_units.py's
 _LABEL = re.compile(r"(§§?|Art\.|Artikel|Anlage)\s*(\d+(?:\s?[a-z](?![a-zäöüß]))?)", re.IGNORECASE)
-
-
-def normal_unit(unit: str) -> str:
-    """'§§' -> '§'; 'Artikel' / 'Artt.' -> 'Art.'; 'Anlagen' -> 'Anlage'; 'Anh.' -> 'Anhang'."""
-    key = unit.strip().lower().rstrip(".")
-    if key.startswith("§"):
-        return "§"
-    return _UNITS.get(key, unit.strip().title())
 
 
 def normalise_section(unit: str, number: str) -> str:
@@ -200,17 +190,6 @@ def parent_keys(key: str) -> list[str]:
 # number ("2.25") or the chapter's ("chapter1"), so "Table 1" and "Chapter 2 (d)" are read from the path.
 _PATH_BLOCK = re.compile(r"^(?:(?P<unit>Chapter|Table|Box|Figure|Annex|Appendix)\s+(?P<num>\d{1,3}[A-Z]?|[IVX]{1,5})"
                          r"(?![\w.])|\((?P<item>[ivx]{1,5}|[a-z])\)\s)")
-ROMAN_ITEMS = frozenset({"i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x", "xi", "xii", "xiii", "xiv",
-                         "xv"})
-
-
-def is_roman_item(item: str, previous_letter: str) -> bool:
-    """An item label ("vi", "d") is a Roman numeral, not a letter: "i", "v" and "x" right after the letter
-    before them ("(h) … (i)") are letters."""
-    after_letter = len(item) == 1 and bool(previous_letter) and ord(item) == ord(previous_letter) + 1
-    return item in ROMAN_ITEMS and not after_letter
-
-
 def heading_path(label: str) -> list[str]:
     """The heading path of a section label: '2.25 (Chapter 2 Key … > (d) Timelines)' -> ['Chapter 2 Key …',
     '(d) Timelines'], '1.1 (Appendix 1 > References …)' -> ['Appendix 1', 'References …']; a label that is a

@@ -20,7 +20,7 @@ from pathlib import Path
 from rabbithole_lab.evidence.pages import quote_pages
 from rabbithole_lab.kb.ingest.sections import BIBLIOGRAPHY_LABEL
 from rabbithole_lab.language import addresses_a_model
-from rabbithole_lab.rabbithole.citation_grammar import PARAGRAPH_MARK, paragraph_marks
+from rabbithole_lab.language.citations_de import PARAGRAPH_MARK, paragraph_marks
 from rabbithole_lab.reasoning.passages import joined_passages
 from rabbithole_lab.reasoning.text import named_rows, passage_rows, points_back
 from rabbithole_lab.records import TIER_WEIGHTS, ChunkWithInfo

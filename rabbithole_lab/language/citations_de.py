@@ -7,8 +7,8 @@
     Anlage 4 Teil B                                       -> (containing document), ["Anlage 4"]
 
 A chain without a book points into the document the text comes from (`doc`). `legal_references` is the
-entry; the other kinds of reference (English sections, EU acts, standards, citations, URLs) are in
-references.py.
+entry; English sections are read by citations_en.py, the other kinds of reference (EU acts named without a
+chain, standards, citations, URLs) by rabbithole/references.py.
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rabbithole_lab.kb.ingest.sections import normal_unit
+from rabbithole_lab.language.section_units import expand_range, normal_unit
 from rabbithole_lab.records import DetectedReference
-
-MAX_RANGE_EXPANSION = 30
 
 # ---- building blocks ---------------------------------------------------------------------
 _UNIT = re.compile(
@@ -135,16 +133,6 @@ class _Chain:
 
 def _clean_number(number: str) -> str:
     return re.sub(r"\s+", "", number)
-
-
-def expand_range(first: str, last: str) -> list[str]:
-    """"184" to "187" and "4.13.5" to "4.13.7" expand (same prefix, last part numeric); others stay ends."""
-    prefix, _, low = first.rpartition(".")
-    last_prefix, _, high = last.rpartition(".")
-    if (prefix == last_prefix and low.isdigit() and high.isdigit()
-            and 0 < int(high) - int(low) <= MAX_RANGE_EXPANSION):
-        return [f"{prefix}.{n}" if prefix else str(n) for n in range(int(low), int(high) + 1)]
-    return [first, last]
 
 
 _TITLED_ACT = re.compile(

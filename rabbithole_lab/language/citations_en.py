@@ -1,11 +1,13 @@
-"""The English regulatory citation forms that name no unit word: a peer of the German chain grammar.
+"""The English citation grammar, a peer of the German chain grammar (citations_de.py): section references with a
+unit word ("see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR", `english_section_references`), and the
+regulatory forms that name no unit word (`english_rulebook_references`).
 
 Rulebooks and supervisory statements cite their own numbered paragraphs bare, a rule of another part by the
 part's name, and footnotes by a marker:
 
     A firm must keep its identification pursuant to 4.1 up-to-date.      -> rule 4.1 (this document)
     the notice referred to in 2.49 above                                  -> rule 2.49
-    paragraphs 4.24A - 4.25Z and 4.25AE                                   -> (a unit word: references.py)
+    paragraphs 4.24A - 4.25Z and 4.25AE                                   -> (a unit word: below)
     as per Matching Adjustment 4.16 for assets                           -> rule 4.16 of "Matching Adjustment"
     likely not be prepared to host such a branch. 53 In the case of …    -> footnote 53 (this document)
 
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.kb.ingest.sections import is_roman_item
+from rabbithole_lab.language.section_units import expand_range, is_roman_item
 from rabbithole_lab.records import DetectedReference
 
 # a rule number as rulebooks print it: 4.1, 2.49, 4.25AE, 3.7C, 8A.1, 3A2.3, 2.4(1), 15.3(2)(a)
@@ -295,3 +297,96 @@ def english_rulebook_references(text: str, doc: str | None) -> list[DetectedRefe
     return [*rule_name_references(text, doc), *named_rule_references(text), *bare_rule_references(text, doc),
             *footnote_markers(text, doc),
             *document_codes(text), *chapter_heading_references(text, doc), *titled_chapter_references(text, doc)]
+
+
+# English section references: "see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR", "Chapter 3".
+_EN_UNIT = (
+    r"(?P<unit>[Ss]ections?|[Ss]ec\.|[Rr]ules?|[Pp]aragraphs?|[Cc]hapters?|[Pp]arts?|[Aa]rticles?|"
+    r"[Aa]ppendi(?:x|ces)|[Aa]nnex(?:es)?|[Ss]chedules?|[Cc]lauses?|[Tt]ables?|[Ff]ootnotes?|Titles?)"
+)
+_EN_UNIT_WORD = _EN_UNIT.replace("?P<unit>", "?:")
+# a bare sub-part "(b)" continues a list ("section 51(3)(b) and (c)"); "(PRU)" after "Rules" is an abbreviation
+_EN_SUB = r"\((?:\d{1,3}[a-z]?|[a-z]{1,4}|[A-Z])\)"
+# "4.1", "277a(1)", "4.25AE", "8A.1", "A4" (a section of a chapter), "II" (a title), "(b)"
+_EN_NUM = (rf"(?:\d+(?:\.\d+)*\.?(?:\(\w{{1,4}}\))*|{RULE_NUMBER}|\d+[a-zA-Z]{{0,2}}\.?(?:\(\w{{1,4}}\))*|"
+           rf"{_EN_SUB}(?:{_EN_SUB})*|[A-Z]\d+(?:\.\d+)*|[IVX]{{1,5}}\.?|[A-Z](?:\.\d+)*)")
+_EN_REF = re.compile(
+    rf"(?P<lead>(?:\b(?:see|cf\.|under|in|of|to|with|by)\s+)?(?:(?P<prefix>[A-Z]{{2,6}})\s+)?)"
+    rf"\b{_EN_UNIT}\s+(?P<nums>{_EN_NUM}(?:\s*(?:,|and|or|to|-|–)\s*{_EN_NUM})*)(?![\w.])"
+    rf"(?:\s+(?:of|in)\s+(?:the\s+)?(?P<book>{DOCUMENT_CODE}(?![\w/])|(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?(?!{_EN_UNIT_WORD}\b)[A-Z][A-Za-z]*){{0,6}}))?"
+)
+_SCHEDULE_TO_BOOK = re.compile(
+    r"\s+to\s+(?:the\s+)?(?P<book>[A-Z][A-Za-z]*(?:\s+(?:(?:and|of|for|on)\s+)?[A-Z][A-Za-z]*){0,6})"
+)
+_EN_RANGE = re.compile(rf"(?P<a>{_EN_NUM})\s*(?:to|-|–)\s*(?P<b>{_EN_NUM})")
+
+
+def english_section_references(text: str, doc: str | None) -> list[DetectedReference]:
+    """English section references with a unit word ("see section 4.2", "Rule 3.3.16(1)", "section 82 of FSMR",
+    "Schedule 1 to FSMR"), each with its book where one is named."""
+    references = []
+    for match in _EN_REF.finditer(text):
+        unit = match.group("unit").rstrip(".").lower()
+        nums = match.group("nums")
+        sections: list[str] = []
+        for piece in re.split(r"\s*(?:,|and|or)\s*", nums):
+            piece = piece.strip()
+            if piece.startswith("(") and sections and not sections[-1].startswith("("):
+                # "51(3)(b) and (c)" -> 51(3)(c): a bare sub-part replaces the last sub-part of the previous one
+                piece = re.sub(r"\([^()]*\)$", "", sections[-1]) + piece
+            range_match = _EN_RANGE.fullmatch(piece)
+            if range_match:
+                sections.extend(expand_range(range_match.group("a").rstrip("."), range_match.group("b").rstrip(".")))
+            elif piece:
+                sections.append(piece.rstrip("."))
+        if unit.startswith(("chapter", "part")) and not any(ch.isdigit() for ch in nums):
+            continue
+        book = match.group("book") or match.group("prefix")
+        if not book and unit.startswith("schedule"):
+            annexed = _SCHEDULE_TO_BOOK.match(text, match.end())  # "Schedule 1 to FSMR"
+            book = annexed.group("book") if annexed else None
+        if book and book.split()[0] in {"The", "This", "These", "Such", "A", "An"}:
+            book = None
+        start = match.start("unit") if not match.group("prefix") else match.start("prefix")
+        context = book or doc
+        label = f"{unit} {', '.join(sections)}"
+        references.append(
+            DetectedReference(
+                type="section",
+                target=f"{label} {context}".strip() if context else label,
+                original_text=text[start : match.end()],
+                start=start,
+                end=match.end(),
+                book=book,
+                sections=sections,
+                unit=unit,
+                document_context=context,
+                extraction_method="regex",
+            )
+        )
+    _share_books_with_the_enclosing_unit(text, references)
+    return references
+
+
+def _share_books_with_the_enclosing_unit(text: str, references: list[DetectedReference]) -> None:
+    """ "paragraph 64 of Schedule 1 to FSMR", "Chapter 1 of Part 19 of FSMR": the inner unit is in the book
+    of the unit that encloses it. "Chapter 2 and Chapters 4-6 of the Securitisation Part", "Article 5 or
+    Article 7 of the CRR": a unit joined to the next one of its kind shares that one's book, as the German
+    chain shares "des Atomgesetzes" across "§§ 5 und 6 sowie § 8"."""
+    for index in range(len(references) - 2, -1, -1):
+        inner, outer = references[index], references[index + 1]
+        gap = text[inner.end : outer.start]
+        joined = re.fullmatch(r"\s+of\s+(?:the\s+)?", gap) or (
+            _COORDINATION.fullmatch(gap) and unit_kind(inner.unit) == unit_kind(outer.unit))
+        if joined and inner.book is None and outer.book:
+            inner.book = inner.document_context = outer.book
+            inner.target = f"{inner.unit} {', '.join(inner.sections)} {outer.book}"
+
+
+_COORDINATION = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def unit_kind(unit: str | None) -> str:
+    """ "chapters" and "chapter" are one kind of unit; "appendices" and "appendix" too."""
+    unit = (unit or "").lower()
+    return {"appendices": "appendix", "annexes": "annex"}.get(unit, unit.removesuffix("s"))
