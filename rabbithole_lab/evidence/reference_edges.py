@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rabbithole_lab.language import alternation
+
 
 def reference_key(edge: dict) -> tuple[str, str, str]:
     return edge.get("from_doc", ""), edge.get("from_section", ""), edge.get("target", "")
@@ -59,7 +61,7 @@ def unresolved_references(edges: list[dict]) -> list[dict]:
             if edge.get("decision") == "skipped" and edge.get("resolution") in UNRESOLVED_PATHS]
 
 
-_SECTION_NUMBER = re.compile(r"^(?P<mark>§§?|Art\.?|Artikel|Anlage|Annex|[Ss]ection|[Rr]ule)\s*(?P<number>\d+\w*)")
+_SECTION_NUMBER = re.compile(rf"^(?P<mark>{alternation('QUOTED_SECTION_UNITS')})\s*(?P<number>\d+\w*)")
 
 
 def mark_unresolved(answer: str, edges: list[dict], reason_of: Callable[[dict], str]) -> str:

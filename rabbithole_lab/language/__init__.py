@@ -95,6 +95,11 @@ def words_of(name: str) -> list[str]:
     return [item for module in LANGUAGES.values() for item in getattr(module, name)]
 
 
+def alternation(name: str) -> str:
+    """Every language's words for `name` as one regular-expression alternation, German first (not grouped)."""
+    return "|".join(words_of(name))
+
+
 @lru_cache(maxsize=8)
 def figure_pattern(kinds: tuple[str, ...] = KINDS) -> re.Pattern:
     """A figure with its unit ("20 Millisievert", "zehn Jahre", "500 Millionen Euro", "12 %"), of the given

@@ -181,6 +181,21 @@ BODY_STARTERS = [r"Abs\.", "Absatz", "Satz", r"Nr\.", "Nummer", "Buchstabe", "bi
 DEFINED_IN_THE_SENSE = (r"(?P<term>(?:[A-ZÄÖÜ][\wäöüß-]*\s+){0,3}[A-ZÄÖÜ][\wäöüß-]+)\s+im\s+Sinne\s+"
                         r"(?:dieses|dieser)\s+(?:Gesetzes|Verordnung|Richtlinie)\s+(?:ist|sind)\b")
 
+# ---- how a document names its parts (kb/ingest/sections.py, the resolver, the reader) ----
+# the unit a heading opens a citable part with ("§ 78 Grenzwerte", "ARTIKEL 3", "Anlage 4 (zu § 8)")
+HEADING_UNITS = [r"§§?", r"Art\.", "Artikel", "ARTIKEL", "Anlage", "ANLAGE"]
+LABEL_UNITS = [r"§§?", r"Art\.", "Artikel", "Anlage"]  # a section label as one search token ("§78", "art.3")
+QUOTED_SECTION_UNITS = [r"§§?", r"Art\.?", "Artikel", "Anlage"]  # a quoted reference's section ("§ 999 QStrG")
+LEGAL_SECTION_UNITS = ["§", r"Art\.?", "Artikel", "Anlage", "Anhang"]  # a passage names a legal section
+NUMBERED_BLOCK_UNITS: list[str] = []  # a rulebook's block printed number first (English only)
+OUTLINE_UNITS: list[str] = []  # grouping units before a rule's number in a label (English only)
+GROUPING_UNITS: list[str] = []
+PATH_BLOCK_UNITS: list[str] = []  # labelled blocks of a rulebook's heading path (English only)
+PATH_TOP_UNITS: list[str] = []
+CAPTION_LABELS = ["Tabelle", "Anlage", "Anhang", "Teil", "Abschnitt", "Kapitel"]  # a line that only labels what follows
+BIBLIOGRAPHY_HEADINGS = ["Literatur", "Literaturverzeichnis", "Quellen", "Quellenverzeichnis"]
+PUBLICATION_WORDS = ["Publikation", "Veröffentlichung"]  # "ICRP Veröffentlichung 103"
+
 # ---- how documents are named (kb/store/registry.py) ----
 NO_TITLE_WORDS = ["unbenannt"]  # what a word processor leaves in a PDF's title field
 NAME_ARTICLES = ["des", "der", "dem", "den", "die", "das", "dieses", "dieser"]

@@ -141,6 +141,21 @@ STRUCTURAL_HEADINGS = ["Part", "Chapter"]
 BODY_STARTERS: list[str] = []
 DEFINED_IN_THE_SENSE = ""
 
+# ---- how a document names its parts (kb/ingest/sections.py, the resolver, the reader) ----
+HEADING_UNITS = ["Annex", "ANNEX", "Appendix", "Schedule"]
+LABEL_UNITS: list[str] = []
+QUOTED_SECTION_UNITS = ["Annex", "[Ss]ection", "[Rr]ule"]
+LEGAL_SECTION_UNITS: list[str] = []
+# "4.1 (Chapter 4 Key Functions)", "Article 277(3) Mapping of Transactions", "Footnote 53 (Chapter 6 …)", "Table 1"
+NUMBERED_BLOCK_UNITS = ["Article", "Footnote", "Table", "Annex", "Appendix", "Title", "Chapter"]
+OUTLINE_UNITS = ["Part", "Chapter", "Schedule", "Section"]  # "Part 6.Chapter 1.70.(1)": the rule is 70(1)
+GROUPING_UNITS = ["Part", "Chapter", "Schedule"]  # a unit that groups rules ("Chapter 3"), no rule itself
+PATH_BLOCK_UNITS = ["Chapter", "Table", "Box", "Figure", "Annex", "Appendix"]  # "Chapter 2 … > (d) Timelines"
+PATH_TOP_UNITS = ["Chapter", "Appendix", "Annex"]  # "2.25 (Chapter 2 Key … > (d) Timelines)"
+CAPTION_LABELS = ["Table", "Annex", "Part"]
+BIBLIOGRAPHY_HEADINGS = ["References", "Bibliography", "Literature"]
+PUBLICATION_WORDS = ["Publication", r"Pub\.", r"Safety\s+Standards?\s+Series\s+No\.", r"GSR\s+Part"]
+
 # ---- how documents are named (kb/store/registry.py) ----
 NO_TITLE_WORDS = ["untitled"]
 NAME_ARTICLES = ["the", "of"]

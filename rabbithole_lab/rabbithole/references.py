@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from rabbithole_lab.language import alternation
 from rabbithole_lab.language.citations_de import EU_ACT, legal_references
 from rabbithole_lab.language.citations_en import english_rulebook_references, english_section_references
 from rabbithole_lab.language.detection import detect_language
@@ -20,8 +21,7 @@ _STANDARD = re.compile(
     r"(?P<text>(?:KTA|DIN(?:\s+EN)?(?:\s+ISO)?(?:\s+IEC)?|EN(?:\s+ISO)?|ISO(?:/IEC)?|IEC|VDI|VDE|DGUV(?:\s+Vorschrift)?)"
     r"\s+(?P<number>\d{1,5}(?:[-‑.]\d+)*(?::\d{4})?))(?![\d])"
 )
-_ICRP = re.compile(r"(?P<text>(?:ICRP|IAEA|IAEO)\s+(?:Publication|Publikation|Veröffentlichung|Pub\.|"
-                   r"Safety\s+Standards?\s+Series\s+No\.|GSR\s+Part)\s*(?P<number>\d+[A-Za-z]?))")
+_ICRP = re.compile(rf"(?P<text>(?:ICRP|IAEA|IAEO)\s+(?:{alternation('PUBLICATION_WORDS')})\s*(?P<number>\d+[A-Za-z]?))")
 _URL = re.compile(r"(?P<text>https?://[^\s<>\"'\]\)]+[^\s<>\"'\]\).,;:!?])")
 _NUMBERED_CITATION = re.compile(r"\[(?P<body>\d{1,3}(?:\s*[,–-]\s*\d{1,3})*)\]")
 _SHORTFORM_CITATION = re.compile(

@@ -25,6 +25,7 @@ from rabbithole_lab.kb.ingest.sections import (
     section_key,
 )
 from rabbithole_lab.kb.retrieval.search import KnowledgeBase
+from rabbithole_lab.language import alternation
 from rabbithole_lab.language.citations_en import NAMED_RULE_UNIT, name_variants, unit_kind
 from rabbithole_lab.language.section_units import MAX_RANGE_EXPANSION
 from rabbithole_lab.records import DetectedReference, VectorResult
@@ -66,8 +67,8 @@ _NUMBERED_APART = {"footnote": "Footnote", "footnotes": "Footnote", "table": "Ta
 # a bare number read as a reference only because of where it stands ("pursuant to 4.1", a footnote marker):
 # it is a reference only if the citing document has that numbered block; nothing is searched for it
 CANDIDATE_UNITS = {"rule", "footnote"}
-_GROUPING_LABEL = re.compile(r"(?P<unit>Part|Chapter|Schedule) (?P<num>\d+[A-Z]?)")
-_GROUPING_IN_LABEL = re.compile(r"\b(?:Part|Chapter|Schedule)\s*\d", re.IGNORECASE)
+_GROUPING_LABEL = re.compile(rf"(?P<unit>{alternation('GROUPING_UNITS')}) (?P<num>\d+[A-Z]?)")
+_GROUPING_IN_LABEL = re.compile(rf"\b(?:{alternation('GROUPING_UNITS')})\s*\d", re.IGNORECASE)
 # "paragraphs 2 and 3 of this Article" in "Article 306(4)", an article held paragraph by paragraph
 _PARAGRAPH_UNITS = {"paragraph", "paragraphs"}
 _ARTICLE_PARAGRAPH = re.compile(r"Article\s+\d+\w*\(\d+\)")

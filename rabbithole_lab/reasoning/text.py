@@ -6,7 +6,14 @@ import re
 from collections.abc import Sequence
 
 from rabbithole_lab.kb.retrieval.lexical import analyze, compound_parts
-from rabbithole_lab.language import figure_pattern, patterns, points_back_pattern, question_stop_words, singular_forms
+from rabbithole_lab.language import (
+    alternation,
+    figure_pattern,
+    patterns,
+    points_back_pattern,
+    question_stop_words,
+    singular_forms,
+)
 from rabbithole_lab.messages.catalogue import run_text
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ§(])|\n(?=\s*(?:\d+[.)]|[a-z]\)|[-•])\s)")
@@ -194,7 +201,7 @@ def passage_rows(text: str, heading: str = "") -> list[str]:
 
 # a line that is only a label ("Tabelle 2", "Anlage 4", "Teil B") heads what follows it: it is no word of the
 # sentence after it (a caption's label can stand alone at the foot of a page, its table on the next)
-_LABEL_LINE = re.compile(r"^[ \t]*(?:Tabelle|Anlage|Anhang|Teil|Abschnitt|Kapitel|Table|Annex|Part)[ \t]+"
+_LABEL_LINE = re.compile(rf"^[ \t]*(?:{alternation('CAPTION_LABELS')})[ \t]+"
                          r"[0-9A-Z][0-9a-z.]{0,5}[ \t]*$\n?", re.MULTILINE)
 
 

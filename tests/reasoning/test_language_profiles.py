@@ -61,7 +61,9 @@ def test_an_english_exclusion_applies_to_german_text_word_by_word():
 
 
 # ---- no module outside language/ lists words of a language ---------------------------------------------
-_ALTERNATION = re.compile(r"(?<![\\\w])([a-zäöüß]{2,})\|([a-zäöüß]{2,})(?![\w])")
+# two words joined by "|", each with a small letter (an acronym's "ICRP|IAEA" names no word of a language)
+_WORD = r"(?=[A-Za-zÄÖÜäöüß]{2})[A-Za-zÄÖÜäöüß]*[a-zäöüß][A-Za-zÄÖÜäöüß]*"
+_ALTERNATION = re.compile(rf"(?<![\\\w])({_WORD})\|({_WORD})(?![\w])")
 # alternations of a format's or a program's words, not of a language
 _NOT_LANGUAGE = {"pdf", "md", "txt", "auto", "ollama", "link", "script"}
 def modules_with_word_alternations(package: Path) -> set[str]:

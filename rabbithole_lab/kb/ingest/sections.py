@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 
-from rabbithole_lab.language import patterns
+from rabbithole_lab.language import alternation, patterns
 from rabbithole_lab.language.section_units import is_roman_item, normal_unit
 
 # "§ 78 Grenzwerte ...", "§§ 8 und 9 (weggefallen)", "Art. 3 ...", "Artikel 3", "Anlage 4 (zu § 8)"
 _LEGAL_HEADING = re.compile(
-    r"^\s*(?P<unit>§§?|Art\.|Artikel|ARTIKEL|Anlage|ANLAGE|Annex|ANNEX|Appendix|Schedule)(?![a-zäöüß])\s*"
+    rf"^\s*(?P<unit>{alternation('HEADING_UNITS')})(?![a-zäöüß])\s*"
     r"(?P<num>\d+(?:\s?[a-z](?![a-zäöüß]))?|[IVXLC]+\b)?"
 )
 # "4.2 Calibration intervals", "3 Scope", "3.3.16.(1)", "A.1 Title"
@@ -44,7 +44,7 @@ def shows_name(chunk_text: str, name: str) -> bool:
 
 
 # the one normaliser of a section's unit is language/section_units.py's
-_LABEL = re.compile(r"(§§?|Art\.|Artikel|Anlage)\s*(\d+(?:\s?[a-z](?![a-zäöüß]))?)", re.IGNORECASE)
+_LABEL = re.compile(rf"({alternation('LABEL_UNITS')})\s*(\d+(?:\s?[a-z](?![a-zäöüß]))?)", re.IGNORECASE)
 
 
 def normalise_section(unit: str, number: str) -> str:
@@ -68,7 +68,7 @@ def label_tokens(text: str) -> list[str]:
 
 
 _BIBLIOGRAPHY = re.compile(
-    r"^\s*(References|Bibliography|Literature|Literatur|Literaturverzeichnis|Quellen|Quellenverzeichnis)\s*$",
+    rf"^\s*({alternation('BIBLIOGRAPHY_HEADINGS')})\s*$",
     re.IGNORECASE,
 )
 BIBLIOGRAPHY_LABEL = "References"
@@ -142,10 +142,11 @@ def is_annex_part_heading(line: str) -> bool:
 # "Article 277(3) Mapping of Transactions", "Article 19: Annual Template …", "Footnote 53 (Chapter 6 …)", "Table 1",
 # "3A2.3 Volume Measure"
 _NUMBERED_BLOCK = re.compile(
-    r"^(?:(?P<unit>Article|Footnote|Table|Annex|Appendix|Title|Chapter)\s+)?"
+    rf"^(?:(?P<unit>{alternation('NUMBERED_BLOCK_UNITS')})\s+)?"
     r"(?P<num>\d{1,3}[A-Za-z]{0,2}\d{0,2}(?:\.\d{1,3}[A-Z]{0,2})*(?:\(\w{1,4}\))*|[IVX]{1,5})"
     r"(?::|\s+(?:\(|[A-Z])|$)")
 _KEYED_UNITS = {"Footnote", "Table", "Annex", "Appendix", "Title", "Chapter"}  # their numbers are counted apart
+_OUTLINE_PREFIX = re.compile(rf"^(?:(?:{alternation('OUTLINE_UNITS')})\s+\w+\.\s*)+", re.IGNORECASE)
 
 
 def section_key(label: str) -> str:
@@ -161,7 +162,7 @@ def section_key(label: str) -> str:
         return f"{unit}{block.group('num')}".lower()
     if re.fullmatch(r"\d+\)", text):
         return text[:-1]  # "68)": a guidance paragraph numbered like a list item, cited as "paragraph 68"
-    text = re.sub(r"^(?:(?:Part|Chapter|Schedule|Section)\s+\w+\.\s*)+", "", text, flags=re.IGNORECASE)
+    text = _OUTLINE_PREFIX.sub("", text)
     text = re.sub(r"\.\s*(?=\()", "", text)
     text = re.sub(r"\s+", "", text).rstrip(".")
     return text.lower()
@@ -188,14 +189,18 @@ def parent_keys(key: str) -> list[str]:
 # A rulebook's heading path names labelled blocks a reference can cite: "Chapter 2 Key recovery plan components >
 # (d) Timelines", "Chapter 1 Introduction > Table 1: Non-exhaustive list …". Its own section key is the rule's
 # number ("2.25") or the chapter's ("chapter1"), so "Table 1" and "Chapter 2 (d)" are read from the path.
-_PATH_BLOCK = re.compile(r"^(?:(?P<unit>Chapter|Table|Box|Figure|Annex|Appendix)\s+(?P<num>\d{1,3}[A-Z]?|[IVX]{1,5})"
+_PATH_BLOCK = re.compile(rf"^(?:(?P<unit>{alternation('PATH_BLOCK_UNITS')})\s+(?P<num>\d{{1,3}}[A-Z]?|[IVX]{{1,5}})"
                          r"(?![\w.])|\((?P<item>[ivx]{1,5}|[a-z])\)\s)")
+_PATH_TOP = re.compile(rf"^[^(>]*?\(((?:{alternation('PATH_TOP_UNITS')})\s.*)\)$")
+
+
+
 def heading_path(label: str) -> list[str]:
     """The heading path of a section label: '2.25 (Chapter 2 Key … > (d) Timelines)' -> ['Chapter 2 Key …',
     '(d) Timelines'], '1.1 (Appendix 1 > References …)' -> ['Appendix 1', 'References …']; a label that is a
     path itself ('Chapter 1 Introduction > Table 1: …') is split as it is."""
     text = label.strip()
-    inner = re.match(r"^[^(>]*?\(((?:Chapter|Appendix|Annex)\s.*)\)$", text)
+    inner = _PATH_TOP.match(text)
     return [part.strip() for part in (inner.group(1) if inner else text).split(">") if part.strip()]
 
 

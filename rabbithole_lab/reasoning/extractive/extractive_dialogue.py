@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 
-from rabbithole_lab.language import dialogue_filler_words, is_term_word
+from rabbithole_lab.language import alternation, dialogue_filler_words, is_definitions_heading, is_term_word
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.dialogue_terms import anchor_terms as dialogue_anchor_terms
 from rabbithole_lab.reasoning.dialogue_terms import user_answers
@@ -29,8 +29,7 @@ from rabbithole_lab.schemas import (
 
 logger = logging.getLogger(__name__)
 
-_DEFINITIONS = re.compile(r"Begriffsbestimmung|Begriffe\b|Definition", re.IGNORECASE)
-_LEGAL_SECTION = re.compile(r"(?:§|Art\.?|Artikel|Anlage|Anhang)\s*\S")
+_LEGAL_SECTION = re.compile(rf"(?:{alternation('LEGAL_SECTION_UNITS')})\s*\S")
 
 
 def competing_definitions(query: str, passages: list, language: str) -> list[tuple[str, list[str]]]:
@@ -38,7 +37,7 @@ def competing_definitions(query: str, passages: list, language: str) -> list[tup
     bestimmungen", "Definitions"): the question may mean either (term, the documents)."""
     defined: dict[str, set[str]] = {}
     for passage in passages:
-        if not _DEFINITIONS.search(passage.heading or passage.text[:120]):
+        if not is_definitions_heading(passage.heading or passage.text[:120]):
             continue
         text_stems = stems(passage.text)
         for concept in query_concepts(query, language):
