@@ -27,13 +27,16 @@ QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers",
         "answers-ukfin")
 ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker", "provision", "ingest-shared",
-       "ocr")
+       "ocr", "english-entries")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "xref":
         from bench import xref
         return xref.bench(context)
+    if name == "english-entries":
+        from bench import english_entries
+        return english_entries.bench(context)
     if name == "refs-ukfin":
         from bench import refs_ukfin
         return refs_ukfin.bench(context)

@@ -50,6 +50,11 @@ def _xref_rows() -> tuple[Row, ...]:
             target = f"≥ {floor:.3f}, > flat" if floor else ("> flat" if metric != "both@10" else "")
             rows.append(Row(f"{subset}: {metric}", ("rabbithole", subset, metric), target,
                             ("flat", subset, metric)))
+    # following's margin over flat at the same budget, per half and language (issue 73 item 3); the anchor
+    # column is flat's own number, so a first-stage change that lifts flat shows what it does to the margin
+    for subset in SUBSETS:
+        rows.append(Row(f"{subset}: following's margin over flat, both@12k", ("margin", subset, "both@12k"), "> 0",
+                        ("flat", subset, "both@12k")))
     rows.append(Row("seconds a question", ("rabbithole", "seconds_per_question"), "≤ 1", ("flat",
                                                                                         "seconds_per_question"),
                     "seconds"))
@@ -189,6 +194,15 @@ TABLES: dict[str, Table] = {
         "gen 1 (lines 1-40) is tuned on, gen 2 (lines 41-80) is the holdout; de / en = its German / English "
         "questions. Floors: bbad4dd measured the same way (its bench/xref.py, same engine build).", "flat",
         _xref_rows()),
+    "english-entries": Table(
+        "English questions over German law: the entry by ablation (bench/english_entries.py)", "the dev set's "
+        "English questions (gen 2 only measured), rabbithole with the first stage as shipped, without the "
+        "glossary's German terms, and with one leg of the hybrid search; anchor: flat search, same configuration. "
+        "Why each lost entry is lost: bench/out/english-entries/causes.jsonl.", "flat", tuple(
+            Row(f"{half} en, {configuration}: {metric}", (configuration, "rabbithole", f"{half} en", metric), "",
+                (configuration, "flat", f"{half} en", metric))
+            for half in ("gen 1", "gen 2") for configuration in ("full", "no bridge", "bm25 only", "dense only")
+            for metric in ("entry@12k", "entry@25k"))),
     "refex": Table(
         "Reference detection (refex, 355 German law references)", "`rabbithole refs`, book+section units.",
         "", (Row("strict F1", ("strict", "f1"), "≥ 0.82"), Row("strict precision", ("strict", "p")),
@@ -319,8 +333,9 @@ TABLES: dict[str, Table] = {
             Row("tests passed", ("passed",), "", ("before", "passed"), "chars"),
             Row("tests failed", ("failed",), "0", ("before", "failed"), "chars"))),
 }
-ORDER = ("xref", "answers", "provision", "ranker", "obliqa-ukfin", "answers-ukfin", "first-stage-ukfin",
-         "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "ingest-shared", "ocr", "suite")
+ORDER = ("xref", "english-entries", "answers", "provision", "ranker", "obliqa-ukfin", "answers-ukfin",
+         "first-stage-ukfin", "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "ingest-shared",
+         "ocr", "suite")
 
 
 def dig(numbers: dict, path: tuple):

@@ -28,6 +28,7 @@ from bench.common import (
 )
 
 MODES = ("flat", "rabbithole")
+MARGIN_CUTS = ("both@12k", "both@25k", "entry@12k")
 BUDGET_CHARS = 25_000  # the largest budget the scorer reads; 12k is its prefix
 LINE = re.compile(r"k=(?P<k>\w+): both=(?P<both>[\d.]+) req=[\d.]+ entry=(?P<entry>[\d.]+) facts=(?P<facts>[\d.]+)")
 
@@ -69,4 +70,7 @@ def bench(context: BenchContext) -> dict:
             numbers[mode][name] = {"n": len(chosen), **scores}
         seconds = [row["seconds"] for row in predictions.values()]
         numbers[mode]["seconds_per_question"] = round(sum(seconds) / len(seconds), 3)
+    # what following adds over flat search of the same size, per half and language (issue 73: it must pay at 12k)
+    numbers["margin"] = {name: {cut: round(numbers["rabbithole"][name][cut] - numbers["flat"][name][cut], 3)
+                                for cut in MARGIN_CUTS} for name in subsets(questions)}
     return {"numbers": numbers, "path": write_result("xref", context, numbers, started, budget_chars=BUDGET_CHARS)}

@@ -249,6 +249,9 @@ class SearchSettings(_Group):
     multi_query: bool = _env(
         "SEARCH_MULTI_QUERY", False, "First stage also searches each clause of a multi-part question"
     )
+    glossary_bridge: bool = _env(
+        "SEARCH_GLOSSARY_BRIDGE", True, "An English query over German text also carries the glossary's German "
+        "terms, in both legs and in naming documents (off: measured in bench/english_entries.py)")
     bm25_weight: float = _env(
         "SEARCH_BM25_WEIGHT", 1.0,
         "Weight of the BM25 ranking against the dense ranking in fusion (equal: both legs read the language)",

@@ -104,3 +104,24 @@ def test_the_dense_leg_of_an_english_question_over_german_text_carries_the_germa
     assert ("StrlSchV.pdf", "§ 174") in {(hit.doc, hit.section) for hit in hits}
     corpus_kb.search("Wann braucht eine Arbeitskraft einen Strahlenpass?", k=5, mode="dense")
     assert embedded[-1] == "Wann braucht eine Arbeitskraft einen Strahlenpass?"  # German stays as asked
+
+
+def test_without_the_glossary_bridge_an_english_question_is_searched_as_asked(corpus_kb, monkeypatch):
+    """SEARCH_GLOSSARY_BRIDGE=false (the English-entries ablation, bench/english_entries.py) leaves the glossary's
+    German terms out of both legs: each embeds or matches the question as written."""
+    question = "When must a worker carry a radiation passbook?"
+    embedded: list[str] = []
+    matched: list[str] = []
+    embed_query = corpus_kb.index.embedder.embed_query
+    monkeypatch.setattr(corpus_kb.index.embedder, "embed_query",
+                        lambda text: embedded.append(text) or embed_query(text))
+    for collection in corpus_kb.index.collections():
+        bm25 = corpus_kb.index.bm25(collection)
+        monkeypatch.setattr(bm25, "search", lambda text, k, doc=None, _search=bm25.search: matched.append(text)
+                            or _search(text, k, doc=doc))
+    corpus_kb.search(question, k=5)
+    assert "Strahlenpass" in embedded[-1] and all("Strahlenpass" in text for text in matched)  # as shipped
+    monkeypatch.setattr(corpus_kb.settings, "glossary_bridge", False)
+    embedded.clear(), matched.clear()
+    corpus_kb.search(question, k=5)
+    assert embedded == [question] and matched and set(matched) == {question}

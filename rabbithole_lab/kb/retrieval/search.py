@@ -142,7 +142,7 @@ class KnowledgeBase:
                     owner_of[chunk_id] = target
             if mode in ("bm25", "hybrid"):
                 bm25 = self.index.bm25(target)
-                lexical_query = f"{lexical_expansion(query, bm25.language)} {lexical_extra}".strip()
+                lexical_query = f"{self._bridged(query, bm25.language)} {lexical_extra}".strip()
                 for chunk_id, score in bm25.search(lexical_query, candidates, doc=doc):
                     bm25_ranked.append((chunk_id, score))
                     owner_of.setdefault(chunk_id, target)
@@ -196,7 +196,8 @@ class KnowledgeBase:
         candidates = max(k, self.settings.candidates)
         # the documents the question names (also through the glossary's German for an English question):
         # their names join the lexical query, and each gets a search of its own
-        named = named_documents(f"{question} {german_terms(question)}", self.registry)
+        named = named_documents(f"{question} {german_terms(question) if self.settings.glossary_bridge else ''}",
+                                self.registry)
         names = " ".join(self.registry.names_of(doc) for doc in named)
         runs = [self.search(question, k=candidates, collection=collection, lexical_extra=names)]
         weights = [QUESTION_RUN_WEIGHT]
@@ -233,8 +234,11 @@ class KnowledgeBase:
         terms, as the lexical leg does. A small multilingual model matches a query in the documents' own
         language better than across languages (dev English questions: both@12k 0.552 -> 0.655, bench/RESULTS.md)."""
         if any(self.collection_language(target) == "german" for target in targets):
-            return lexical_expansion(query, "german")
+            return self._bridged(query, "german")
         return query
+
+    def _bridged(self, query: str, index_language: str) -> str:
+        return lexical_expansion(query, index_language) if self.settings.glossary_bridge else query
 
     def holds_term(self, term: str, collection: str | None = None, context: str = "") -> bool:
         """The collection's text holds the term's words (any inflection, or inside a compound), or, over German
