@@ -17,40 +17,25 @@ terms do not meet the section's).
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 
 from bench.common import (
-    CORPUS,
     DEV_QUESTIONS,
     GENERATIONS,
     BenchContext,
     read_jsonl,
     require,
-    run,
     write_jsonl,
     write_result,
 )
-from bench.xref import score
+from bench.xref import BUDGET_CHARS, MODES, evaluate, score
 
-MODES = ("flat", "rabbithole")
-BUDGET_CHARS = 25_000
 CONFIGURATIONS: dict[str, dict[str, str]] = {
     "full": {},
     "no bridge": {"SEARCH_GLOSSARY_BRIDGE": "false"},
     "bm25 only": {"SEARCH_MODE": "bm25"},
     "dense only": {"SEARCH_MODE": "dense"},
 }
-
-
-def evaluate(context: BenchContext, questions_path, mode: str, settings: dict[str, str], out) -> dict[str, dict]:
-    prediction = out / f"pred_{mode}.jsonl"
-    run([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "eval", "--kb", str(CORPUS),
-         "--db", str(context.index(CORPUS)), "--questions", str(questions_path), "--mode", mode,
-         "--budget-chars", str(BUDGET_CHARS), "--out", str(prediction), "--no-progress"],
-        env={**os.environ, "LLM_PROVIDER": "extractive", **settings})
-    return {row["id"]: row for row in read_jsonl(prediction)}
 
 
 def entry_within(row: dict, entry: dict, budget_chars: int) -> bool:
@@ -94,7 +79,8 @@ def bench(context: BenchContext) -> dict:
                 folder = out / tag
                 folder.mkdir(parents=True, exist_ok=True)
                 write_jsonl(folder / "questions.jsonl", chosen)
-                rows = evaluate(context, folder / "questions.jsonl", mode, settings, folder)
+                rows = {row["id"]: row for row in evaluate(context, mode, folder, folder / "questions.jsonl",
+                                                           settings, show_progress=False)}
                 numbers[name][mode][f"{half} en"] = {"n": len(chosen), **score(folder / "questions.jsonl",
                                                                                  folder / f"pred_{mode}.jsonl")}
                 for question in chosen:

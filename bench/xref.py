@@ -42,14 +42,17 @@ def score(questions_path, predictions_path) -> dict[str, float]:
             "entry@25k": float(scores["25k"]["entry"]), "facts@25k": float(scores["25k"]["facts"])}
 
 
-def evaluate(context: BenchContext, mode: str, out) -> list[dict]:
-    """One mode over all 80 dev questions through `rabbithole eval` (what a user runs)."""
+def evaluate(context: BenchContext, mode: str, out, questions=DEV_QUESTIONS, settings: dict | None = None,
+             show_progress: bool | None = None) -> list[dict]:
+    """One mode over the dev questions (all 80 unless `questions` names a file of some) through `rabbithole
+    eval` (what a user runs), with `settings` as environment variables on top of the defaults."""
     prediction = out / f"pred_{mode}.jsonl"
+    progress = context.show_progress if show_progress is None else show_progress
     run([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "eval", "--kb", str(CORPUS),
-         "--db", str(context.index(CORPUS)), "--questions", str(DEV_QUESTIONS), "--mode", mode,
+         "--db", str(context.index(CORPUS)), "--questions", str(questions), "--mode", mode,
          "--budget-chars", str(BUDGET_CHARS), "--out", str(prediction)]
-        + ([] if context.show_progress else ["--no-progress"]),
-        env={**os.environ, "LLM_PROVIDER": "extractive"})
+        + ([] if progress else ["--no-progress"]),
+        env={**os.environ, "LLM_PROVIDER": "extractive", **(settings or {})})
     return read_jsonl(prediction)
 
 

@@ -6,69 +6,64 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rabbithole_lab.language import LANGUAGES, words_of
-
-
-def _in_order(name: str) -> str:
-    """Every language's words for `name` as one alternation."""
-    return "|".join(words_of(name))
+from rabbithole_lab.language import LANGUAGES, alternation, words_of
 
 
 # ---- sentences ----------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def abbreviation_end() -> re.Pattern:
     """A sentence piece ending in an abbreviation's period ("vgl.", "e.g."): no sentence end."""
-    return re.compile(rf"\b(?:{_in_order('ABBREVIATIONS')})\.$")
+    return re.compile(rf"\b(?:{alternation('ABBREVIATIONS')})\.$")
 
 
 @lru_cache(maxsize=1)
 def value_cell() -> re.Pattern:
     """A table cell that holds a value: figures, with the words a value range is written with between them."""
-    return re.compile(rf"^[<>≤≥]?\s*\d[\d\s.,/%–-]*(?:\s*(?:{_in_order('VALUE_WORDS')})\s*[\d\s.,/%–-]*)*$")
+    return re.compile(rf"^[<>≤≥]?\s*\d[\d\s.,/%–-]*(?:\s*(?:{alternation('VALUE_WORDS')})\s*[\d\s.,/%–-]*)*$")
 
 
 @lru_cache(maxsize=1)
 def ordinal_end() -> re.Pattern:
     """A sentence piece ending in an ordinal after an article or preposition ("… das 75."): no sentence end."""
-    return re.compile(rf"\b(?:{_in_order('ORDINAL_LEADS')})\s+\d{{1,4}}\.$", re.IGNORECASE)
+    return re.compile(rf"\b(?:{alternation('ORDINAL_LEADS')})\s+\d{{1,4}}\.$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def authorises_regulation() -> re.Pattern:
     """The drafting formula of an enabling clause."""
-    return re.compile(_in_order("AUTHORISES_REGULATION"))
+    return re.compile(alternation("AUTHORISES_REGULATION"))
 
 
 @lru_cache(maxsize=1)
 def what_a_regulation_governs() -> re.Pattern:
     """An enabling clause's item: an indirect question or a "dass" clause after its first word."""
-    return re.compile(rf"^\S+\s+(?:(?:{_in_order('GOVERNS_PREPOSITIONS')})\s+)?(?:{_in_order('GOVERNS_OPENERS')})\b",
-                      re.IGNORECASE)
+    prepositions, openers = alternation("GOVERNS_PREPOSITIONS"), alternation("GOVERNS_OPENERS")
+    return re.compile(rf"^\S+\s+(?:(?:{prepositions})\s+)?(?:{openers})\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def asks_about_authorisation() -> re.Pattern:
-    return re.compile(_in_order("ASKS_ABOUT_AUTHORISATION"), re.IGNORECASE)
+    return re.compile(alternation("ASKS_ABOUT_AUTHORISATION"), re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def duty() -> re.Pattern:
     """A duty or a permission stated ("muss", "ist verpflichtet", "shall", "may not")."""
-    return re.compile(rf"\b(?:{_in_order('DUTY')})\b", re.IGNORECASE)
+    return re.compile(rf"\b(?:{alternation('DUTY')})\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def definition_opener() -> re.Pattern:
-    return re.compile(rf"\b(?:{_in_order('DEFINITION_OPENERS')})\b", re.IGNORECASE)
+    return re.compile(rf"\b(?:{alternation('DEFINITION_OPENERS')})\b", re.IGNORECASE)
 
 
 # ---- a researcher's reply ---------------------------------------------------------------------------
 def _clause_end() -> str:
-    return rf"(?=[,.;:!?]|\s(?:{_in_order('CLAUSE_CONJUNCTIONS')})\s|$)"
+    return rf"(?=[,.;:!?]|\s(?:{alternation('CLAUSE_CONJUNCTIONS')})\s|$)"
 
 
 def _case_after(words: str) -> re.Pattern:
-    return re.compile(rf"\b(?:{_in_order(words)})\s+(?:(?:{_in_order('CASE_PREPOSITIONS')})\s+)?"
+    return re.compile(rf"\b(?:{alternation(words)})\s+(?:(?:{alternation('CASE_PREPOSITIONS')})\s+)?"
                       rf"(?P<case>[^,.;:!?]+?){_clause_end()}", re.IGNORECASE)
 
 
@@ -86,13 +81,13 @@ def restriction() -> re.Pattern:
 
 @lru_cache(maxsize=1)
 def leading_words() -> re.Pattern:
-    return re.compile(rf"^(?:(?:{_in_order('LEADING_WORDS')})\s+)+", re.IGNORECASE)
+    return re.compile(rf"^(?:(?:{alternation('LEADING_WORDS')})\s+)+", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def case_after() -> re.Pattern:
     """"keine Regeln für Personen unter 18 Jahren": the case is what the rules are for."""
-    return re.compile(rf"^\S+\s+(?:{_in_order('CASE_AFTER')})\s+(?P<case>.+)$", re.IGNORECASE)
+    return re.compile(rf"^\S+\s+(?:{alternation('CASE_AFTER')})\s+(?P<case>.+)$", re.IGNORECASE)
 
 
 # ---- a question's parts -----------------------------------------------------------------------------
@@ -101,7 +96,7 @@ def clause_split() -> re.Pattern:
     """Where a question divides into the parts it asks: at ";" and "?", at a comma before a question word (in
     German also ", und welche …"), and at each language's "and" before one of its question words."""
     leads = "|".join(module.COMMA_LEAD for module in LANGUAGES.values() if module.COMMA_LEAD)
-    comma = rf",\s*(?=(?:{leads}\s+)?(?:{_in_order('CLAUSE_OPENERS')})\b)"
+    comma = rf",\s*(?=(?:{leads}\s+)?(?:{alternation('CLAUSE_OPENERS')})\b)"
     joined = "".join(rf"|\s+{module.PART_CONJUNCTION}\s+(?=(?:{'|'.join(module.PART_OPENERS)})\b)"
                      for module in LANGUAGES.values())
     return re.compile(rf"[;?]|{comma}{joined}", re.IGNORECASE)
@@ -124,19 +119,19 @@ def applies_in_clause(language: str) -> re.Pattern:
 @lru_cache(maxsize=1)
 def page_footer() -> re.Pattern:
     """A page's footer line ("Seite 3 von 12", "StrlSchG - Page 3 of 12")."""
-    page, of = _in_order("PAGE_WORDS"), _in_order("PAGE_OF_WORDS")
+    page, of = alternation("PAGE_WORDS"), alternation("PAGE_OF_WORDS")
     return re.compile(rf"^(.{{0,80}}\s[-–]\s)?({page})\s+\d+(\s+({of})\s+\d+)?\s*$", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def structural_heading() -> re.Pattern:
     """A heading of the law's structure ("Teil 2", "Kapitel IV", "Part 3")."""
-    return re.compile(rf"^\s*({_in_order('STRUCTURAL_HEADINGS')})\s+(\d+|[IVXLC]+)\b", re.IGNORECASE)
+    return re.compile(rf"^\s*({alternation('STRUCTURAL_HEADINGS')})\s+(\d+|[IVXLC]+)\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def body_starters() -> re.Pattern:
-    return re.compile(rf"^({_in_order('BODY_STARTERS')})\b")
+    return re.compile(rf"^({alternation('BODY_STARTERS')})\b")
 
 
 @lru_cache(maxsize=1)
@@ -155,14 +150,14 @@ def no_title() -> re.Pattern:
 
 @lru_cache(maxsize=1)
 def name_article() -> re.Pattern:
-    return re.compile(rf"^({_in_order('NAME_ARTICLES')})\s+", re.IGNORECASE)
+    return re.compile(rf"^({alternation('NAME_ARTICLES')})\s+", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
 def inflection() -> re.Pattern:
-    return re.compile(rf"({_in_order('INFLECTION_ENDINGS')})$")
+    return re.compile(rf"({alternation('INFLECTION_ENDINGS')})$")
 
 
 @lru_cache(maxsize=1)
 def compound_act_name() -> re.Pattern:
-    return re.compile(rf"^[A-ZÄÖÜ][a-zäöüß-]{{3,}}({_in_order('ACT_TYPE_ENDINGS')})$")
+    return re.compile(rf"^[A-ZÄÖÜ][a-zäöüß-]{{3,}}({alternation('ACT_TYPE_ENDINGS')})$")

@@ -143,10 +143,14 @@ class Research:
     def _worded(self, status: RunStatus) -> RunStatus:
         """The status with its error and its interrupt's notices in the run's language."""
         self.language = status.state.get("detected_language") or self.language
-        interrupt = status.interrupt
+        return dataclasses.replace(status, interrupt=self._worded_interrupt(status.interrupt),
+                                   error=notice_text(status.error, self.language))
+
+    def _worded_interrupt(self, interrupt: dict | None) -> dict | None:
+        """The interrupt with the plan's research summary in the run's language."""
         if interrupt and isinstance(interrupt.get("research_summary"), dict):
-            interrupt = interrupt | {"research_summary": notice_text(interrupt["research_summary"], self.language)}
-        return dataclasses.replace(status, interrupt=interrupt, error=notice_text(status.error, self.language))
+            return interrupt | {"research_summary": notice_text(interrupt["research_summary"], self.language)}
+        return interrupt
 
     def _active(self) -> ResearchSession:
         if self.session is None:
@@ -205,9 +209,8 @@ class Research:
             if not (question or "").strip():
                 raise ValueError("The question is empty.")
             first = self.start(question or "", collection, thread_id=thread_id, facts=facts)
-        ended = run_to_end(self._active(), first, lambda interrupt: answerer(
-            self._worded(RunStatus("interrupt", interrupt)).interrupt))
-        return self._worded(ended)
+        return self._worded(run_to_end(self._active(), first,
+                                       lambda interrupt: answerer(self._worded_interrupt(interrupt))))
 
     def _saved(self, thread_id: str) -> bool:
         return bool(saved_values(self.sessions_path, thread_id))
