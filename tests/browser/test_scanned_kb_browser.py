@@ -16,6 +16,7 @@ import pytest
 from bench.scanned_copy import scanned_copy
 from tests.browser.conftest import ARTIFACTS, Shots
 from tests.browser.test_workbench_browser import (
+    SLOW_MS,
     _open_notebook,
     _run_all,
     research_unattended,
@@ -50,6 +51,8 @@ def test_a_scanned_ordinance_is_researched_followed_and_its_quote_marked_in_the_
 
         # the scanned ordinance's "nach § 12" was followed into the text law: § 12's row names the scan's
         # sections it was reached over
+        # read once the tables are laid out: a table still hidden gives its text without the cells' tabs
+        page.locator("table.rh-tier-table").first.wait_for(state="visible", timeout=SLOW_MS)
         tiers = "\n".join(page.locator("table.rh-tier-table").all_inner_texts())
         assert re.search(r"^QStrG\.pdf\t§ 12\t.*QStrV\.pdf § \d", tiers, re.MULTILINE), tiers[:2000]
         # a quote from the scan is cited with its section and page, and opens its page with the quote marked
