@@ -18,8 +18,8 @@ import chromadb
 import numpy as np
 
 from rabbithole_lab.kb.kb_factory import shared_embedder
-from rabbithole_lab.kb.retrieval.query import glossary
 from rabbithole_lab.kb.store.index import get_all
+from rabbithole_lab.language.bridge import glossary
 from rabbithole_lab.settings import load_settings
 
 

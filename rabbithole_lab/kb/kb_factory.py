@@ -101,7 +101,10 @@ def load_registry_only(settings: Settings, kb_dir: Path | None, db_path: Path | 
 def open_knowledge_base(settings: Settings, kb_dir: Path | None = None, db_path: Path | None = None,
                         embedder: Embedder | None = None, read_only: bool = True) -> KnowledgeBase:
     """The knowledge base for searching and following: by default read-only (kb/store/local_store.py)."""
+    from rabbithole_lab.language import extend_from_kb
+
     index = open_index(settings, kb_dir, db_path, embedder, read_only=read_only)
+    extend_from_kb(kb_dir)  # the glossary of the knowledge base's own domain reaches its search too
     return KnowledgeBase(index, load_registry(settings, kb_dir, index), settings.search)
 
 

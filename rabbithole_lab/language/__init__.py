@@ -2,7 +2,9 @@
 (`units.tsv`, with each domain's units in a file of its own: `units_radiation.tsv`).
 
 A knowledge base adds the units of its own domain in `<kb>/.rabbithole-units.tsv` (same columns as
-`units.tsv`; `extend_units`), so a figure in its unit counts as an amount like "20 Millisievert" does.
+`units.tsv`; `extend_units`), so a figure in its unit counts as an amount like "20 Millisievert" does, and
+its glossary in `<kb>/.rabbithole-glossary.tsv` (`bridge.py`). One code names a language in every layer
+("de", "en"); `profile(code)` is its module.
 Everything here is read by the reasoning through the functions below; no other module lists words of a
 language or units.
 """
@@ -84,6 +86,30 @@ def extend_units(kb_dir: Path | None) -> int:
         stated_patterns.cache_clear()
         logger.info("Units of the knowledge base: %s", ", ".join(unit.name for unit in fresh))
     return len(fresh)
+
+
+def profile(code: str) -> ModuleType:
+    """The language profile of `code` ("de" or "en"), the one language code of every layer; another code is an
+    error that names the ones served."""
+    try:
+        return LANGUAGES[code]
+    except KeyError:
+        raise ValueError(f"no language profile for {code!r}: one of {', '.join(LANGUAGES)}") from None
+
+
+def code_of_stemmer(name: str) -> str:
+    """The code of the language whose Snowball stemmer is `name` ("german" -> "de"): what an index stored before
+    it kept codes."""
+    return next((code for code, module in LANGUAGES.items() if module.SNOWBALL_STEMMER == name), name)
+
+
+def extend_from_kb(kb_dir: Path | None) -> None:
+    """Read what a knowledge base says of its own domain: its units (`extend_units`) and its glossary
+    (`bridge.extend_glossary`); each file is optional, a malformed one an error naming its line."""
+    from rabbithole_lab.language.bridge import extend_glossary
+
+    extend_units(kb_dir)
+    extend_glossary(kb_dir)
 
 
 def _alternatives(words: list[str]) -> str:

@@ -216,3 +216,8 @@ OCR_MISREADS = [(r"^(?:[$&][$&8]|8[$&8](?=\s))\s?(?=\d)", "§§ "), (r"^[$&]\s?(
 # corrected line then reads as a section heading
 OCR_HEADING_MISREADS = [(r"^8(?=\d{1,3}[a-z]?\s+[A-ZÄÖÜ])", "§ ")]
 TESSERACT_CODE = "deu"  # Tesseract's model for German (Debian package tesseract-ocr-deu)
+
+# how the lexical search reads German: Snowball's stemmer, bm25s's stop words, compounds split into parts
+SNOWBALL_STEMMER = "german"
+STOP_WORDS = "STOPWORDS_GERMAN"  # bm25s.stopwords' list
+SPLITS_COMPOUNDS = True

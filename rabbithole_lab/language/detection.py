@@ -1,7 +1,7 @@
 """The one language detector (de/en) of every layer: lingua, restricted to the two languages we serve.
 
 Questions, gate windows, answers and corpus samples all go through `detect_language`; a BM25 index
-picks its stemmer from the language of a sample of its chunks (`stemmer_language`).
+keeps the language of a sample of its chunks (`collection_language`).
 """
 
 from __future__ import annotations
@@ -80,13 +80,10 @@ def may_show(text: str, language: str) -> bool:
     return written_in(text, language)
 
 
-STEMMER_LANGUAGE_CODES = {"german": "de", "english": "en"}  # Snowball's names of the languages we serve
-
-
-def stemmer_language(texts: list[str], sample: int = 50) -> str:
-    """The Snowball stemmer ("german"/"english") for a collection, from a sample of its texts."""
+def collection_language(texts: list[str], sample: int = 50) -> str:
+    """The language ("de"/"en") a collection is written in, from a sample of its texts."""
     joined = " ".join(text[:400] for text in texts[:sample])
-    return "english" if detect_language(joined) == "en" else "german"
+    return "en" if detect_language(joined) == "en" else "de"
 
 
 def language_name(code: str) -> str:

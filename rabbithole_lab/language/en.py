@@ -166,3 +166,8 @@ ACT_TYPE_ENDINGS: list[str] = []  # English first words ("Financial …") are on
 OCR_MISREADS: list[tuple[str, str]] = []
 OCR_HEADING_MISREADS: list[tuple[str, str]] = []  # "$ 12" on an English page is an amount
 TESSERACT_CODE = "eng"  # Tesseract's model for English (Debian package tesseract-ocr-eng)
+
+# how the lexical search reads English: Snowball's stemmer, bm25s's stop words, no compounds to split
+SNOWBALL_STEMMER = "english"
+STOP_WORDS = "STOPWORDS_EN"  # bm25s.stopwords' list
+SPLITS_COMPOUNDS = False

@@ -77,8 +77,7 @@ class ExtractiveDecider:
         anchor_language = detect_language(anchor)
         out = []
         for item in items:
-            window_language = "german" if detect_language(item.window) == "de" else "english"
-            words, _ = lexical_anchor(anchor, anchor_language, window_language)
+            words, _ = lexical_anchor(anchor, anchor_language, detect_language(item.window))
             if item.target_similarity is None:
                 similarity = float(vector_of[_core(item.window)] @ anchor_vector)
             else:
@@ -86,9 +85,9 @@ class ExtractiveDecider:
             if item.target_title:
                 similarity = max(similarity, float(vector_of[item.target_title] @ anchor_vector))
             overlap = max(
-                keyword_overlap(words, item.window, "german"),
-                keyword_overlap(words, item.target_title, "german") if item.target_title else 0.0,
-                keyword_overlap(words, item.target_text, "german") if item.target_text else 0.0,
+                keyword_overlap(words, item.window, "de"),
+                keyword_overlap(words, item.target_title, "de") if item.target_title else 0.0,
+                keyword_overlap(words, item.target_text, "de") if item.target_text else 0.0,
             )
             out.append(round(0.5 * self._embedder.band.score(similarity) + 0.5 * overlap, 4))
         return out

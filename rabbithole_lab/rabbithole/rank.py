@@ -51,7 +51,7 @@ def backlink_value(own_value: float, cited_seed_value: float, citers_of_seed: in
     return max(own_value, min(cited_seed_value, own_value + cited_seed_value / max(citers_of_seed, 1)))
 
 
-def new_terms_share(question: str, seen_text: str, text: str, language: str = "german") -> float:
+def new_terms_share(question: str, seen_text: str, text: str, language: str = "de") -> float:
     """Share of the question's content terms that `text` holds and `seen_text` does not."""
     wanted = content_terms(question, language)
     if not wanted:

@@ -14,26 +14,22 @@ read as "irrelevant" to early refusal, the drift filter and the value of a secti
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from rabbithole_lab.kb.embedding.embedder import SimilarityBand
 from rabbithole_lab.kb.retrieval.lexical import analyze, content_terms
-from rabbithole_lab.kb.retrieval.query import german_terms
+from rabbithole_lab.language.bridge import rendering
 
 CITATION_DECAY = 0.9
 
 
-@lru_cache(maxsize=256)
 def lexical_anchor(anchor: str, anchor_language: str, text_language: str) -> tuple[str, str]:
-    """(words, stemmer language) to compare `anchor` (asked in 'de'/'en') with text in `text_language`
-    (a stemmer name, 'german'/'english'). An English anchor over German text becomes its glossary terms;
-    with none, it stays as it is (nothing to compare it by, and nothing invented)."""
-    if anchor_language == "en" and text_language == "german":
-        return german_terms(anchor) or anchor, "german"
-    return anchor, text_language
+    """(words, language) to compare `anchor` (asked in `anchor_language`) with text in `text_language` ("de",
+    "en"): an anchor the language bridge crosses (English over German text) becomes its glossary terms; with
+    none, it stays as it is (nothing to compare it by, and nothing invented)."""
+    return rendering(anchor, text_language, anchor_language) or anchor, text_language
 
 
-def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
+def keyword_overlap(anchor: str, text: str, language: str = "de") -> float:
     query_words = content_terms(anchor, language)
     if not query_words:
         return 0.0
@@ -42,7 +38,7 @@ def keyword_overlap(anchor: str, text: str, language: str = "german") -> float:
 
 
 def relevance_score(cosine: float, band: SimilarityBand, anchor: str, text: str, inherited: float = 0.0,
-                    language: str = "german") -> float:
+                    language: str = "de") -> float:
     return round(max(band.score(cosine), keyword_overlap(anchor, text, language), inherited), 4)
 
 

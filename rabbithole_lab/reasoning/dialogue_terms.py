@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rabbithole_lab.kb.retrieval.query import german_terms
 from rabbithole_lab.language import dialogue_filler_words, is_term_word, patterns, question_stop_words
+from rabbithole_lab.language.bridge import glossary_terms
 from rabbithole_lab.rabbithole.references import detect_references_regex
 from rabbithole_lab.reasoning.text import contains_concept, stems
 from rabbithole_lab.schemas import AnchorTerms
@@ -136,7 +136,7 @@ def excluded(sentence: str, exclusions: list[str]) -> bool:
 @lru_cache(maxsize=256)
 def _case_words(case: str) -> tuple[tuple[str, str], ...]:
     """The case's content words, each with the glossary's German rendering ("" when it has none)."""
-    return tuple((word, "" if word.isdigit() else german_terms(word)) for word in _CASE_WORD.findall(case)
+    return tuple((word, "" if word.isdigit() else glossary_terms(word)) for word in _CASE_WORD.findall(case)
                  if word.lower() not in question_stop_words())
 
 

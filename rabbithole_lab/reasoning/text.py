@@ -247,7 +247,7 @@ def concepts(query: str, language: str, limit: int = 7) -> list[str]:
 
 def stems(text: str) -> set[str]:
     """Stems in both stemmers, so an English concept can match English text and German compounds match."""
-    return set(analyze(text, "german")) | set(analyze(text, "english"))
+    return set(analyze(text, "de")) | set(analyze(text, "en"))
 
 
 def _held(phrase: str, text_stems: set[str]) -> bool:
@@ -260,8 +260,8 @@ def _held(phrase: str, text_stems: set[str]) -> bool:
 
 
 def _word_held(word: str, text_stems: set[str]) -> bool:
-    whole = set(analyze(word, "german")[:1]) | set(analyze(word, "english")[:1])
-    parts = set(analyze(" ".join(compound_parts(word)), "german")) if compound_parts(word) else set()
+    whole = set(analyze(word, "de")[:1]) | set(analyze(word, "en")[:1])
+    parts = set(analyze(" ".join(compound_parts(word)), "de")) if compound_parts(word) else set()
     return bool(whole & text_stems or (parts and parts <= text_stems))
 
 

@@ -49,11 +49,11 @@ def open_services(settings: Settings, kb_dir: Path, db_path: Path | None = None,
     ingested first, then the knowledge base and the reasoner are opened (probing Ollama unless
     `provider_choice` is given). A missing folder, or one without any usable document, is an error, not an
     empty research run."""
-    from rabbithole_lab.language import extend_units
+    from rabbithole_lab.language import extend_from_kb
     from rabbithole_lab.reasoning.factory import build_reasoner
 
     kb = open_knowledge(settings, Path(kb_dir), db_path, show_progress, ingest_first)
-    extend_units(Path(kb_dir))  # the units of the knowledge base's own domain, when it lists them
+    extend_from_kb(Path(kb_dir))  # the units and glossary of the knowledge base's own domain, when it has them
     reasoner = build_reasoner(settings, kb.index.embedder)
     return Services(settings, kb, reasoner, Path(kb_dir))
 

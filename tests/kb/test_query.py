@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from importlib import resources
-
 import pytest
 
-from rabbithole_lab.kb.retrieval.query import clauses, german_terms, glossary
+from rabbithole_lab.kb.retrieval.query import clauses
+from rabbithole_lab.language.bridge import GLOSSARY_FILES, glossary, glossary_terms
 from rabbithole_lab.language.detection import detect_language
 
 
 def _glossary_lines() -> list[str]:
-    text = resources.files("rabbithole_lab.kb.retrieval").joinpath("glossary_en_de.tsv").read_text(encoding="utf-8")
+    text = GLOSSARY_FILES[0].read_text(encoding="utf-8")
     return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
-def test_every_glossary_line_is_one_lowercase_english_key_and_german_terms():
+def test_every_glossary_line_is_one_lowercase_english_key_and_glossary_terms():
     for line in _glossary_lines():
         english, _, german = line.partition("\t")
         assert english and english == english.lower().strip(), line
@@ -28,38 +27,38 @@ def test_no_english_key_is_defined_twice():
 
 
 def test_the_longest_known_phrase_wins():
-    terms = german_terms("the type approval of a device").split()
+    terms = glossary_terms("the type approval of a device").split()
     assert terms[0] == "Bauartzulassung" and "Vorrichtung" in terms
     assert "Zulassung" not in terms and "Genehmigung" not in terms  # "approval" alone is not looked up
-    assert german_terms("approval") == "Zulassung Genehmigung"
+    assert glossary_terms("approval") == "Zulassung Genehmigung"
 
 
 def test_plural_and_hyphenated_words_find_their_entry():
     # the glossary lists "approval", "inspection" and "leak tightness"; a question writes them as it likes
-    assert german_terms("approvals") == german_terms("approval") != ""
-    assert german_terms("the inspections") == german_terms("inspection") != ""
-    assert german_terms("its leak-tightness") == german_terms("its leak tightness") != ""
+    assert glossary_terms("approvals") == glossary_terms("approval") != ""
+    assert glossary_terms("the inspections") == glossary_terms("inspection") != ""
+    assert glossary_terms("its leak-tightness") == glossary_terms("its leak tightness") != ""
 
 
 def test_a_form_the_glossary_lists_takes_its_own_entry_not_the_pool_of_its_singular():
     # "record" and "records" are both listed; "records" keeps its own terms, not also "Aufzeichnung"
-    assert german_terms("records").split() == glossary()["records"]
-    assert german_terms("the devices") != german_terms("the device")
+    assert glossary_terms("records").split() == glossary()["records"]
+    assert glossary_terms("the devices") != glossary_terms("the device")
 
 
 def test_only_the_plural_is_stripped_not_a_verb_ending_or_a_derivation():
     # "contains" and "containment" share a stem for a derivational stemmer; a device that contains a
     # source says nothing about containment (Einschluss)
-    assert german_terms("containment") == "Einschluss"
-    assert "Einschluss" not in german_terms("a device that contains a source")
+    assert glossary_terms("containment") == "Einschluss"
+    assert "Einschluss" not in glossary_terms("a device that contains a source")
     # "planned" is no plan (Pläne)
-    assert german_terms("a planned facility") == german_terms("a facility")
+    assert glossary_terms("a planned facility") == glossary_terms("a facility")
 
 
 @pytest.mark.parametrize("question", ["What was found in the subject?", "Who can use it and keep it?",
                                       "Which ones apply?"])
-def test_everyday_english_words_add_no_german_terms(question):
-    assert german_terms(question) == ""
+def test_everyday_english_words_add_no_glossary_terms(question):
+    assert glossary_terms(question) == ""
 
 
 def test_query_language_tells_english_from_german():
@@ -93,14 +92,14 @@ def test_an_english_question_finds_the_german_section_through_the_glossary(corpu
     assert section in {(hit.doc, hit.section) for hit in corpus_kb.search(question, k=5, mode="bm25")}
 
 
-def test_the_dense_leg_of_an_english_question_over_german_text_carries_the_german_terms(corpus_kb, monkeypatch):
+def test_the_dense_leg_of_an_english_question_over_german_text_carries_the_glossary_terms(corpus_kb, monkeypatch):
     embedded: list[str] = []
     embed_query = corpus_kb.index.embedder.embed_query
     monkeypatch.setattr(corpus_kb.index.embedder, "embed_query",
                         lambda text: embedded.append(text) or embed_query(text))
     question = "When must a worker carry a radiation passbook?"
     hits = corpus_kb.search(question, k=5, mode="dense")
-    assert embedded == [f"{question} {german_terms(question)}"] and "Strahlenpass" in embedded[0]
+    assert embedded == [f"{question} {glossary_terms(question)}"] and "Strahlenpass" in embedded[0]
     assert ("StrlSchV.pdf", "§ 174") in {(hit.doc, hit.section) for hit in hits}
     corpus_kb.search("Wann braucht eine Arbeitskraft einen Strahlenpass?", k=5, mode="dense")
     assert embedded[-1] == "Wann braucht eine Arbeitskraft einen Strahlenpass?"  # German stays as asked

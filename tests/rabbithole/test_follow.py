@@ -11,7 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from rabbithole_lab.cli.main import main as cli_main
 from rabbithole_lab.kb.ingest.ingest import ingest
 from rabbithole_lab.kb.kb_factory import open_index, open_knowledge_base
-from rabbithole_lab.kb.retrieval.query import german_terms
+from rabbithole_lab.language.bridge import glossary_terms
 from rabbithole_lab.rabbithole import gate as gate_module
 from rabbithole_lab.rabbithole.backlinks import cited_keys, context_key, seed_keys
 from rabbithole_lab.rabbithole.candidates import Candidate, estimate_tokens
@@ -452,28 +452,28 @@ def test_early_refusal_stops_after_irrelevant_first_hops(demo_kb, settings):
 
 def test_words_are_compared_in_the_language_of_the_text():
     question = "Which dose limits apply to occupationally exposed persons?"
-    assert lexical_anchor(question, "en", "german") == (german_terms(question), "german")
-    assert lexical_anchor(question, "en", "english") == (question, "english")
-    assert lexical_anchor(ANCHOR, "de", "german") == (ANCHOR, "german")
+    assert lexical_anchor(question, "en", "de") == (glossary_terms(question), "de")
+    assert lexical_anchor(question, "en", "en") == (question, "en")
+    assert lexical_anchor(ANCHOR, "de", "de") == (ANCHOR, "de")
     # an English question with no glossary term stays as asked: nothing to compare it by
-    assert lexical_anchor("Who wrote this?", "en", "german") == ("Who wrote this?", "german")
+    assert lexical_anchor("Who wrote this?", "en", "de") == ("Who wrote this?", "de")
 
 
-def test_an_english_question_over_a_german_statute_is_judged_by_its_german_terms(demo_kb, settings, monkeypatch):
+def test_an_english_question_over_a_german_statute_is_judged_by_its_glossary_terms(demo_kb, settings, monkeypatch):
     """English words stemmed as English are not in German text: judged that way every German passage
     looked irrelevant to an English question, and early refusal stopped following after three hops."""
     monkeypatch.setattr(demo_kb.index, "embedder", english_only(demo_kb.index.embedder))
     question = "Which dose limits apply to occupationally exposed persons?"
     seed = _seed(demo_kb, "QStrV.pdf", "§ 5")
-    assert keyword_overlap(question, seed[0].text, "english") == 0.0
+    assert keyword_overlap(question, seed[0].text, "en") == 0.0
     trail = _follower(demo_kb, settings, follow_depth=1).run(seed, question, "en")
     hit = trail.candidates[0]
-    by_glossary = keyword_overlap(german_terms(question), seed[0].text, "german")
+    by_glossary = keyword_overlap(glossary_terms(question), seed[0].text, "de")
     # an embedder that reads English only (MiniLM): its similarity to German text does not vote
     assert not demo_kb.embedder_reads("Recht")
     assert by_glossary > 0 and hit.own_relevance == round(by_glossary, 4)
     followed = _followed(trail)
-    assert followed and all(c.own_relevance == round(keyword_overlap(german_terms(question), c.result.text, "german"),
+    assert followed and all(c.own_relevance == round(keyword_overlap(glossary_terms(question), c.result.text, "de"),
                                                      4)
                             for c in followed)
 
@@ -486,10 +486,10 @@ def test_a_sections_other_chunks_are_valued_by_the_german_terms_of_an_english_qu
     pool = Pool()
     pool.add(first)
     added = section_candidates(corpus_kb, [first], pool, question, "en")
-    expected = [new_terms_share(german_terms(question), chunks[0].text, c.text, "german") for c in chunks[1:]]
+    expected = [new_terms_share(glossary_terms(question), chunks[0].text, c.text, "de") for c in chunks[1:]]
     assert [c.value for c in added] == expected and max(expected) > 0
     # compared as English words, nothing in German text is new: the section never grew
-    assert all(new_terms_share(question, chunks[0].text, c.text, "english") == 0 for c in chunks[1:])
+    assert all(new_terms_share(question, chunks[0].text, c.text, "en") == 0 for c in chunks[1:])
 
 
 def test_relevance_filter_with_backfill():

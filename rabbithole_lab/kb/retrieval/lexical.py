@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from rabbithole_lab.kb.ingest.sections import label_tokens
-from rabbithole_lab.language import patterns
-from rabbithole_lab.language.detection import stemmer_language
+from rabbithole_lab.language import code_of_stemmer, patterns, profile
+from rabbithole_lab.language.detection import collection_language
 
 logger = logging.getLogger(__name__)
 
@@ -51,16 +51,18 @@ def _bm25s():
 
 @lru_cache(maxsize=4)
 def _stemmer(language: str):
+    """Snowball's stemmer of the language `language` ("de"/"en") names."""
     import Stemmer
 
-    return Stemmer.Stemmer(language)
+    return Stemmer.Stemmer(profile(language).SNOWBALL_STEMMER)
 
 
 @lru_cache(maxsize=2)
 def stopwords(language: str) -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_GERMAN
+    """bm25s's stop words of `language` ("de"/"en")."""
+    from bm25s import stopwords as lists
 
-    return frozenset(STOPWORDS_GERMAN if language == "german" else STOPWORDS_EN)
+    return frozenset(getattr(lists, profile(language).STOP_WORDS))
 
 
 @lru_cache(maxsize=1)
@@ -100,25 +102,27 @@ def compound_parts(word: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def words(text: str, language: str = "german") -> list[str]:
-    """Lower-cased words without stop words; German compounds followed by their parts."""
+def words(text: str, language: str = "de") -> list[str]:
+    """Lower-cased words without stop words; in a language that writes compounds (German), each followed by
+    its parts."""
     stop = stopwords(language)
+    splits = profile(language).SPLITS_COMPOUNDS
     out: list[str] = []
     for word in _WORD.findall(text.lower()):
         if word in stop:
             continue
         out.append(word)
-        if language == "german":
+        if splits:
             out.extend(compound_parts(word))
     return out
 
 
-def analyze(text: str, language: str = "german") -> list[str]:
+def analyze(text: str, language: str = "de") -> list[str]:
     """The tokens BM25 and keyword overlap compare: stemmed words and compound parts, section labels."""
     return _stemmer(language).stemWords(words(text, language)) + label_tokens(text)
 
 
-def content_terms(text: str, language: str = "german") -> set[str]:
+def content_terms(text: str, language: str = "de") -> set[str]:
     """Stemmed words that carry content: no stop words, no bare numbers, no one- or two-letter tokens."""
     return {token for token in analyze(text, language) if len(token) > 2 and not token.isdigit()}
 
@@ -186,7 +190,7 @@ class Bm25Index:
         language: str | None = None,
     ) -> Bm25Index:
         bm25s = _bm25s()
-        language = language or stemmer_language(texts)
+        language = language or collection_language(texts)
         headings = headings or [""] * len(texts)
         # tokens interned: a collection's token lists hold millions of repeats of a few thousand words, and
         # one string object per occurrence took about 0.8 GB at 46,000 chunks
@@ -226,10 +230,11 @@ class Bm25Index:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if meta.get("analyzer") != ANALYZER_VERSION:
             return None
+        language = code_of_stemmer(meta["language"])  # an index stored before codes names its stemmer
         if not meta["ids"]:
-            return cls([], [], meta["language"])
+            return cls([], [], language)
         # memory-mapped: a large collection's score matrices are paged in as queries touch them
-        return cls(meta["ids"], meta["docs"], meta["language"], bm25s.BM25.load(str(folder / "bm25"), mmap=True),
+        return cls(meta["ids"], meta["docs"], language, bm25s.BM25.load(str(folder / "bm25"), mmap=True),
                    bm25s.BM25.load(str(folder / "bm25_heading"), mmap=True), meta.get("heading_weight", 1.0))
 
     def holds_words(self, text: str) -> bool:

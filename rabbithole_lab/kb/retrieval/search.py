@@ -21,17 +21,10 @@ from rabbithole_lab.kb.ingest.sections import (
     section_key,
     shows_name,
 )
-from rabbithole_lab.kb.retrieval.query import (
-    clauses,
-    german_terms,
-    glossary_phrases,
-    lexical_expansion,
-    named_documents,
-)
+from rabbithole_lab.kb.retrieval.query import clauses, lexical_expansion, named_documents
 from rabbithole_lab.kb.store.index import ChromaIndex
 from rabbithole_lab.kb.store.registry import DocumentRegistry
-from rabbithole_lab.language import repealed_pattern
-from rabbithole_lab.language.detection import STEMMER_LANGUAGE_CODES
+from rabbithole_lab.language import bridge, repealed_pattern
 from rabbithole_lab.records import Chunk, VectorResult
 from rabbithole_lab.settings import SearchSettings
 
@@ -196,8 +189,8 @@ class KnowledgeBase:
         candidates = max(k, self.settings.candidates)
         # the documents the question names (also through the glossary's German for an English question):
         # their names join the lexical query, and each gets a search of its own
-        named = named_documents(f"{question} {german_terms(question) if self.settings.glossary_bridge else ''}",
-                                self.registry)
+        bridged = bridge.glossary_terms(question) if self.settings.glossary_bridge else ""
+        named = named_documents(f"{question} {bridged}", self.registry)
         names = " ".join(self.registry.names_of(doc) for doc in named)
         runs = [self.search(question, k=candidates, collection=collection, lexical_extra=names)]
         weights = [QUESTION_RUN_WEIGHT]
@@ -233,8 +226,8 @@ class KnowledgeBase:
         """What the dense leg embeds: an English question over German text also carries the glossary's German
         terms, as the lexical leg does. A small multilingual model matches a query in the documents' own
         language better than across languages (dev English questions: both@12k 0.552 -> 0.655, bench/RESULTS.md)."""
-        if any(self.collection_language(target) == "german" for target in targets):
-            return self._bridged(query, "german")
+        if any(bridge.gives_terms_in(self.collection_language(target)) for target in targets):
+            return self._bridged(query, bridge.TARGET)
         return query
 
     def _bridged(self, query: str, index_language: str) -> str:
@@ -244,11 +237,11 @@ class KnowledgeBase:
         """The collection's text holds the term's words (any inflection, or inside a compound), or, over German
         text, the glossary's German term for it ("employee" -> "Beschäftigte") or for the phrase of `context`
         (the question) the term is a word of ("effective" in "the effective dose" -> "effektive Dosis")."""
-        phrases = [" ".join(terms) for phrase, terms in glossary_phrases(context)
+        phrases = [" ".join(terms) for phrase, terms in bridge.glossary_phrases(context)
                    if term.lower() in phrase.split()]
         for target in self._targets(collection, None):
             bm25 = self.index.bm25(target)
-            renderings = [german_terms(term), *phrases] if bm25.language == "german" else []
+            renderings = [bridge.glossary_terms(term), *phrases] if bridge.gives_terms_in(bm25.language) else []
             if any(bm25.holds_words(text) for text in (term, *renderings) if text):
                 return True
         return False
@@ -259,7 +252,7 @@ class KnowledgeBase:
         holding = total = 0
         for target in self._targets(collection, None):
             bm25 = self.index.bm25(target)
-            translated = german_terms(word) if bm25.language == "german" else ""
+            translated = bridge.glossary_terms(word) if bridge.gives_terms_in(bm25.language) else ""
             holding += max(bm25.chunks_holding(text) for text in (word, translated) if text)
             total += len(bm25.ids)
         return holding / total if total else 0.0
@@ -268,17 +261,16 @@ class KnowledgeBase:
         """Whether the embedder was trained on the language of `collection`. MiniLM reads English only: on
         German statutes its similarity ranked the entry section lower than BM25 alone did, so with it hybrid
         search of such a collection is lexical (dense search stays available as a mode)."""
-        language = self.collection_language(collection)
-        return reads_language(self.index.embedder.languages, STEMMER_LANGUAGE_CODES.get(language, language))
+        return reads_language(self.index.embedder.languages, self.collection_language(collection))
 
     def collection_language(self, collection: str) -> str:
-        """The stemmer language ('german', 'english') `collection` is written in, as its BM25 index knows it."""
+        """The language ("de", "en") `collection` is written in, as its BM25 index knows it."""
         return self.index.bm25(collection).language
 
     def corpus_language(self, collection: str | None = None) -> str:
         """'de' or 'en': the language most of the searched collections are written in."""
         languages = [self.collection_language(target) for target in self._targets(collection, None)]
-        german = sum(1 for language in languages if language == "german")
+        german = languages.count("de")
         return "de" if german * 2 >= len(languages) else "en"
 
     def search_by_database_name(

@@ -12,7 +12,7 @@ import numpy as np
 from rabbithole_lab.evidence.citation_format import citation_label, strip_citations
 from rabbithole_lab.evidence.pages import quote_pages
 from rabbithole_lab.kb.embedding.embedder import Embedder, reads_language
-from rabbithole_lab.kb.retrieval.query import german_terms, glossary_alternatives
+from rabbithole_lab.language import bridge
 from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.messages.catalogue import reasoner_text
 from rabbithole_lab.rabbithole.relevance import keyword_overlap
@@ -116,10 +116,8 @@ class ExtractiveBase:
     @staticmethod
     def _lexical_anchor(anchor: str) -> str:
         """English questions about German documents compare through the glossary's German terms."""
-        if detect_language(anchor) == "en":
-            extra = german_terms(anchor)
-            return f"{anchor} {extra}" if extra else anchor
-        return anchor
+        extra = bridge.rendering(anchor, bridge.TARGET)
+        return f"{anchor} {extra}" if extra else anchor
 
     def _reads(self, text: str) -> bool:
         """The embedder was trained on the text's language: only then does its similarity say something."""
@@ -132,7 +130,7 @@ class ExtractiveBase:
         if not concepts:
             return []
         text_stems = stems(" ".join(texts))
-        held = [contains_concept(c, text_stems, glossary_alternatives(c)) for c in concepts]
+        held = [contains_concept(c, text_stems, bridge.glossary_alternatives(c)) for c in concepts]
         readable = [text[:MEANING_SAMPLE_CHARS] for text in texts if text.strip() and self._reads(text)]
         if readable and not all(held):
             rows = self._vectors(readable)
@@ -142,7 +140,7 @@ class ExtractiveBase:
 
     def _overlap(self, anchor: str, text: str) -> float:
         lexical = self._lexical_anchor(anchor)
-        return max(keyword_overlap(lexical, text, "german"), keyword_overlap(anchor, text, "english"))
+        return max(keyword_overlap(lexical, text, "de"), keyword_overlap(anchor, text, "en"))
 
 
     @staticmethod
@@ -169,9 +167,7 @@ class ExtractiveBase:
         # (bench/RESULTS.md, session 22): the glossary's German terms for the question, asked like a section
         # title (the form the band was measured on), read the sentence in its own language; its meaning is
         # the better of the two readings
-        german = german_terms(anchor) if detect_language(anchor) == "en" else ""
-        rendering = german if sample_language == "de" else ""
-        return SentenceReadings(self, anchor, weights, meaning, rendering)
+        return SentenceReadings(self, anchor, weights, meaning, bridge.rendering(anchor, sample_language))
 
     # ---- helpers ----------------------------------------------------------------------------
     def _mmr(self, anchor: str, candidates: list[tuple[str, float]], limit: int) -> list[str]:
@@ -213,7 +209,7 @@ class SentenceReadings:
     def terms_of(self, text: str) -> frozenset[str]:
         """The terms of a question (or part) as the sentences are compared with them: an English one's with
         the glossary's German terms."""
-        german = german_terms(text) if detect_language(text) == "en" else ""
+        german = bridge.rendering(text, bridge.TARGET)
         return sentence_terms(f"{text} {german}") | sentence_terms(text)
 
     def terms(self, batch: list[str], text: str | None = None) -> list[float]:

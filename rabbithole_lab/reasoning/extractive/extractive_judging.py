@@ -30,7 +30,7 @@ import numpy as np
 
 from rabbithole_lab.evidence.citation_format import strip_citations
 from rabbithole_lab.evidence.pages import find_span
-from rabbithole_lab.kb.retrieval.query import german_terms
+from rabbithole_lab.language import bridge
 from rabbithole_lab.language.detection import detect_language
 from rabbithole_lab.reasoning.base import AskedFor, SynthesisInput
 from rabbithole_lab.reasoning.checks import quality
@@ -67,7 +67,7 @@ class ExtractiveJudge(CandidateReader):
             similar = self._similarities(anchor, texts)
             # an English question read against German quotations: also by the glossary's German terms for it,
             # asked in the quotations' language (as the writer reads them, `SentenceReadings`)
-            rendering = german_terms(anchor) if detect_language(anchor) == "en" else ""
+            rendering = bridge.rendering(anchor, bridge.TARGET)
             if rendering:
                 similar = np.maximum(similar, self._similarities(rendering, texts))
             for i, cosine in zip(readable, similar, strict=True):

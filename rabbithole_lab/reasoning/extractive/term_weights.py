@@ -22,7 +22,7 @@ TERM_CACHE_SIZE = 50_000  # sentences; a synthesis context holds a few hundred
 @lru_cache(maxsize=TERM_CACHE_SIZE)
 def sentence_terms(text: str) -> frozenset[str]:
     """The content terms of a text, stemmed as German and as English."""
-    return frozenset(content_terms(text, "german") | content_terms(text, "english"))
+    return frozenset(content_terms(text, "de") | content_terms(text, "en"))
 
 
 class TermWeights:

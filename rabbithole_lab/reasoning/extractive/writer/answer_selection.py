@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rabbithole_lab.kb.retrieval.query import glossary_alternatives
+from rabbithole_lab.language.bridge import glossary_alternatives
 from rabbithole_lab.reasoning.base import AnswerTask
 from rabbithole_lab.reasoning.extractive.writer.answer import Provision, Sentence, names_provision, reached_from
 from rabbithole_lab.reasoning.extractive.writer.answer_candidates import AnswerContext
