@@ -27,7 +27,7 @@ QUICK = ("xref", "answers")
 FULL = ("xref", "refex", "refs-ukfin", "embed-speed", "obliqa-adgm", "obliqa-ukfin", "ingest", "answers",
         "answers-ukfin")
 ALL = (*FULL, "suite", "first-stage-ukfin", "first-stage-adgm", "tokens", "ranker", "provision", "ingest-shared",
-       "ocr", "english-entries")
+       "ocr", "english-entries", "scale")
 
 
 def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
@@ -70,6 +70,9 @@ def run_one(name: str, context: BenchContext, args: argparse.Namespace) -> dict:
     if name == "ingest-shared":
         from bench import shared_ingest
         return shared_ingest.bench(context)
+    if name == "scale":
+        from bench import scale_table
+        return scale_table.bench(context)
     if name == "ocr":
         from bench import ocr_scans
         return ocr_scans.bench(context)

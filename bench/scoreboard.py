@@ -304,6 +304,25 @@ TABLES: dict[str, Table] = {
                   ("every core (before)", f"beside {k}", "of_fair_share")) for k in (1, 2, 3)),
             Row("two ingests at once: time against one alone", ("free cores (default)", "two at once", "of_one_idle"),
                 "≤ 2.5", ("every core (before)", "two at once", "of_one_idle"), kind="rate"))),
+    "scale": Table(
+        "Scale: ingest and search on each corpus, idle and shared", "bench/scale_table.py: `rabbithole ingest` of "
+        "the law corpus (1,808 chunks), ADGM and UKFIN into an empty index (its own process, default settings, an "
+        "empty vector cache), then the first stage's search of 49 of the corpus's questions over that index "
+        "(p50/p95, after a 50th that opens it) and one `rabbithole search` command (a cold start); shared: the "
+        "same beside one CPU-bound process. Anchor: the idle figure.", "idle", tuple(
+            row for name, label in (("law", "law corpus"), ("adgm", "ADGM"), ("ukfin", "UKFIN")) for row in (
+                Row(f"{label}: ingest wall time, idle", (name, "idle", "ingest", "wall_s"), kind="seconds"),
+                Row(f"{label}: ingest wall time beside one busy process", (name, "shared", "ingest", "wall_s"), "",
+                    (name, "idle", "ingest", "wall_s"), kind="seconds"),
+                Row(f"{label}: ingest peak RSS (MB), idle", (name, "idle", "ingest", "peak_rss_mb"), kind="chars"),
+                Row(f"{label}: search p50 (ms), idle", (name, "idle", "search", "search_p50_ms"), kind="rate"),
+                Row(f"{label}: search p95 (ms), idle", (name, "idle", "search", "search_p95_ms"), kind="rate"),
+                Row(f"{label}: search p95 (ms) beside one busy process", (name, "shared", "search", "search_p95_ms"),
+                    "", (name, "idle", "search", "search_p95_ms"), kind="rate"),
+                Row(f"{label}: `rabbithole search` wall time (s), idle", (name, "idle", "search", "cli_search_s"),
+                    kind="rate"),
+                Row(f"{label}: `rabbithole search` peak RSS (MB), idle",
+                    (name, "idle", "search", "cli_search_peak_rss_mb"), kind="chars")))),
     "ocr": Table(
         "Scanned PDFs read by OCR", "bench/ocr_scans.py: scanned copies (every page an image, clean renderings at "
         "200 dpi) of the demo KB's PDFs and of StrlSchG and StrlSchV, ingested by `rabbithole ingest` with Tesseract; "
@@ -335,7 +354,7 @@ TABLES: dict[str, Table] = {
 }
 ORDER = ("xref", "english-entries", "answers", "provision", "ranker", "obliqa-ukfin", "answers-ukfin",
          "first-stage-ukfin", "obliqa-adgm", "refex", "refs-ukfin", "embed-speed", "tokens", "ingest", "ingest-shared",
-         "ocr", "suite")
+         "scale", "ocr", "suite")
 
 
 def dig(numbers: dict, path: tuple):

@@ -1,0 +1,119 @@
+"""Scale on the scoreboard (issue 73 item 5): for the German law corpus, ObliQA-XRef ADGM and UKFIN, the time and
+peak memory of `rabbithole ingest` into an empty index, and the first stage's search latency, on an idle machine
+and beside one CPU-bound process.
+
+Each ingest runs as its own process (what a user runs) with the default settings and an empty vector cache, as
+`bench/ingest_speed.py` runs them; its peak RSS is its own (`os.wait4`). Search latency is the first stage of a
+research (`KnowledgeBase.retrieve`: the question, its clauses and the documents it names, fused) over the index
+just built, p50 and p95 over the corpus's first questions after a warm-up search (the last of them) that opens
+the index, and the wall time and peak RSS of one `rabbithole search` command (a cold start: what a user waits
+for). "Shared" is the same with one busy loop on the machine, started a moment before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench.common import CORPUS, DEV_QUESTIONS, SHARED, BenchContext, require, write_result
+from bench.ingest_speed import CHUNKS
+
+ADGM = SHARED / "bench" / "obliqa-xref"
+UKFIN = SHARED / "bench" / "obliqa-xref-ukfin"
+CORPORA = {"law": (CORPUS, DEV_QUESTIONS), "adgm": (ADGM / "corpus", ADGM / "questions.jsonl"),
+           "ukfin": (UKFIN / "corpus", UKFIN / "questions.dev.jsonl")}
+QUERIES = 50
+SETTLE_S = 1.0
+BUSY_LOOP = "while True: pass"
+
+
+@contextmanager
+def machine(shared: bool):
+    """The machine idle, or with one CPU-bound process running beside what is measured."""
+    loop = subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) if shared else None
+    try:
+        time.sleep(SETTLE_S if loop else 0)
+        yield
+    finally:
+        if loop:
+            loop.kill()
+            loop.wait()
+
+
+def _timed_process(command: list[str], env: dict) -> tuple[str, int, float, float]:
+    """(output, exit code, wall s, peak RSS MB) of a command run as its own process."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    printed = process.stdout.read() if process.stdout else ""
+    _, status, usage = os.wait4(process.pid, 0)
+    return printed, os.waitstatus_to_exitcode(status), time.perf_counter() - started, usage.ru_maxrss / 1024
+
+
+def ingest(kb_dir: Path, scratch: Path) -> dict:
+    env = {**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_VECTOR_CACHE": str(scratch / "vectors")}
+    printed, code, wall_s, rss_mb = _timed_process(
+        [sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest", str(kb_dir), "--db",
+         str(scratch / "db"), "--no-progress"], env)
+    if code not in (0, 1):
+        raise RuntimeError(f"rabbithole ingest {kb_dir} failed ({code}): {printed[-500:]}")
+    found = CHUNKS.search(printed)
+    chunks = int(found.group(1)) if found else 0
+    return {"chunks": chunks, "wall_s": round(wall_s, 1), "chunks_per_s": round(chunks / wall_s, 2),
+            "peak_rss_mb": round(rss_mb, 1)}
+
+
+def questions_of(path: Path, count: int = QUERIES) -> list[str]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["question"] for line in lines if line.strip()][:count]
+
+
+def search(kb_dir: Path, db: Path, questions: list[str], context: BenchContext) -> dict:
+    from rabbithole_lab.kb.kb_factory import open_knowledge_base
+
+    started = time.perf_counter()
+    kb = open_knowledge_base(context.settings, kb_dir, db)
+    # opening the index (search files, BM25, the embedder) is not query work: the last question opens it
+    kb.retrieve(questions[-1], k=10)
+    open_s = time.perf_counter() - started
+    latencies = []
+    for question in questions[:-1]:
+        started = time.perf_counter()
+        kb.retrieve(question, k=10)
+        latencies.append((time.perf_counter() - started) * 1000)
+    _, code, cli_s, cli_rss_mb = _timed_process(
+        [sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "search", questions[1], "--kb",
+         str(kb_dir), "--db", str(db), "--k", "10"], {**os.environ, "LLM_PROVIDER": "extractive"})
+    if code != 0:
+        raise RuntimeError(f"rabbithole search over {kb_dir} failed ({code})")
+    return {"queries": len(latencies), "open_index_s": round(open_s, 2),
+            "search_p50_ms": round(statistics.median(latencies), 1),
+            "search_p95_ms": round(statistics.quantiles(latencies, n=20)[18], 1),
+            "cli_search_s": round(cli_s, 2), "cli_search_peak_rss_mb": round(cli_rss_mb, 1)}
+
+
+def measure(kb_dir: Path, questions: list[str], context: BenchContext, shared: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as folder, machine(shared):
+        scratch = Path(folder)
+        return {"ingest": ingest(kb_dir, scratch), "search": search(kb_dir, scratch / "db", questions, context)}
+
+
+def bench(context: BenchContext) -> dict:
+    for name, (kb_dir, questions) in CORPORA.items():
+        require(kb_dir, f"the {name} corpus ({kb_dir})")
+        require(questions, f"the {name} questions ({questions})")
+    started = time.perf_counter()
+    numbers = {"queries": QUERIES}
+    for name, (kb_dir, questions_path) in CORPORA.items():
+        questions = questions_of(questions_path)
+        numbers[name] = {"idle": measure(kb_dir, questions, context, shared=False),
+                         "shared": measure(kb_dir, questions, context, shared=True)}
+        # each corpus as it is measured: a long run that stops keeps what it has
+        write_result("scale", context, numbers, started)
+    return {"numbers": numbers, "path": write_result("scale", context, numbers, started)}
