@@ -53,13 +53,18 @@ def shown_keys(chunk_text: str) -> list[SectionKey]:
 
 
 def cited_keys(
-    reference: DetectedReference, target_document: Callable[[DetectedReference], str | None]
+    reference: DetectedReference, target_document: Callable[[DetectedReference], str | None],
+    shown_name: Callable[[str], str] | None = None,
 ) -> list[SectionKey]:
-    """Every (doc, section key) the reference may name, most specific first."""
+    """Every (doc, section key) the reference may name, most specific first. A rule cited by its name is keyed
+    by the name a passage shows for it (`shown_name`, as resolution finds it: "PRA Fundamental Rule 7" is shown
+    as "Fundamental Rule 7"), else by the name as cited ("Pilot Core Rule 2" is not "Core Rule 2")."""
     if reference.type not in ("legal_section", "section") or not reference.sections:
         return []
-    if reference.unit == NAMED_RULE_UNIT:  # the name as cited, exactly: "Pilot Core Rule 2" is not "Core Rule 2"
-        return [(ANY_DOCUMENT, section_key(name)) for name in section_labels(reference, MAX_SECTIONS_PER_REFERENCE)]
+    if reference.unit == NAMED_RULE_UNIT:
+        shown = shown_name or (lambda name: name)
+        return [(ANY_DOCUMENT, section_key(shown(name)))
+                for name in section_labels(reference, MAX_SECTIONS_PER_REFERENCE)]
     doc = target_document(reference)
     if not doc:
         return []

@@ -43,9 +43,11 @@ CLOSEST_INDEXED_CITERS = 20
 class CitationIndex:
     """(doc, section key) -> the ids of the chunks that cite it, per collection; built on first use."""
 
-    def __init__(self, kb: KnowledgeBase, target_document: Callable[[DetectedReference], str | None]):
+    def __init__(self, kb: KnowledgeBase, target_document: Callable[[DetectedReference], str | None],
+                 shown_name: Callable[[str], str] | None = None):
         self.kb = kb
         self.target_document = target_document
+        self.shown_name = shown_name
         self._citers: dict[str, dict[SectionKey, list[str]]] = {}
 
     def citers(self, collection: str, keys: list[SectionKey]) -> list[str]:
@@ -60,7 +62,7 @@ class CitationIndex:
         by_key: dict[SectionKey, list[str]] = {}
         for chunk_id, found in kept_references(self.kb.index, collection).items():
             for fields in found:
-                for key in cited_keys(DetectedReference(**fields), self.target_document):
+                for key in cited_keys(DetectedReference(**fields), self.target_document, self.shown_name):
                     holders = by_key.setdefault(key, [])
                     if not holders or holders[-1] != chunk_id:
                         holders.append(chunk_id)

@@ -196,7 +196,8 @@ def collect_references(frontier: list[Candidate], detect: Detect, resolver: Refe
 
 
 def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Detect,
-                      target_document: Callable[[DetectedReference], str | None]
+                      target_document: Callable[[DetectedReference], str | None],
+                      shown_name: Callable[[str], str] | None = None,
                       ) -> list[tuple[Candidate, Candidate, DetectedReference]]:
     """(citer, cited seed, reference) for every hit that cites one of `seeds` by exact section key: first those
     citing a seed's own section, then those citing the numbered chapter that holds one (weaker evidence: a
@@ -212,7 +213,7 @@ def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Det
     for hit in hits:
         if hit in seeds:
             continue
-        references = [(reference, cited_keys(reference, target_document))
+        references = [(reference, cited_keys(reference, target_document, shown_name))
                       for reference in citations(detect, hit.result)]
         for wanted, found in ((own, exact), (holding, by_chapter)):
             match = next(((wanted[key], reference) for reference, keys in references for key in keys
@@ -226,13 +227,15 @@ def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Det
 
 def one_per_section(found: list[tuple[Candidate, Candidate, DetectedReference]]
                     ) -> list[tuple[Candidate, Candidate, DetectedReference]]:
-    """The backlinks with one citer per section, the first: a section's second chunk citing a seed is the same
-    provision's citation, and would take the place of another provision that cites it."""
+    """The backlinks with one citer per section, the first: a section's later chunk (a long section's next
+    window) citing a seed is the same provision's citation, and would take the place of another provision that
+    cites it. Separate blocks that share a label (a rule's list items each headed "4.24B (…)") are passages of
+    their own: each citing one competes on its value."""
     seen: set[tuple[str, str]] = set()
     out = []
     for item in found:
         citer = item[0].result
-        if citer.section and (citer.doc, citer.section) in seen:
+        if citer.section and (citer.doc, citer.section) in seen and citer.continuation:
             continue
         seen.add((citer.doc, citer.section))
         out.append(item)

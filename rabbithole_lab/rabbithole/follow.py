@@ -83,7 +83,10 @@ class RabbitholeFollower:
         self.detect = detect
         self.concurrency = concurrency
         self.resolver = resolver or ReferenceResolver(kb)
-        self.citation_index = CitationIndex(kb, self._target_doc)
+        # a rule cited by a longer form of its name ("PRA Fundamental Rule 7") cites the passage that shows the
+        # name, in backlinks as in following
+        self._shown_name = self.resolver.shown_name
+        self.citation_index = CitationIndex(kb, self._target_doc, self._shown_name)
 
     def run(self, hits: list[VectorResult], anchor: str, language: str = "de", visited: set[str] | None = None,
             whole_sections: bool = True, progress: Callable[[int, int], None] | None = None,
@@ -153,7 +156,8 @@ class RabbitholeFollower:
         below = [Candidate(result, "hit", 0, result.score, 0.0, value=hit_value(start + number), rank=start + number,
                            root=start + number)
                  for number, result in enumerate(unique_new_chunks(others, pool))]
-        found = one_per_section(collect_backlinks([*hits, *below], seeds, self.detect, self._target_doc))
+        found = one_per_section(collect_backlinks([*hits, *below], seeds, self.detect, self._target_doc,
+                                                     self._shown_name))
         # a citer among the hits search put on top keeps search's order; further down, search order is hardly
         # evidence (decision 026), so such a citer and one search did not rank at all go by closeness alone.
         # A citer on top is in the context already: at least one place goes below it (decision 028)
@@ -164,7 +168,7 @@ class RabbitholeFollower:
         indexed = self._indexed_citers(seeds, [*hits, *below], anchor, start + len(below))
         taken = {(citer.result.doc, citer.result.section) for citer, _, _ in found}
         further += [item for item in one_per_section(collect_backlinks(indexed, seeds, self.detect,
-                                                                       self._target_doc))
+                                                                       self._target_doc, self._shown_name))
                     if (item[0].result.doc, item[0].result.section) not in taken]
         closeness = self.kb.similarity([citer.result for citer, _, _ in further], anchor) if further else {}
         further.sort(key=lambda item: -closeness.get(item[0].chunk_id, 0.0))

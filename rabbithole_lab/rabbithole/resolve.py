@@ -256,6 +256,12 @@ class ReferenceResolver:
             return Resolution("none", doc=citing, collection=collection)
         return Resolution("section_index", hits, hits[0].doc, hits[0].collection or collection, 1.0)
 
+    def shown_name(self, name: str) -> str:
+        """The form of a rule's cited name that a passage of the knowledge base shows, as `_by_shown_name` drops
+        words from its front ("PRA Fundamental Rule 7" -> "Fundamental Rule 7"); the name as cited when no
+        passage shows any form of it."""
+        return next((variant for variant in name_variants(name) if self._showing(variant, None)), name)
+
     def _showing(self, name: str, collection: str | None) -> dict[str, list[VectorResult]]:
         key = (f"shown: {name}", collection)
         if key not in self._holders:

@@ -666,18 +666,55 @@ def test_a_passage_citing_a_rule_by_the_name_its_part_gives_it_is_a_backlink_of_
     assert [kb.index.get_chunks(rule.collection, ids=citers)[0].section] == ["1.2 (Chapter 1 Scope)"]
 
 
+def test_a_rule_cited_by_a_longer_form_of_its_name_is_a_backlink_of_the_passage_showing_it(tmp_path, settings):
+    """"Harbour Core Rule 2" names the rule a passage shows as "Core Rule 2" (a guide adds its publisher's word):
+    its citer is that rule's backlink, in the ranking and in the citation index, as following resolves it;
+    "Pilot Core Rule 2", shown by a passage of its own, stays another rule."""
+    from rabbithole_lab.rabbithole.backlinks import shown_keys
+    from rabbithole_lab.rabbithole.citation_index import CitationIndex
+
+    resolver = _rulebook_resolver(tmp_path, settings, {
+        "core-rules.md": "# Core Rules\n\n## [PID a] 2.2 (Chapter 2 Core Rules)\n\nCore Rule 2: A firm must keep its "
+                         "moorings safe.\n",
+        "pilot-rules.md": "# Pilot Rules\n\n## [PID d] 3.2 (Chapter 3 Pilots)\n\nPilot Core Rule 2: A pilot must "
+                          "stay sober on duty.\n",
+        "guide.md": "# Guide to the harbour\n\n## [PID b] 1.2 (Chapter 1 Scope)\n\nHarbour masters check that firms "
+                    "meet Harbour Core Rule 2 daily.\n\n## [PID c] 1.3 (Chapter 1 Scope)\n\nPilots on board follow "
+                    "Pilot Core Rule 2 at all times.\n",
+    })
+    kb = resolver.kb
+    [rule] = kb.section_lookup("core-rules.md", "2.2")
+    best = Candidate(rule, "hit", 0, 0.5, 0.0)
+    guide = [Candidate(chunk, "hit", 0, 0.5, 0.0) for chunk in kb.section_lookup("guide.md", "1.2")
+             + kb.section_lookup("guide.md", "1.3")]
+    as_cited = collect_backlinks([best, *guide], [best], detect_references_regex,
+                                 lambda reference: reference.document_context)
+    assert as_cited == []  # keyed by the name as written, "Harbour Core Rule 2" is no rule a passage shows
+    found = collect_backlinks([best, *guide], [best], detect_references_regex,
+                              lambda reference: reference.document_context, resolver.shown_name)
+    assert [citer.result.section for citer, _, _ in found] == ["1.2 (Chapter 1 Scope)"]
+    index = CitationIndex(kb, lambda reference: reference.document_context, resolver.shown_name)
+    citers = index.citers(rule.collection, shown_keys(rule.text))
+    assert [chunk.section for chunk in kb.index.get_chunks(rule.collection, ids=citers)] == ["1.2 (Chapter 1 Scope)"]
+    assert resolver.shown_name("Pilot Core Rule 2") == "Pilot Core Rule 2"
+    assert resolver.shown_name("Harbour Core Rule 9") == "Harbour Core Rule 9"  # no passage shows any form of it
+
+
 def test_a_section_cites_a_seed_once_however_many_of_its_chunks_do():
     guide = "Guide.md"
     best = _hit("a", guide, "3A.1 (Chapter 3A Fee Tables)", "3A.1 The fee for a licence is set out below.")
     first = _hit("b", guide, "3B.1 (Chapter 3B Renewals)", "(a) a renewal costs the fee set out in 3A.1 for a licence;")
-    second = _hit("c", guide, "3B.1 (Chapter 3B Renewals)",
+    window = _hit("c", guide, "3B.1 (Chapter 3B Renewals)",
                   "(b) a late renewal costs twice the fee referred to in 3A.1;")
+    window.result.continuation = True  # the next window of the same long section
+    item = _hit("e", guide, "3B.1 (Chapter 3B Renewals)", "(c) a renewal after a lapse costs the fee of 3A.1 again;")
     other = _hit("d", guide, "1.5 (Chapter 1 Introduction)", "Firms pay the fees of rule 3A.1 on application.")
-    found = collect_backlinks([best, first, second, other], [best], detect_references_regex,
+    found = collect_backlinks([best, first, window, item, other], [best], detect_references_regex,
                               lambda reference: reference.document_context)
-    assert [citer.chunk_id for citer, _, _ in found] == ["b", "c", "d"]
-    # the second chunk of 3B.1 is the same provision's citation: it does not take the other provision's place
-    assert [citer.chunk_id for citer, _, _ in one_per_section(found)] == ["b", "d"]
+    assert [citer.chunk_id for citer, _, _ in found] == ["b", "c", "e", "d"]
+    # the section's next window is the same provision's citation: it does not take the other provision's place;
+    # a separate block headed with the same label (a list item of its own) is a passage of its own
+    assert [citer.chunk_id for citer, _, _ in one_per_section(found)] == ["b", "e", "d"]
 
 
 def _citers_of(trail, chunk_id: str) -> int:
