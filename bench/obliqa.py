@@ -35,6 +35,7 @@ PID = re.compile(r"\[PID ([^\]]+)\]")
 BLOCK = re.compile(r"^## \[PID ([^\]]+)\][^\n]*\n\n(.*?)(?=^## \[PID |\Z)", re.MULTILINE | re.DOTALL)
 BOTH = re.compile(r"Both@\d+=([\d.]+)")
 CUTS = {"both@10": None, "both@12k": 12_000, "both@25k": 25_000}
+NO_BACKLINKS = "rabbithole without backlinks"
 # what the benchmark's authors published for Both@10 on the test splits (their README), the anchor we are
 # measured against; the UKFIN test splits are held back, so only the maintainers score them
 PUBLISHED = {
@@ -119,7 +120,10 @@ def bench_set(context: BenchContext, name: str, limit: int = 0) -> dict:
     gate = build_gate(context.settings, kb.index.embedder)
     followers = {"flat": build_follower(kb, context.settings, gate,
                                         references=without_following(context.settings.references)),
-                 "rabbithole": build_follower(kb, context.settings, gate)}
+                 "rabbithole": build_follower(kb, context.settings, gate),
+                 # the backlink side's ablation (issue 73): following as shipped, no passage that cites a best hit
+                 NO_BACKLINKS: build_follower(kb, context.settings, gate, references=context.settings.references
+                                              .model_copy(update={"max_cited_by": 0}))}
     pid_of: dict[str, str] = {}
 
     def pids(entries: list[dict]) -> list[str]:
@@ -138,14 +142,15 @@ def bench_set(context: BenchContext, name: str, limit: int = 0) -> dict:
         rows = {cut: [] for cut in CUTS}
         seconds = []
         for question in tqdm(questions, desc=f"{name} {mode}", unit="q", disable=not context.show_progress):
-            row = run_question(kb, question, mode, follower, 25_000, top_items=10)
+            row = run_question(kb, question, "flat" if mode == "flat" else "rabbithole", follower, 25_000,
+                               top_items=10)
             seconds.append(row["seconds"])
             for cut, chars in CUTS.items():
                 entries = row["top_items"] if chars is None else cut_at_chars(row["context"], chars)
                 rows[cut].append({"id": question["id"], "retrieved_pids": pids(entries)})
         numbers[mode] = {"seconds_per_question": round(sum(seconds) / len(seconds), 3)}
         for cut, predictions in rows.items():
-            path = out / f"pred_{mode}_{cut.replace('@', '_')}.jsonl"
+            path = out / f"pred_{mode.replace(' ', '-')}_{cut.replace('@', '_')}.jsonl"
             write_jsonl(path, predictions)
             for split in spec["splits"]:
                 numbers[mode].setdefault(split, {})[cut] = score(folder, path, split, cut)

@@ -55,6 +55,10 @@ def _xref_rows() -> tuple[Row, ...]:
     for subset in SUBSETS:
         rows.append(Row(f"{subset}: following's margin over flat, both@12k", ("margin", subset, "both@12k"), "> 0",
                         ("flat", subset, "both@12k")))
+    # the backlink side's ablation (issue 73): following as shipped, without the passages that cite a best hit
+    for subset in ("gen 1", "gen 2"):
+        rows.append(Row(f"{subset}: without backlinks, both@12k (anchor: as shipped)",
+                        ("rabbithole without backlinks", subset, "both@12k"), "", ("rabbithole", subset, "both@12k")))
     rows.append(Row("seconds a question", ("rabbithole", "seconds_per_question"), "≤ 1", ("flat",
                                                                                         "seconds_per_question"),
                     "seconds"))
@@ -78,6 +82,9 @@ def _obliqa_rows(splits: tuple[str, ...], published: str, targets: dict, anchor:
         if rerun_anchor:
             rows.append(Row(f"{split} flat both@10 (anchor: {rerun_anchor})", ("flat", split, "both@10"),
                             targets.get((split, "flat both@10"), ""), ("bm25s_shipped_passages", split)))
+        # the backlink side's ablation: the same run without backlinks, beside rabbithole as shipped
+        rows.append(Row(f"{split} rabbithole without backlinks both@10 (anchor: as shipped)",
+                        ("rabbithole without backlinks", split, "both@10"), "", ("rabbithole", split, "both@10")))
     return tuple(rows)
 
 

@@ -28,6 +28,7 @@ from bench.common import (
 )
 
 MODES = ("flat", "rabbithole")
+NO_BACKLINKS = "rabbithole without backlinks"
 MARGIN_CUTS = ("both@12k", "both@25k", "entry@12k")
 BUDGET_CHARS = 25_000  # the largest budget the scorer reads; 12k is its prefix
 LINE = re.compile(r"k=(?P<k>\w+): both=(?P<both>[\d.]+) req=[\d.]+ entry=(?P<entry>[\d.]+) facts=(?P<facts>[\d.]+)")
@@ -73,6 +74,15 @@ def bench(context: BenchContext) -> dict:
             numbers[mode][name] = {"n": len(chosen), **scores}
         seconds = [row["seconds"] for row in predictions.values()]
         numbers[mode]["seconds_per_question"] = round(sum(seconds) / len(seconds), 3)
+    # the backlink side's ablation (issue 73): following as shipped, no passage that cites a best hit
+    ablated = {row["id"]: row for row in evaluate(context, "rabbithole", context.out("xref/no-backlinks"),
+                                                  settings={"REFERENCE_MAX_CITED_BY": "0"})}
+    numbers[NO_BACKLINKS] = {}
+    for name, chosen in subsets(questions).items():
+        tag = name.replace(" ", "_")
+        write_jsonl(out / f"pred_no-backlinks_{tag}.jsonl", [ablated[q["id"]] for q in chosen])
+        numbers[NO_BACKLINKS][name] = {"n": len(chosen), **score(out / f"questions_{tag}.jsonl",
+                                                                 out / f"pred_no-backlinks_{tag}.jsonl")}
     # what following adds over flat search of the same size, per half and language (issue 73: it must pay at 12k)
     numbers["margin"] = {name: {cut: round(numbers["rabbithole"][name][cut] - numbers["flat"][name][cut], 3)
                                 for cut in MARGIN_CUTS} for name in subsets(questions)}
