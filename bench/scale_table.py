@@ -8,6 +8,9 @@ research (`KnowledgeBase.retrieve`: the question, its clauses and the documents 
 just built, p50 and p95 over the corpus's first questions after a warm-up search (the last of them) that opens
 the index, and the wall time and peak RSS of one `rabbithole search` command (a cold start: what a user waits
 for). "Shared" is the same with one busy loop on the machine, started a moment before.
+
+The whole run takes about 90 minutes on two cores (UKFIN's two ingests are an hour of it).
+`BENCH_SCALE_CORPORA=law,adgm` measures only those (the result names the ones left out).
 """
 
 from __future__ import annotations
@@ -105,12 +108,17 @@ def measure(kb_dir: Path, questions: list[str], context: BenchContext, shared: b
 
 
 def bench(context: BenchContext) -> dict:
-    for name, (kb_dir, questions) in CORPORA.items():
-        require(kb_dir, f"the {name} corpus ({kb_dir})")
-        require(questions, f"the {name} questions ({questions})")
+    chosen = [name.strip() for name in os.environ.get("BENCH_SCALE_CORPORA", ",".join(CORPORA)).split(",")]
+    unknown = [name for name in chosen if name not in CORPORA]
+    if unknown:
+        raise ValueError(f"BENCH_SCALE_CORPORA: unknown corpora {unknown}; known: {', '.join(CORPORA)}")
+    for name in chosen:
+        require(CORPORA[name][0], f"the {name} corpus ({CORPORA[name][0]})")
+        require(CORPORA[name][1], f"the {name} questions ({CORPORA[name][1]})")
     started = time.perf_counter()
-    numbers = {"queries": QUERIES}
-    for name, (kb_dir, questions_path) in CORPORA.items():
+    numbers: dict = {"queries": QUERIES, "not measured": [name for name in CORPORA if name not in chosen]}
+    for name in chosen:
+        kb_dir, questions_path = CORPORA[name]
         questions = questions_of(questions_path)
         numbers[name] = {"idle": measure(kb_dir, questions, context, shared=False),
                          "shared": measure(kb_dir, questions, context, shared=True)}

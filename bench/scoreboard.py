@@ -428,6 +428,8 @@ def table_lines(name: str, record: dict) -> list[str]:
             {"before": record.get("before", {}), **numbers}, row.anchor)
         lines.append(f"| {row.label} | {show(now, row.kind)} | {show(dig(old, row.path), row.kind)} | "
                      f"{row.target or '—'} | {show(anchor, row.kind)} |")
+    if numbers.get("not measured"):
+        lines += ["", f"Not measured in this run: {', '.join(numbers['not measured'])}."]
     if name == "ranker":
         lines += ["", *_ranker_extra(numbers)]
     if name == "provision":
