@@ -227,15 +227,15 @@ def collect_backlinks(hits: list[Candidate], seeds: list[Candidate], detect: Det
 
 def one_per_section(found: list[tuple[Candidate, Candidate, DetectedReference]]
                     ) -> list[tuple[Candidate, Candidate, DetectedReference]]:
-    """The backlinks with one citer per section, the first: a section's later chunk (a long section's next
-    window) citing a seed is the same provision's citation, and would take the place of another provision that
-    cites it. Separate blocks that share a label (a rule's list items each headed "4.24B (…)") are passages of
-    their own: each citing one competes on its value."""
+    """The backlinks with one citer per section, the first: a section's second chunk citing a seed is the same
+    provision's citation, and would take the place of another provision that cites it. Also a separate block
+    that shares the label (a rule's list items each headed "4.24B (…)"): letting each compete gained one UKFIN
+    question and cost German answers two verdicts (docs/decisions/043)."""
     seen: set[tuple[str, str]] = set()
     out = []
     for item in found:
         citer = item[0].result
-        if citer.section and (citer.doc, citer.section) in seen and citer.continuation:
+        if citer.section and (citer.doc, citer.section) in seen:
             continue
         seen.add((citer.doc, citer.section))
         out.append(item)
