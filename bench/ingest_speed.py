@@ -25,18 +25,22 @@ CHUNKS = re.compile(r"chunks \+(\d+)")
 
 def ingest_once(kb_dir: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as scratch:
-        db, vectors = Path(scratch) / "db", Path(scratch) / "vectors"
-        started = time.perf_counter()
-        process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest",
-                                    str(kb_dir), "--db", str(db)], stdout=subprocess.PIPE,
-                                   stderr=subprocess.DEVNULL, text=True,
-                                   # the vector cache as on a fresh machine: on, and empty (a text met again
-                                   # within the ingest is embedded once; nothing of an earlier run is reused)
-                                   env={**os.environ, "LLM_PROVIDER": "extractive",
-                                        "EMBEDDING_VECTOR_CACHE": str(vectors)})
-        printed = process.stdout.read() if process.stdout else ""
-        _, status, usage = os.wait4(process.pid, 0)
-        wall_s = time.perf_counter() - started
+        return ingest_into(kb_dir, Path(scratch))
+
+
+def ingest_into(kb_dir: Path, scratch: Path) -> dict:
+    """`rabbithole ingest` of `kb_dir` into `scratch`/db, its own process: chunks, wall time, rate, peak RSS."""
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest",
+                                str(kb_dir), "--db", str(scratch / "db")], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True,
+                               # the vector cache as on a fresh machine: on, and empty (a text met again
+                               # within the ingest is embedded once; nothing of an earlier run is reused)
+                               env={**os.environ, "LLM_PROVIDER": "extractive",
+                                    "EMBEDDING_VECTOR_CACHE": str(scratch / "vectors")})
+    printed = process.stdout.read() if process.stdout else ""
+    _, status, usage = os.wait4(process.pid, 0)
+    wall_s = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) not in (0, 1):
         raise RuntimeError(f"rabbithole ingest {kb_dir} failed: {printed[-500:]}")
     found = CHUNKS.search(printed)

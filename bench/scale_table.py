@@ -26,15 +26,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.common import CORPUS, DEV_QUESTIONS, SHARED, BenchContext, require, write_result
-from bench.ingest_speed import CHUNKS
+from bench.ingest_speed import ingest_into
+from bench.shared_ingest import BUSY_LOOP, SETTLE_S
 
 ADGM = SHARED / "bench" / "obliqa-xref"
 UKFIN = SHARED / "bench" / "obliqa-xref-ukfin"
 CORPORA = {"law": (CORPUS, DEV_QUESTIONS), "adgm": (ADGM / "corpus", ADGM / "questions.jsonl"),
            "ukfin": (UKFIN / "corpus", UKFIN / "questions.dev.jsonl")}
 QUERIES = 50
-SETTLE_S = 1.0
-BUSY_LOOP = "while True: pass"
 
 
 @contextmanager
@@ -57,19 +56,6 @@ def _timed_process(command: list[str], env: dict) -> tuple[str, int, float, floa
     printed = process.stdout.read() if process.stdout else ""
     _, status, usage = os.wait4(process.pid, 0)
     return printed, os.waitstatus_to_exitcode(status), time.perf_counter() - started, usage.ru_maxrss / 1024
-
-
-def ingest(kb_dir: Path, scratch: Path) -> dict:
-    env = {**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_VECTOR_CACHE": str(scratch / "vectors")}
-    printed, code, wall_s, rss_mb = _timed_process(
-        [sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest", str(kb_dir), "--db",
-         str(scratch / "db"), "--no-progress"], env)
-    if code not in (0, 1):
-        raise RuntimeError(f"rabbithole ingest {kb_dir} failed ({code}): {printed[-500:]}")
-    found = CHUNKS.search(printed)
-    chunks = int(found.group(1)) if found else 0
-    return {"chunks": chunks, "wall_s": round(wall_s, 1), "chunks_per_s": round(chunks / wall_s, 2),
-            "peak_rss_mb": round(rss_mb, 1)}
 
 
 def questions_of(path: Path, count: int = QUERIES) -> list[str]:
@@ -104,7 +90,7 @@ def search(kb_dir: Path, db: Path, questions: list[str], context: BenchContext) 
 def measure(kb_dir: Path, questions: list[str], context: BenchContext, shared: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as folder, machine(shared):
         scratch = Path(folder)
-        return {"ingest": ingest(kb_dir, scratch), "search": search(kb_dir, scratch / "db", questions, context)}
+        return {"ingest": ingest_into(kb_dir, scratch), "search": search(kb_dir, scratch / "db", questions, context)}
 
 
 def bench(context: BenchContext) -> dict:

@@ -57,6 +57,17 @@ def evaluate(context: BenchContext, mode: str, out, questions=DEV_QUESTIONS, set
     return read_jsonl(prediction)
 
 
+def subset_scores(predictions: dict[str, dict], questions: list[dict], out, run: str) -> dict:
+    """One run's scores on each reported subset (each half, whole and by language)."""
+    numbers = {}
+    for name, chosen in subsets(questions).items():
+        tag = name.replace(" ", "_")
+        write_jsonl(out / f"questions_{tag}.jsonl", chosen)
+        write_jsonl(out / f"pred_{run}_{tag}.jsonl", [predictions[q["id"]] for q in chosen])
+        numbers[name] = {"n": len(chosen), **score(out / f"questions_{tag}.jsonl", out / f"pred_{run}_{tag}.jsonl")}
+    return numbers
+
+
 def bench(context: BenchContext) -> dict:
     require(DEV_QUESTIONS, "The German law dev set (shared/corpus/de-strahlenschutz)")
     started = time.perf_counter()
@@ -65,24 +76,13 @@ def bench(context: BenchContext) -> dict:
     numbers: dict = {}
     for mode in MODES:
         predictions = {row["id"]: row for row in evaluate(context, mode, out)}
-        numbers[mode] = {}
-        for name, chosen in subsets(questions).items():
-            tag = name.replace(" ", "_")
-            write_jsonl(out / f"questions_{tag}.jsonl", chosen)
-            write_jsonl(out / f"pred_{mode}_{tag}.jsonl", [predictions[q["id"]] for q in chosen])
-            scores = score(out / f"questions_{tag}.jsonl", out / f"pred_{mode}_{tag}.jsonl")
-            numbers[mode][name] = {"n": len(chosen), **scores}
+        numbers[mode] = subset_scores(predictions, questions, out, mode)
         seconds = [row["seconds"] for row in predictions.values()]
         numbers[mode]["seconds_per_question"] = round(sum(seconds) / len(seconds), 3)
     # the backlink side's ablation (issue 73): following as shipped, no passage that cites a best hit
     ablated = {row["id"]: row for row in evaluate(context, "rabbithole", context.out("xref/no-backlinks"),
                                                   settings={"REFERENCE_MAX_CITED_BY": "0"})}
-    numbers[NO_BACKLINKS] = {}
-    for name, chosen in subsets(questions).items():
-        tag = name.replace(" ", "_")
-        write_jsonl(out / f"pred_no-backlinks_{tag}.jsonl", [ablated[q["id"]] for q in chosen])
-        numbers[NO_BACKLINKS][name] = {"n": len(chosen), **score(out / f"questions_{tag}.jsonl",
-                                                                 out / f"pred_no-backlinks_{tag}.jsonl")}
+    numbers[NO_BACKLINKS] = subset_scores(ablated, questions, out, "no-backlinks")
     # what following adds over flat search of the same size, per half and language (issue 73: it must pay at 12k)
     numbers["margin"] = {name: {cut: round(numbers["rabbithole"][name][cut] - numbers["flat"][name][cut], 3)
                                 for cut in MARGIN_CUTS} for name in subsets(questions)}

@@ -83,7 +83,7 @@ def may_show(text: str, language: str) -> bool:
 def collection_language(texts: list[str], sample: int = 50) -> str:
     """The language ("de"/"en") a collection is written in, from a sample of its texts."""
     joined = " ".join(text[:400] for text in texts[:sample])
-    return "en" if detect_language(joined) == "en" else "de"
+    return detect_language(joined)
 
 
 def language_name(code: str) -> str:
