@@ -23,7 +23,7 @@ def test_an_installed_wheel_runs_a_batch_from_outside_the_repository(tmp_path):
     [wheel] = list(dist.glob("rabbithole_lab-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for data in ("rabbithole_lab/notebooks/research_report.ipynb", "rabbithole_lab/report/templates/report.html.j2",
-                 "rabbithole_lab/kb/retrieval/glossary_en_de.tsv"):
+                 "rabbithole_lab/language/glossary_en_de_radiation.tsv"):
         assert data in names, f"{data} is not in the wheel"
     assert not any(name.startswith("tests/") for name in names)  # the scripted fake stays with the tests
 
