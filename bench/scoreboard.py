@@ -315,7 +315,8 @@ TABLES: dict[str, Table] = {
         "Scale: ingest and search on each corpus, idle and shared", "bench/scale_table.py: `rabbithole ingest` of "
         "the law corpus (1,808 chunks), ADGM and UKFIN into an empty index (its own process, default settings, an "
         "empty vector cache), then the first stage's search of 49 of the corpus's questions over that index "
-        "(p50/p95, after a 50th that opens it) and one `rabbithole search` command (a cold start); shared: the "
+        "(p50/p95, after a 50th that opens it; each question embedded, as a new one is) and one `rabbithole search` "
+        "command (a cold start); shared: the "
         "same beside one CPU-bound process. Anchor: the idle figure.", "idle", tuple(
             row for name, label in (("law", "law corpus"), ("adgm", "ADGM"), ("ukfin", "UKFIN")) for row in (
                 Row(f"{label}: ingest wall time, idle", (name, "idle", "ingest", "wall_s"), kind="seconds"),
@@ -430,11 +431,26 @@ def table_lines(name: str, record: dict) -> list[str]:
                      f"{row.target or '—'} | {show(anchor, row.kind)} |")
     if numbers.get("not measured"):
         lines += ["", f"Not measured in this run: {', '.join(numbers['not measured'])}."]
+    if name == "scale":
+        lines += _scale_extra(numbers)
     if name == "ranker":
         lines += ["", *_ranker_extra(numbers)]
     if name == "provision":
         lines += ["", *_provision_extra(numbers)]
     return [*lines, ""]
+
+
+def _scale_extra(numbers: dict) -> list[str]:
+    """A run whose searches did not embed their questions themselves (before the bench gave each measurement a
+    vector cache of its own, the shared search read the idle one's query vectors back) says so."""
+    cached = [name for name, corpus in numbers.items() if isinstance(corpus, dict)
+              and any(dig(corpus, (machine, "search", "query_vectors")) is None for machine in ("idle", "shared"))]
+    if not cached:
+        return []
+    return ["", f"Query vectors in this run ({', '.join(cached)}): the searches shared one vector cache, so the "
+                "shared search read back the vectors the idle search had embedded (and an earlier run's vectors "
+                "could serve the idle one): the shared search figures are not a shared machine's, and the idle ones "
+                "embed each question only where no earlier run had."]
 
 
 def write_scoreboard() -> Path:
