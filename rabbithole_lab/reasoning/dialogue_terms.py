@@ -16,7 +16,6 @@ the answers against the question's own.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from rabbithole_lab.language import dialogue_filler_words, is_term_word, patterns, question_stop_words
 from rabbithole_lab.language.bridge import glossary_terms
@@ -133,9 +132,10 @@ def excluded(sentence: str, exclusions: list[str]) -> bool:
                for case in exclusions)
 
 
-@lru_cache(maxsize=256)
 def _case_words(case: str) -> tuple[tuple[str, str], ...]:
-    """The case's content words, each with the glossary's German rendering ("" when it has none)."""
+    """The case's content words, each with the glossary's German rendering ("" when it has none). Not cached
+    here: a knowledge base's glossary can add a rendering later in the process (the bridge's own lookups are
+    cached and cleared when it does)."""
     return tuple((word, "" if word.isdigit() else glossary_terms(word)) for word in _CASE_WORD.findall(case)
                  if word.lower() not in question_stop_words())
 

@@ -108,3 +108,13 @@ def test_a_malformed_glossary_names_its_line(tmp_path, restored_glossary):
     (tmp_path / bridge.KB_GLOSSARY_FILE).write_text("# ok\nfishing permit Angelschein\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"\.rabbithole-glossary\.tsv:2"):
         bridge.extend_glossary(tmp_path)
+
+
+def test_an_exclusion_reads_a_glossary_term_the_knowledge_base_added_later(tmp_path, restored_glossary):
+    from rabbithole_lab.reasoning.dialogue_terms import excluded
+
+    sentence = "Wer am Stadtsee fischt, muss einen gültigen Angelschein bei sich führen."
+    assert not excluded(sentence, ["angling"])  # no glossary knows the word yet
+    (tmp_path / bridge.KB_GLOSSARY_FILE).write_text("angling\tAngelschein\n", encoding="utf-8")
+    assert bridge.extend_glossary(tmp_path) == 1
+    assert excluded(sentence, ["angling"])  # the same case, read again with the knowledge base's term
