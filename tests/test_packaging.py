@@ -16,9 +16,23 @@ import pytest
 from tests.conftest import DEMO_KB, REPO
 
 
+def _checkout_copy(target: Path) -> Path:
+    """The repository's files as a clean clone has them (tracked, and new ones not ignored), without its
+    `build/` folder: setuptools never empties that folder, so a wheel built in place still carried a file
+    moved away since (a test passed here and failed on CI's clean clone)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                            check=True, capture_output=True, text=True).stdout
+    for name in filter(None, listed.split("\0")):
+        if (REPO / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target / name)
+    return target
+
+
 def test_an_installed_wheel_runs_a_batch_from_outside_the_repository(tmp_path):
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q",
+    source = _checkout_copy(tmp_path / "source")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(dist)], check=True, capture_output=True, text=True, timeout=600)
     [wheel] = list(dist.glob("rabbithole_lab-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
@@ -26,6 +40,8 @@ def test_an_installed_wheel_runs_a_batch_from_outside_the_repository(tmp_path):
                  "rabbithole_lab/language/glossary_en_de_radiation.tsv"):
         assert data in names, f"{data} is not in the wheel"
     assert not any(name.startswith("tests/") for name in names)  # the scripted fake stays with the tests
+    stale = [name for name in names if name.startswith("rabbithole_lab/") and not (REPO / name).is_file()]
+    assert not stale, f"the wheel carries files the checkout does not have: {stale[:5]}"
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
