@@ -28,25 +28,30 @@ def ingest_once(kb_dir: Path) -> dict:
         return ingest_into(kb_dir, Path(scratch))
 
 
-def ingest_into(kb_dir: Path, scratch: Path) -> dict:
-    """`rabbithole ingest` of `kb_dir` into `scratch`/db, its own process: chunks, wall time, rate, peak RSS."""
+def timed_process(command: list[str], env: dict, stderr: int = subprocess.STDOUT) -> tuple[str, int, float, float]:
+    """(output, exit code, wall s, peak RSS MB) of a command run as its own process (its RSS by `os.wait4`)."""
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest",
-                                str(kb_dir), "--db", str(scratch / "db")], stdout=subprocess.PIPE,
-                               stderr=subprocess.DEVNULL, text=True,
-                               # the vector cache as on a fresh machine: on, and empty (a text met again
-                               # within the ingest is embedded once; nothing of an earlier run is reused)
-                               env={**os.environ, "LLM_PROVIDER": "extractive",
-                                    "EMBEDDING_VECTOR_CACHE": str(scratch / "vectors")})
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=stderr, text=True, env=env)
     printed = process.stdout.read() if process.stdout else ""
     _, status, usage = os.wait4(process.pid, 0)
-    wall_s = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
+    return printed, os.waitstatus_to_exitcode(status), time.perf_counter() - started, usage.ru_maxrss / 1024
+
+
+def ingest_into(kb_dir: Path, scratch: Path) -> dict:
+    """`rabbithole ingest` of `kb_dir` into `scratch`/db, its own process: chunks, wall time, rate, peak RSS."""
+    printed, code, wall_s, rss_mb = timed_process(
+        [sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "ingest", str(kb_dir), "--db",
+         str(scratch / "db")],
+        # the vector cache as on a fresh machine: on, and empty (a text met again within the ingest is embedded
+        # once; nothing of an earlier run is reused)
+        {**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_VECTOR_CACHE": str(scratch / "vectors")},
+        stderr=subprocess.DEVNULL)
+    if code not in (0, 1):
         raise RuntimeError(f"rabbithole ingest {kb_dir} failed: {printed[-500:]}")
     found = CHUNKS.search(printed)
     chunks = int(found.group(1)) if found else 0
     return {"chunks": chunks, "wall_s": round(wall_s, 1), "chunks_per_s": round(chunks / wall_s, 2),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1)}
+            "peak_rss_mb": round(rss_mb, 1)}
 
 
 def bench(context: BenchContext) -> dict:

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bench.common import CORPUS, DEV_QUESTIONS, SHARED, BenchContext, require, write_result
-from bench.ingest_speed import ingest_into
+from bench.ingest_speed import ingest_into, timed_process
 from bench.shared_ingest import BUSY_LOOP, SETTLE_S
 
 ADGM = SHARED / "bench" / "obliqa-xref"
@@ -48,15 +48,6 @@ def machine(shared: bool):
         if loop:
             loop.kill()
             loop.wait()
-
-
-def _timed_process(command: list[str], env: dict) -> tuple[str, int, float, float]:
-    """(output, exit code, wall s, peak RSS MB) of a command run as its own process."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-    printed = process.stdout.read() if process.stdout else ""
-    _, status, usage = os.wait4(process.pid, 0)
-    return printed, os.waitstatus_to_exitcode(status), time.perf_counter() - started, usage.ru_maxrss / 1024
 
 
 def questions_of(path: Path, count: int = QUERIES) -> list[str]:
@@ -82,7 +73,7 @@ def search(kb_dir: Path, db: Path, questions: list[str], context: BenchContext, 
         started = time.perf_counter()
         kb.retrieve(question, k=10)
         latencies.append((time.perf_counter() - started) * 1000)
-    _, code, cli_s, cli_rss_mb = _timed_process(
+    _, code, cli_s, cli_rss_mb = timed_process(
         [sys.executable, "-m", "rabbithole_lab.cli.main", "--env-file", "none", "search", questions[1], "--kb",
          str(kb_dir), "--db", str(db), "--k", "10"],
         {**os.environ, "LLM_PROVIDER": "extractive", "EMBEDDING_VECTOR_CACHE": str(vectors / "command")})
