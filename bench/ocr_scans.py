@@ -101,14 +101,10 @@ def _sentences_read(text_pdf: Path, scanned_pdf: Path, ocr) -> float:
 
 
 def _page_exact(kb: Path, db: Path, settings, ocr) -> float:
-    """Of the scanned laws' chunks, the share whose every page piece (the text after each offset of its page map)
-    stands on that page as the page-exact check reads it (the OCR text, from the cache)."""
-    from rabbithole_lab.evidence.pages import decode_page_map
+    """Of the scanned laws' chunks, the share whose every page piece (`_page_pieces`: its text from each offset of
+    its page map to the next) stands on that page as the page-exact check reads it (the OCR text, from the cache)."""
     from rabbithole_lab.kb.ingest.page_reading import page_text
     from rabbithole_lab.kb.kb_factory import open_index
-
-    def words(text: str) -> str:
-        return " ".join(re.sub(r"[^\w§]+", " ", text).split())
 
     index = open_index(settings, kb, db, read_only=True)
     exact = total = 0
@@ -117,13 +113,29 @@ def _page_exact(kb: Path, db: Path, settings, ocr) -> float:
         for chunk in index.get_chunks(LAW_COLLECTION.split("__")[0], where={"doc": name}):
             total += 1
             skip = len(chunk.heading) + 1 if chunk.heading else 0  # a repeated heading is on an earlier page
-            pieces = [(page, words(chunk.text[max(offset, skip):max(offset, skip) + 80])[:40]) for offset, page in
-                      decode_page_map(chunk.page_map) or [(0, chunk.page_start)]]
+            pieces = [(page, piece) for page, piece in _page_pieces(chunk.text, chunk.page_map, chunk.page_start, skip)
+                      if piece]
             for page, _ in pieces:
                 if page not in pages:
-                    pages[page] = words(page_text(kb / LAW_COLLECTION / name, page, ocr))
+                    pages[page] = _words(page_text(kb / LAW_COLLECTION / name, page, ocr))
             exact += all(piece in pages[page] for page, piece in pieces)
     return round(exact / total, 3) if total else 0.0
+
+
+def _words(text: str) -> str:
+    return " ".join(re.sub(r"[^\w§]+", " ", text).split())
+
+
+def _page_pieces(text: str, page_map: str, first_page: int, skip: int) -> list[tuple[int, str]]:
+    """Each page's piece of a chunk as the page-exact check looks it up: from its offset in the page map (past a
+    repeated heading) to the next page's offset, its first 40 characters of words. A page whose part of the chunk
+    is only the heading has no piece; a piece never runs on into the next page's text."""
+    from rabbithole_lab.evidence.pages import decode_page_map
+
+    starts = decode_page_map(page_map) or [(0, first_page)]
+    ends = [offset for offset, _ in starts[1:]] + [len(text)]
+    return [(page, _words(text[max(offset, skip):min(end, max(offset, skip) + 80)])[:40])
+            for (offset, page), end in zip(starts, ends, strict=True)]
 
 
 def bench(context: BenchContext) -> dict:

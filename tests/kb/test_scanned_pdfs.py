@@ -312,3 +312,18 @@ def test_on_a_scanned_page_only_a_first_or_last_bare_number_is_a_page_number():
 
     read = _read_scanned(SimpleNamespace(name="Kran.pdf"), [1], "hash", Access())
     assert [line.text for line in read.lines] == ["§ 9 Kranlasten", "Kran A", "5", "Kran B", "7"]
+
+
+def test_the_benchs_page_pieces_stop_at_the_next_page_and_a_page_of_only_the_heading_has_none():
+    """bench/ocr_scans.py looks each page's piece of a chunk up on that page: a piece that ran on into the next
+    page's text, or a page whose part is only the repeated heading, would count a right page map as wrong."""
+    from bench.ocr_scans import _page_pieces
+
+    heading = "§ 9 Kranlasten"
+    text = f"{heading}\nDie Last eines Krans ist\nauf dem Kai anzuschlagen und zu sichern."
+    turn = text.index("auf dem Kai")  # page 4 begins here
+    pieces = _page_pieces(text, f"0:3,{turn}:4", 3, len(heading) + 1)
+    assert pieces == [(3, "Die Last eines Krans ist"), (4, "auf dem Kai anzuschlagen und zu sichern")]
+    # the heading alone stands on page 7: its page has no piece, the body is looked up on page 8
+    assert _page_pieces(text, f"0:7,{len(heading) + 1}:8", 7, len(heading) + 1) == [
+        (7, ""), (8, "Die Last eines Krans ist auf dem Kai anz")]
