@@ -327,3 +327,22 @@ def test_the_benchs_page_pieces_stop_at_the_next_page_and_a_page_of_only_the_hea
     # the heading alone stands on page 7: its page has no piece, the body is looked up on page 8
     assert _page_pieces(text, f"0:7,{len(heading) + 1}:8", 7, len(heading) + 1) == [
         (7, ""), (8, "Die Last eines Krans ist auf dem Kai anz")]
+
+
+def test_a_line_tesseract_could_hardly_read_opens_no_section_however_tall():
+    """Text set sideways (a table's rotated column heads) comes back as tall noise ("3 Ela ae as (aaa:"); read as a
+    heading it would open a section "3". The same line read with confidence is a title."""
+    from rabbithole_lab.kb.ingest.ocr import OcrPage, OcrWord
+
+    def page(confidence: float) -> OcrPage:
+        lines = [("Die Kranführer tragen die Last und sichern sie am Kai.", 10.0, 95.0),
+                 ("Sie melden jede Störung sofort der Hafenbehörde.", 10.0, 95.0),
+                 ("3 Ela ae as (aaa:", 30.0, confidence)]
+        return OcrPage(1, tuple(OcrWord(word, 0, 40.0 * number, 10, 40.0 * number + height, conf, number, 1, 1)
+                                for number, (line, height, conf) in enumerate(lines, start=1)
+                                for word in line.split()))
+
+    from rabbithole_lab.kb.ingest.scanned_pages import ocr_lines
+
+    assert not dict(ocr_lines(page(21.0)))["3 Ela ae as (aaa:"]
+    assert dict(ocr_lines(page(95.0)))["3 Ela ae as (aaa:"]

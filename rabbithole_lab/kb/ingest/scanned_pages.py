@@ -4,7 +4,7 @@ A page needs OCR when it shows an image and its text layer holds almost nothing,
 (a bad font mapping leaves "(cid:12)" runs, private-use glyphs or replacement characters, not words). Tesseract
 cannot tell bold from regular, so an OCR'd line is marked as a heading by what it says and where it stands: a short
 line that opens a paragraph (or follows a finished sentence) and reads as a section heading by the heading grammar,
-or a line much taller than the page's usual line (a title).
+or a line much taller than the page's usual line (a title); never a line Tesseract could hardly read.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ MIN_READABLE_SHARE = 0.85  # of a text layer's non-space characters: letters, di
 HEADING_MAX_CHARS = 100  # as for headings of unstyled text (kb/ingest/chunking.py)
 NUMBERED_HEADING_MAX_CHARS = 60  # "4.1 Records"; a longer numbered line is an item of a list
 TITLE_HEIGHT_RATIO = 1.3  # a line this much taller than the page's median line is a title or heading
+# a line Tesseract read with less mean word confidence than this is never a heading: the tall, low-confidence
+# lines are noise read from text set sideways (a table's rotated column heads: 7-55 on StrlSchV's Anlage 4, where
+# headings read 93-96), and "3 Ela ae as (aaa:" would open a section "3"
+HEADING_MIN_CONFIDENCE = 60.0
 _PUNCTUATION = set(".,;:!?()[]{}§%/\\-–—'\"„“”‚‘’«»*+=<>&#@°^_|~$€")
 _CID = re.compile(r"\(cid:\d+\)")
 _SENTENCE_DONE = ".:;!?)"
@@ -75,8 +79,8 @@ def ocr_lines(page: OcrPage) -> list[tuple[str, bool]]:
         # a heading opens a paragraph or follows a finished sentence or another heading ("Abschnitt 1 - …" then
         # "§ 1 Zweck …"; Tesseract may put both in one paragraph)
         stands_alone = line.starts_paragraph or not previous or previous[-1] in _SENTENCE_DONE or previous_heading
-        heading = False
-        if stands_alone and len(text) <= HEADING_MAX_CHARS:
+        heading, legible = False, line.confidence >= HEADING_MIN_CONFIDENCE
+        if stands_alone and legible and len(text) <= HEADING_MAX_CHARS:
             as_heading = correct_ocr(text, language, heading=True)
             # a numbered title follows a finished sentence or a heading: a list's items follow "…, " or "… als"
             titled = not previous or previous[-1] in _SENTENCE_DONE or previous_heading
@@ -84,7 +88,7 @@ def ocr_lines(page: OcrPage) -> list[tuple[str, bool]]:
                 text, heading = as_heading, True
             else:
                 heading = _reads_as_heading(text, titled)
-        title = usual_height > 0 and line.height >= TITLE_HEIGHT_RATIO * usual_height
+        title = usual_height > 0 and line.height >= TITLE_HEIGHT_RATIO * usual_height and legible
         out.append((text, heading or title))
         previous, previous_heading = text, heading or title
     return out
