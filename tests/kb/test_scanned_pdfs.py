@@ -333,6 +333,7 @@ def test_a_line_tesseract_could_hardly_read_opens_no_section_however_tall():
     """Text set sideways (a table's rotated column heads) comes back as tall noise ("3 Ela ae as (aaa:"); read as a
     heading it would open a section "3". The same line read with confidence is a title."""
     from rabbithole_lab.kb.ingest.ocr import OcrPage, OcrWord
+    from rabbithole_lab.kb.ingest.scanned_pages import ocr_lines
 
     def page(confidence: float) -> OcrPage:
         lines = [("Die Kranführer tragen die Last und sichern sie am Kai.", 10.0, 95.0),
@@ -341,8 +342,6 @@ def test_a_line_tesseract_could_hardly_read_opens_no_section_however_tall():
         return OcrPage(1, tuple(OcrWord(word, 0, 40.0 * number, 10, 40.0 * number + height, conf, number, 1, 1)
                                 for number, (line, height, conf) in enumerate(lines, start=1)
                                 for word in line.split()))
-
-    from rabbithole_lab.kb.ingest.scanned_pages import ocr_lines
 
     assert not dict(ocr_lines(page(21.0)))["3 Ela ae as (aaa:"]
     assert dict(ocr_lines(page(95.0)))["3 Ela ae as (aaa:"]
