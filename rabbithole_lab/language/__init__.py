@@ -283,6 +283,15 @@ def repealed_pattern() -> re.Pattern:
                       rf"(?:\s*(?:{joins})\s*(?P<last>\d+[a-z]?))?\s*[(\[]\s*(?:{marks})\s*[)\]]", re.IGNORECASE)
 
 
+@lru_cache(maxsize=1)
+def repealed_paragraph_pattern() -> re.Pattern:
+    """A numbered paragraph of a section that is gone, its number and mark with what follows them up to the next
+    word: "(3) (weggefallen) ", "(2a) [repealed] ". Its mark ends no sentence, so the next paragraph would be
+    read as its continuation ("(3) (weggefallen) (4) Die Genehmigung …")."""
+    marks = _alternatives(words_of("REPEALED_MARKS"))
+    return re.compile(rf"\(\d+[a-z]?\)\s*[(\[]\s*(?:{marks})\s*[)\]]\s*", re.IGNORECASE)
+
+
 def correct_ocr(text: str, language: str, heading: bool = False) -> str:
     """`text` as Tesseract read it on a page in `language`, with that language's known misreads corrected; with
     `heading`, also those only a line read as a heading can have."""

@@ -12,6 +12,7 @@ from rabbithole_lab.language import (
     patterns,
     points_back_pattern,
     question_stop_words,
+    repealed_paragraph_pattern,
     singular_forms,
 )
 from rabbithole_lab.messages.catalogue import run_text
@@ -50,8 +51,10 @@ def is_list_item(text: str) -> bool:
 
 def _sentence_pieces(text: str) -> list[list[str]]:
     """The passage's sentences, each as the pieces it was joined from: its lead-in, then each list item (an
-    item opens on its own line with its number: "1.", "2)", "a)")."""
-    flat = re.sub(r"[ \t]+", " ", text)
+    item opens on its own line with its number: "1.", "2)", "a)"). A repealed paragraph ("(3) (weggefallen)") is
+    no part of any: it states nothing, and its mark ends no sentence, so the paragraph after it would be quoted
+    behind it."""
+    flat = repealed_paragraph_pattern().sub("", re.sub(r"[ \t]+", " ", text))
     sentences: list[list[str]] = []
     after_marker = False
     for piece in _SENTENCE_END.split(flat):

@@ -285,6 +285,20 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
 
 
 
+def test_a_repealed_paragraph_is_no_part_of_the_paragraph_after_it():
+    # as a consolidated statute prints a paragraph that is gone: its number and mark, then the next paragraph
+    text = ("(2) Der Antrag ist schriftlich zu stellen.\n(3) (weggefallen)\n(4) Die Erlaubnis wird für höchstens "
+            "fünf Jahre erteilt.\n(5) [aufgehoben] (6) Sie erlischt mit der Schließung der Werkstatt.")
+    sentences = split_sentences(text, min_chars=10)
+    assert sentences == ["(2) Der Antrag ist schriftlich zu stellen.",
+                         "(4) Die Erlaubnis wird für höchstens fünf Jahre erteilt.",
+                         "(6) Sie erlischt mit der Schließung der Werkstatt."]
+    assert all(sentence in " ".join(text.split()) for sentence in sentences)  # each still the page's own words
+    english = "(1) The permit lasts a year. (2) [repealed] (3) It may be renewed once on application."
+    assert split_sentences(english, min_chars=10) == ["(1) The permit lasts a year.",
+                                                      "(3) It may be renewed once on application."]
+
+
 _LONG_LIST = ("(3) Der Kranführer hat vor jeder Schicht mindestens eine der folgenden Prüfungen durchzuführen:\n"
               + "".join(f"{n}. die Sichtprüfung des Hakens Nummer {n} auf Risse, Verformungen und Abrieb an allen "
                         "tragenden Teilen,\n" for n in range(1, 8))
