@@ -284,12 +284,16 @@ def repealed_pattern() -> re.Pattern:
 
 
 @lru_cache(maxsize=1)
-def repealed_paragraph_pattern() -> re.Pattern:
-    """A numbered paragraph of a section that is gone, its number and mark with what follows them up to the next
-    word: "(3) (weggefallen) ", "(2a) [repealed] ". Its mark ends no sentence, so the next paragraph would be
-    read as its continuation ("(3) (weggefallen) (4) Die Genehmigung …")."""
+def furniture_pattern() -> re.Pattern:
+    """Text of a statute that states nothing and ends no sentence, with the space after it: a numbered paragraph
+    that is gone ("(3) (weggefallen) ", "(2a) [repealed] ") and the editor's note of where an annex was published
+    ("(Fundstelle: BGBl. I 2017, 2046) "). Read as part of a sentence, the paragraph after it would be quoted
+    behind it ("(3) (weggefallen) (4) Die Genehmigung …")."""
     marks = _alternatives(words_of("REPEALED_MARKS"))
-    return re.compile(rf"\(\d+[a-z]?\)\s*[(\[]\s*(?:{marks})\s*[)\]]\s*", re.IGNORECASE)
+    repealed = rf"\(\d+[a-z]?\)\s*[(\[]\s*(?:{marks})\s*[)\]]"
+    notes = words_of("EDITORIAL_NOTES")
+    note = rf"|\((?:{_alternatives(notes)})\s*:[^()]*\)" if notes else ""
+    return re.compile(rf"(?:{repealed}{note})\s*", re.IGNORECASE)
 
 
 def correct_ocr(text: str, language: str, heading: bool = False) -> str:

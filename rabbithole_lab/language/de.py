@@ -113,6 +113,8 @@ ASKS_DEFINITION = [r"\bwas\s+(?:ist|sind)\s+(?:ein\w*\s+)?\w+\s*(?:\?|im\s+Sinne
 
 # how a law marks a section it no longer has: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)"
 REPEALED_MARKS = ["weggefallen", "aufgehoben"]
+# the editor's note under an annex's heading that names where it was published: "(Fundstelle: BGBl. I 2017, 2046)"
+EDITORIAL_NOTES = ["Fundstelle"]
 RANGE_WORDS = ["bis", "und"]
 
 # ---- how sentences are read (reasoning/text.py) ----

@@ -99,6 +99,7 @@ ASKS_DEFINITION = [r"\bwhat\s+(?:is|are)\s+an?\s+\w+(?:\s+\w+)?\s*\?", r"\bwhat\
 
 # how a rulebook marks a provision it no longer has: "sections 14 to 16 (repealed)", "Rule 4.2 [deleted]"
 REPEALED_MARKS = ["repealed", "deleted", "revoked", "omitted"]
+EDITORIAL_NOTES: list[str] = []  # none known in English rulebooks' text
 RANGE_WORDS = ["to", "and"]
 
 # ---- how sentences are read (reasoning/text.py) ----

@@ -9,10 +9,10 @@ from rabbithole_lab.kb.retrieval.lexical import analyze, compound_parts
 from rabbithole_lab.language import (
     alternation,
     figure_pattern,
+    furniture_pattern,
     patterns,
     points_back_pattern,
     question_stop_words,
-    repealed_paragraph_pattern,
     singular_forms,
 )
 from rabbithole_lab.messages.catalogue import run_text
@@ -51,10 +51,14 @@ def is_list_item(text: str) -> bool:
 
 def _sentence_pieces(text: str) -> list[list[str]]:
     """The passage's sentences, each as the pieces it was joined from: its lead-in, then each list item (an
-    item opens on its own line with its number: "1.", "2)", "a)"). A repealed paragraph ("(3) (weggefallen)") is
-    no part of any: it states nothing, and its mark ends no sentence, so the paragraph after it would be quoted
-    behind it."""
-    flat = repealed_paragraph_pattern().sub("", re.sub(r"[ \t]+", " ", text))
+    item opens on its own line with its number: "1.", "2)", "a)"). Text that states nothing (a repealed
+    paragraph, an annex's note of where it was published: `language.furniture_pattern`) belongs to no sentence
+    and ends the one before it; each sentence stays the page's own words."""
+    flat = re.sub(r"[ \t]+", " ", text)
+    return [sentence for block in furniture_pattern().split(flat) for sentence in _block_pieces(block)]
+
+
+def _block_pieces(flat: str) -> list[list[str]]:
     sentences: list[list[str]] = []
     after_marker = False
     for piece in _SENTENCE_END.split(flat):

@@ -285,15 +285,19 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
 
 
 
-def test_a_repealed_paragraph_is_no_part_of_the_paragraph_after_it():
-    # as a consolidated statute prints a paragraph that is gone: its number and mark, then the next paragraph
-    text = ("(2) Der Antrag ist schriftlich zu stellen.\n(3) (weggefallen)\n(4) Die Erlaubnis wird für höchstens "
-            "fünf Jahre erteilt.\n(5) [aufgehoben] (6) Sie erlischt mit der Schließung der Werkstatt.")
+def test_text_that_states_nothing_is_no_part_of_a_sentence_and_each_sentence_stays_verbatim():
+    # as a consolidated statute prints a paragraph that is gone (its number and mark), and an annex's note of
+    # where it was published under its heading
+    text = ("(2) Der Antrag ist schriftlich zu stellen; er ist zu begründen\n(3) (weggefallen)\n(4) Die Erlaubnis "
+            "wird für höchstens fünf Jahre erteilt.\n(5) [aufgehoben] (6) Sie erlischt mit der Schließung der "
+            "Werkstatt.\n(Fundstelle: BGBl. I 2031, 17 - 18)\nWerkstätten im Sinne dieser Ordnung sind Räume mit "
+            "einer Drehbank.")
     sentences = split_sentences(text, min_chars=10)
-    assert sentences == ["(2) Der Antrag ist schriftlich zu stellen.",
+    assert sentences == ["(2) Der Antrag ist schriftlich zu stellen; er ist zu begründen",
                          "(4) Die Erlaubnis wird für höchstens fünf Jahre erteilt.",
-                         "(6) Sie erlischt mit der Schließung der Werkstatt."]
-    assert all(sentence in " ".join(text.split()) for sentence in sentences)  # each still the page's own words
+                         "(6) Sie erlischt mit der Schließung der Werkstatt.",
+                         "Werkstätten im Sinne dieser Ordnung sind Räume mit einer Drehbank."]
+    assert all(sentence in " ".join(text.split()) for sentence in sentences)  # each the page's own words
     english = "(1) The permit lasts a year. (2) [repealed] (3) It may be renewed once on application."
     assert split_sentences(english, min_chars=10) == ["(1) The permit lasts a year.",
                                                       "(3) It may be renewed once on application."]
