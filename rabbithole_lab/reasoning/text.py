@@ -31,9 +31,6 @@ _AUTHORISES_REGULATION = patterns.authorises_regulation()
 _WHAT_A_REGULATION_GOVERNS = patterns.what_a_regulation_governs()
 _ASKS_ABOUT_AUTHORISATION = patterns.asks_about_authorisation()
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][\wÄÖÜäöüß-]*")
-# a footnote's anchor where a text layer keeps it as markup, opening a table's cell or a block ("* *[^F820132_02_…]
-# Masse der …"); inside a sentence it stays, as a quote is the page's own words
-_LEADING_ANCHOR = re.compile(r"^\s*(?:\*\s*)*\[\^[^\]\s]+\]\s*")
 _DUTY = patterns.duty()
 _DEFINITION = patterns.definition_opener()
 
@@ -56,11 +53,9 @@ def _sentence_pieces(text: str) -> list[list[str]]:
     """The passage's sentences, each as the pieces it was joined from: its lead-in, then each list item (an
     item opens on its own line with its number: "1.", "2)", "a)"). Text that states nothing (a repealed
     paragraph, an annex's note of where it was published: `language.furniture_pattern`) belongs to no sentence
-    and ends the one before it, nor does a footnote's anchor opening what follows; each sentence stays the
-    page's own words."""
+    and ends the one before it; each sentence stays the page's own words."""
     flat = re.sub(r"[ \t]+", " ", text)
-    return [sentence for block in furniture_pattern().split(flat)
-            for sentence in _block_pieces(_LEADING_ANCHOR.sub("", block))]
+    return [sentence for block in furniture_pattern().split(flat) for sentence in _block_pieces(block)]
 
 
 def _block_pieces(flat: str) -> list[list[str]]:

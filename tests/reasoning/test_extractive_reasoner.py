@@ -290,8 +290,8 @@ def test_text_that_states_nothing_is_no_part_of_a_sentence_and_each_sentence_sta
     # where it was published under its heading
     text = ("(2) Der Antrag ist schriftlich zu stellen; er ist zu begründen\n(3) (weggefallen)\n(4) Die Erlaubnis "
             "wird für höchstens fünf Jahre erteilt.\n(5) [aufgehoben] (6) Sie erlischt mit der Schließung der "
-            "Werkstatt.\n(Fundstelle: BGBl. I 2031, 17 - 18)\n* *[^F1234_01_WERK] Werkstätten im Sinne dieser "
-            "Ordnung sind Räume mit einer Drehbank.")
+            "Werkstatt.\n(Fundstelle: BGBl. I 2031, 17 - 18)\nWerkstätten im Sinne dieser Ordnung sind Räume mit "
+            "einer Drehbank.")
     sentences = split_sentences(text, min_chars=10)
     assert sentences == ["(2) Der Antrag ist schriftlich zu stellen; er ist zu begründen",
                          "(4) Die Erlaubnis wird für höchstens fünf Jahre erteilt.",
