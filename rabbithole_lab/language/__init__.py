@@ -277,10 +277,14 @@ def repealed_spans(text: str) -> list[str]:
 def repealed_pattern() -> re.Pattern:
     """A heading that says its sections are gone: "§ 12 (weggefallen)", "§§ 14 bis 16 (weggefallen)", "Art. 5
     [repealed]"; groups `unit`, `first`, `last` (a range's end or a second number, when there is one)."""
-    marks = _alternatives(words_of("REPEALED_MARKS"))
     joins = _alternatives([*words_of("RANGE_WORDS"), "-", "–"])
     return re.compile(rf"(?P<unit>§§?|Art\.|Artikel|Anlage|Annex|[Ss]ections?|[Rr]ules?)\s*(?P<first>\d+[a-z]?)"
-                      rf"(?:\s*(?:{joins})\s*(?P<last>\d+[a-z]?))?\s*[(\[]\s*(?:{marks})\s*[)\]]", re.IGNORECASE)
+                      rf"(?:\s*(?:{joins})\s*(?P<last>\d+[a-z]?))?\s*{_repealed_mark()}", re.IGNORECASE)
+
+
+def _repealed_mark() -> str:
+    """The mark that says a unit is gone, in brackets: "(weggefallen)", "[repealed]"."""
+    return rf"[(\[]\s*(?:{_alternatives(words_of('REPEALED_MARKS'))})\s*[)\]]"
 
 
 @lru_cache(maxsize=1)
@@ -289,8 +293,7 @@ def furniture_pattern() -> re.Pattern:
     that is gone ("(3) (weggefallen) ", "(2a) [repealed] ") and the editor's note of where an annex was published
     ("(Fundstelle: BGBl. I 2017, 2046) "). Read as part of a sentence, the paragraph after it would be quoted
     behind it ("(3) (weggefallen) (4) Die Genehmigung …")."""
-    marks = _alternatives(words_of("REPEALED_MARKS"))
-    repealed = rf"\(\d+[a-z]?\)\s*[(\[]\s*(?:{marks})\s*[)\]]"
+    repealed = rf"\(\d+[a-z]?\)\s*{_repealed_mark()}"
     notes = words_of("EDITORIAL_NOTES")
     note = rf"|\((?:{_alternatives(notes)})\s*:[^()]*\)" if notes else ""
     return re.compile(rf"(?:{repealed}{note})\s*", re.IGNORECASE)

@@ -284,7 +284,6 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
     ]
 
 
-
 def test_text_that_states_nothing_is_no_part_of_a_sentence_and_each_sentence_stays_verbatim():
     # as a consolidated statute prints a paragraph that is gone (its number and mark), and an annex's note of
     # where it was published under its heading
