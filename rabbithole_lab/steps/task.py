@@ -14,6 +14,7 @@ from rabbithole_lab.agent.nodes.node_common import chunk_key, concurrent_map
 from rabbithole_lab.agent.services import Services
 from rabbithole_lab.agent.state import TaskRound, TaskStats
 from rabbithole_lab.evidence.citation_format import cited_statements, quotation_of, strip_citations
+from rabbithole_lab.rabbithole.candidates import Candidate
 from rabbithole_lab.rabbithole.engine import admit, ranking_below_cut
 from rabbithole_lab.reasoning.dialogue_terms import excluded
 from rabbithole_lab.reasoning.text import is_title_line
@@ -195,6 +196,20 @@ class ResearchTask:
             finding.extracted_info = " ".join(result.text.split())[:600]
         return finding
 
+    def summed_up(self, findings: list[ChunkWithInfo]) -> list[ChunkWithInfo]:
+        """What the task's summary reads. A task that names sections ("Was regelt § 78 StrlSchG?") asks what they
+        say: it is summed up by their passages, also those an earlier task admitted (read again against this task),
+        not by the passages its search found because they cite the section (an incident criterion "… nach § 78 …"
+        is no answer to what § 78 rules). Any other task: all it found."""
+        if not self.named_sections:
+            return findings
+        wanted = {hit.chunk_id for hit in self.named_sections}
+        named = {finding.chunk_id: finding for finding in findings if finding.chunk_id in wanted}
+        for hit in self.named_sections:
+            if hit.chunk_id not in named:
+                named[hit.chunk_id] = self.extract(Candidate(hit, "section", 0, hit.score))
+        return [finding for finding in named.values() if finding.extracted_info] or findings
+
     # ---- the loop ---------------------------------------------------------------------------
     def run(self) -> TaskOutcome:
         """Up to MAX_ITERATIONS_PER_TASK rounds (AC-3.6): each ends with an assessment of the task, and the
@@ -239,7 +254,8 @@ class ResearchTask:
             round_queries = [f"{missing} {' '.join(self.concepts[:3])}".strip() for missing in assessment.missing]
         # a researcher's own task is summed up by what it asks; the others by the question
         summary_anchor = self.task.task if self.task.origin == "user" else self.anchor
-        summary = without_excluded(reasoner.summarize_task(self.task.task, summary_anchor, findings, self.language),
+        summary = without_excluded(reasoner.summarize_task(self.task.task, summary_anchor,
+                                                           self.summed_up(findings), self.language),
                                    self.exclusions)
         stats = TaskStats(
             task_id=self.task.id, task=self.task.task, queries=queries, iterations=len(rounds), rounds=rounds,

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from rabbithole_lab.evidence.citation_format import cited_statements, quotation_of
 from rabbithole_lab.rabbithole.gate import gate_references
 from rabbithole_lab.records import DetectedReference, GateInput, ToDoItem
 from rabbithole_lab.steps.task import ResearchTask
@@ -112,3 +115,19 @@ def test_the_report_and_workbench_rows_count_what_the_answer_quotes(demo_kb, tmp
         assert len(quotation) < 30 or quotation not in question_task["summary"]
     view = report_view(FinalReport.model_validate(report), [])
     assert any(str(question_task["in_answer"]) in note for note in view.tasks[0].notes)
+
+
+@pytest.mark.parametrize("named", ["Was regelt § 6 QStrV?", "Was regelt § 12 QStrG?"])
+def test_a_task_naming_a_section_is_summed_up_by_that_section_when_an_earlier_task_read_it(demo_kb, named):
+    """Issue 72 items 4 and 5: the question's task has read the section already, so the named task's search finds
+    only passages around it (those that cite it); its summary still says what the section says, not what they do."""
+    services = services_with(demo_kb)
+    first = ResearchTask(services, ToDoItem(id=0, task=GERMAN_QUESTION), GERMAN_QUESTION, "de").run()
+    task = ResearchTask(services, ToDoItem(id=1, task=named), GERMAN_QUESTION, "de", seen=set(first.seen))
+    section = task.named_sections
+    assert section and {hit.chunk_id for hit in section} <= {finding.chunk_id for finding in first.findings}
+    outcome = task.run()
+    statements = cited_statements(outcome.summary.summary)
+    assert statements, outcome.summary
+    text = " ".join(" ".join(hit.text for hit in section).split())
+    assert all(" ".join(quotation_of(statement).split()) in text for statement in statements), statements
