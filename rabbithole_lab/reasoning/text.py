@@ -24,6 +24,9 @@ _ABBREVIATION_END = patterns.abbreviation_end()
 _ORDINAL_END = patterns.ordinal_end()
 _LIST_MARKER = re.compile(r"\d{1,3}[a-z]?[.)]")  # an enumeration's item number, alone on its line
 _ITEM_START = re.compile(r"^(?:\d{1,3}[a-z]?[.)]|[a-z]{1,2}\))\s")  # "4. Absaugung …", "2) Jede …", "c) zu …"
+# an enumeration run on in one line ("1. Beschreibung der Quelle, 2. Nachweis der Fachkunde, 3. Lageplan"): the next
+# item's number after a comma or semicolon, where the item before it is numbered one less
+_INLINE_ITEM_END = re.compile(r"[,;]\s(\d{1,3})\.$")
 # The drafting formulas of an enabling clause (Verordnungsermächtigung): such a sentence lists what a regulation may
 # govern, so it carries every term of a question on those topics, and states no rule that applies; the rule is in
 # the regulation. It lists that as indirect questions or "dass" clauses, which a rule's own items do not open with.
@@ -66,9 +69,10 @@ def _block_pieces(flat: str) -> list[list[str]]:
         if not piece:
             continue
         last = " ".join(sentences[-1]) if sentences else ""
-        if sentences and (after_marker or _ABBREVIATION_END.search(last) or _ORDINAL_END.search(last)
+        opens_item = after_marker or _opens_next_item(last)
+        if sentences and (opens_item or _ABBREVIATION_END.search(last) or _ORDINAL_END.search(last)
                           or not last.endswith((".", "!", "?"))):
-            if after_marker:  # a list item's number ("3. Kernzone, wenn …") opens the item: what follows is in it
+            if opens_item:  # a list item's number ("3. Kernzone, wenn …") opens the item: what follows is in it
                 sentences[-1][-1] = f"{sentences[-1][-1]} {piece}"
             else:
                 sentences[-1].append(piece)
@@ -76,6 +80,15 @@ def _block_pieces(flat: str) -> list[list[str]]:
             sentences.append([piece])
         after_marker = bool(_LIST_MARKER.fullmatch(piece))
     return sentences
+
+
+def _opens_next_item(sentence: str) -> bool:
+    """The sentence so far ends with the number of an enumeration's next item, run on in the line ("1. Beschreibung
+    der Quelle, 2."): the item before it is numbered one less. "nach den Absätzen 1, 2. Die Behörde …" ends one."""
+    found = _INLINE_ITEM_END.search(sentence)
+    if found is None or int(found.group(1)) < 2:
+        return False
+    return re.search(rf"(?:^|[\s:,;]){int(found.group(1)) - 1}\.\s", sentence[:found.start() + 1]) is not None
 
 
 def _items(pieces: list[str]) -> tuple[str, list[str]]:

@@ -284,6 +284,20 @@ def test_a_list_item_number_opens_its_item_and_does_not_end_a_sentence():
     ]
 
 
+def test_an_enumeration_run_on_in_one_line_stays_one_sentence():
+    # as a short annex lays its items out when they fit a line: the next item's number after a comma
+    text = ("Der Anzeige sind beizufügen: 1. eine Beschreibung der Werkstatt, 2. Nachweis der Fachkunde nach § 8, "
+            "3. Lageplan der Werkstatt. Die Behörde bestätigt den Eingang. Die Frist gilt nach den Absätzen 1, 2. "
+            "Danach erlischt die Anzeige.")
+    assert split_sentences(text, min_chars=10) == [
+        "Der Anzeige sind beizufügen: 1. eine Beschreibung der Werkstatt, 2. Nachweis der Fachkunde nach § 8, "
+        "3. Lageplan der Werkstatt.",
+        "Die Behörde bestätigt den Eingang.",
+        "Die Frist gilt nach den Absätzen 1, 2.",  # numbers cited in a row are no items: the sentence ends
+        "Danach erlischt die Anzeige.",
+    ]
+
+
 def test_text_that_states_nothing_is_no_part_of_a_sentence_and_each_sentence_stays_verbatim():
     # as a consolidated statute prints a paragraph that is gone (its number and mark), and an annex's note of
     # where it was published under its heading
